@@ -1,0 +1,5 @@
+"""Command-line interface."""
+
+
+def entry_point() -> None:
+    """Console-script entry point."""

@@ -1,0 +1,1 @@
+"""Run one argv in isolation and report what happened."""
