@@ -1,0 +1,88 @@
+"""The diagnostic record every stage produces and every renderer consumes.
+
+A diagnostic is immutable data: what is wrong (a registered code and a message), where (a file
+location and, inside an example, a character span), and how to fix it (a hint). Stages return
+diagnostics; they never print them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span"]
+
+
+class Severity(enum.StrEnum):
+    """How much a diagnostic matters: errors fail the run, warnings never do."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open character range ``[start, end)`` inside one example's text."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in a file: its path as shown to people, a key path, and a 1-based line and column.
+
+    ``key`` is the path of the offending value inside the file, written the way people read it
+    (``tools[3].examples[1].command``). ``line`` and ``column`` are absent when the file could not
+    be read far enough to know them.
+    """
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+    key: str | None = None
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.file
+        if self.column is None:
+            return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A secondary place a diagnostic points at, with a label ("first given here")."""
+
+    message: str
+    span: Span | None = None
+    location: Location | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding: a registered code, its severity, a message, where it is and how to fix it."""
+
+    code: str
+    severity: Severity
+    message: str
+    hint: str | None = None
+    tool: str | None = None
+    example: int | None = None
+    location: Location | None = None
+    span: Span | None = None
+    related: tuple[Related, ...] = field(default=())
+
+    @property
+    def is_error(self) -> bool:
+        """Whether this diagnostic fails the run."""
+        return self.severity is Severity.ERROR
+
+    @property
+    def subject(self) -> str | None:
+        """The example or tool this is about, as people address it: ``TOOL_ID[INDEX]``."""
+        if self.tool is None:
+            return None
+        if self.example is None:
+            return self.tool
+        return f"{self.tool}[{self.example}]"
