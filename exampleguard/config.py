@@ -1,0 +1,230 @@
+"""Configuration: ``[tool.exampleguard]`` in ``pyproject.toml`` or an ``exampleguard.toml``.
+
+Discovery walks up from the working directory; in each directory an ``exampleguard.toml`` wins
+over a ``pyproject.toml`` that has a ``[tool.exampleguard]`` table, and the first one found is
+used. ``--config PATH`` names the file explicitly. Relative paths in the configuration resolve
+against the directory of the file that holds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.model import NonEmpty, StrictModel
+from exampleguard.sources import Document, KeyPath, SourceError, load_document, validate_model
+
+__all__ = [
+    "DEFAULT_BYPASS_FLAGS",
+    "Config",
+    "ConfigError",
+    "DryRunSettings",
+    "Settings",
+    "find_config",
+    "load_config",
+]
+
+DEFAULT_BYPASS_FLAGS = ("--yes", "--assume-yes", "--no-confirm")
+_TOOL_FILE = "exampleguard.toml"
+_PYPROJECT = "pyproject.toml"
+
+ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")]
+PositiveNumber = Annotated[float, Field(gt=0)]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class DryRunSettings(StrictModel):
+    """``[tool.exampleguard.dryrun]``: how eligible examples are executed."""
+
+    executable: list[NonEmpty] | NonEmpty | None = None
+    timeout: PositiveNumber = 30.0
+    jobs: PositiveInt | None = None
+    isolation: Literal["auto", "namespace", "env"] = "auto"
+    pass_env: list[NonEmpty] = Field(default_factory=list)
+    fixtures: NonEmpty | None = None
+    memory_mb: PositiveInt | None = None
+    max_processes: PositiveInt | None = None
+    output_kb: PositiveInt = 1024
+
+
+class Settings(StrictModel):
+    """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
+
+    ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
+    (collect examples as test items without ``--exampleguard``) are additions to the SPEC table.
+    """
+
+    catalog: NonEmpty
+    tree: NonEmpty | None = None
+    dispositions: NonEmpty = "dispositions"
+    counts: NonEmpty = "exampleguard-counts.json"
+    bypass_flags: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_BYPASS_FLAGS))
+    reason_codes: dict[ReasonCode, NonEmpty] = Field(default_factory=dict)
+    max_example_chars: PositiveInt = 4096
+    tree_timeout: PositiveNumber = 60.0
+    pytest: bool = False
+    dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Validated settings plus where they came from, with every path made absolute."""
+
+    settings: Settings
+    source: Path
+    root: Path
+    document: Document
+    table: KeyPath
+
+    @property
+    def catalog_path(self) -> Path:
+        """The catalog file."""
+        return self.root / self.settings.catalog
+
+    @property
+    def dispositions_path(self) -> Path:
+        """The dispositions folder."""
+        return self.root / self.settings.dispositions
+
+    @property
+    def counts_path(self) -> Path:
+        """The committed counts file."""
+        return self.root / self.settings.counts
+
+    def display(self, path: Path) -> str:
+        """``path`` as shown to people: relative to the project root when it is inside it."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def location(self, *key: str | int) -> Location:
+        """Where ``key`` of the exampleguard table is in the configuration file."""
+        return self.document.location((*self.table, *key))
+
+
+class ConfigError(Exception):
+    """The configuration cannot be found or used; ``diagnostic`` says why and where."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def find_config(start: Path) -> Path | None:
+    """Find the configuration file by walking up from ``start`` (SPEC section 3.1)."""
+    for directory in (start, *start.parents):
+        candidate = directory / _TOOL_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / _PYPROJECT
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+    return None
+
+
+def load_config(explicit: Path | None, cwd: Path) -> Config:
+    """Load the configuration named by ``explicit``, or found from ``cwd``.
+
+    Raises :class:`ConfigError` with a ``config-invalid`` (or file) diagnostic naming the file
+    and the key that is wrong.
+    """
+    if explicit is not None:
+        source = explicit if explicit.is_absolute() else cwd / explicit
+        if not source.exists():
+            raise ConfigError(_config_error(f"configuration file {explicit} does not exist", None))
+    else:
+        found = find_config(cwd)
+        if found is None:
+            raise ConfigError(
+                _config_error(
+                    f"no configuration found: looked for {_TOOL_FILE}, or a [tool.exampleguard] "
+                    f"table in {_PYPROJECT}, in {cwd} and every directory above it",
+                    None,
+                    hint="Run `exampleguard init --tree SPEC` to create one, or pass --config.",
+                )
+            )
+        source = found
+    source = source.resolve()
+    display = _display(source, cwd)
+    try:
+        document = load_document(source, display)
+    except SourceError as error:
+        raise ConfigError(error.diagnostic) from None
+    table: KeyPath
+    if source.name == _PYPROJECT or (
+        source.suffix == ".toml"
+        and isinstance(document.data, dict)
+        and "tool" in document.data
+        and source.name != _TOOL_FILE
+    ):
+        table = ("tool", "exampleguard")
+        data = (document.data.get("tool") or {}).get("exampleguard")
+        if not isinstance(data, dict):
+            raise ConfigError(
+                _config_error(
+                    f"{display} has no [tool.exampleguard] table",
+                    Location(display),
+                    hint="Add a [tool.exampleguard] table with at least `catalog = ...`.",
+                )
+            )
+    else:
+        table = ()
+        data = document.data
+    try:
+        settings = validate_model(Settings, document, key=table, data=data)
+    except SourceError as error:
+        raise ConfigError(_as_config_error(error.diagnostic)) from None
+    return Config(settings, source, source.parent, document, table)
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    import tomllib  # noqa: PLC0415 - only needed while searching
+
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # A broken pyproject.toml is reported when it is the one in use, not while searching.
+        return "[tool.exampleguard" in _safe_read(pyproject)
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "exampleguard" in tool
+
+
+def _safe_read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _display(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
+    return Diagnostic(
+        code="config-invalid",
+        severity=Severity.ERROR,
+        message=diagnostic.message,
+        hint="The README's configuration table lists every key with its type and default.",
+        location=diagnostic.location,
+    )
+
+
+def _config_error(
+    message: str, location: Location | None, *, hint: str | None = None
+) -> Diagnostic:
+    return Diagnostic(
+        code="config-invalid",
+        severity=Severity.ERROR,
+        message=message,
+        hint=hint,
+        location=location,
+    )

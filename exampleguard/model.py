@@ -1,0 +1,175 @@
+"""The parameter model shared by catalogs and tree snapshots, and the strict base for every format.
+
+Every file format is a pydantic model that is strict (``"5"`` is not an integer) and closed
+(unknown keys are rejected). A parameter describes one option or positional of a command the way
+the framework parses it; the fields beyond SPEC section 3.2 (``hidden``, ``eager``, ``prompt``,
+``case_sensitive``, ``min``/``max`` and their openness, ``formats``, ``nargs`` as ``"?"``/``"*"``/
+``"+"``/``"..."``, ``type`` as a list for tuples) are optional additions that let a tree snapshot
+say what Click, Typer and argparse really accept.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
+
+__all__ = [
+    "Constraints",
+    "Dialect",
+    "Nargs",
+    "ParamType",
+    "Parameter",
+    "StrictModel",
+    "is_value_option",
+]
+
+Dialect = Literal["click", "argparse"]
+ParamType = Literal["string", "integer", "number", "boolean", "path", "datetime", "uuid"]
+Nargs = int | Literal["?", "*", "+", "..."]
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+class StrictModel(BaseModel):
+    """Base of every format model: strict types, unknown keys rejected, immutable."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class Constraints(StrictModel):
+    """Cross-parameter rules of one command, by parameter ``name``."""
+
+    require_one_of: list[list[NonEmpty]] = Field(default_factory=list)
+    require_together: list[list[NonEmpty]] = Field(default_factory=list)
+    mutually_exclusive: list[list[NonEmpty]] = Field(default_factory=list)
+
+    def merged(self, other: Constraints) -> Constraints:
+        """Return these constraints with ``other``'s groups added (duplicates kept once)."""
+
+        def union(mine: list[list[str]], theirs: list[list[str]]) -> list[list[str]]:
+            result = [list(group) for group in mine]
+            for group in theirs:
+                if group not in result:
+                    result.append(list(group))
+            return result
+
+        return Constraints(
+            require_one_of=union(self.require_one_of, other.require_one_of),
+            require_together=union(self.require_together, other.require_together),
+            mutually_exclusive=union(self.mutually_exclusive, other.mutually_exclusive),
+        )
+
+    def groups(self) -> list[tuple[str, list[str]]]:
+        """Every group with the name of the rule it belongs to."""
+        return [
+            *(("require_one_of", group) for group in self.require_one_of),
+            *(("require_together", group) for group in self.require_together),
+            *(("mutually_exclusive", group) for group in self.mutually_exclusive),
+        ]
+
+
+class Parameter(StrictModel):
+    """One option or positional parameter of a command.
+
+    An option has ``flags``; a positional has ``positional = true`` and no flags. ``nargs`` is the
+    number of values per occurrence: absent means 0 for a boolean or ``count`` option and 1
+    otherwise; ``-1`` (or ``"*"``/``"+"``) is a variadic positional; ``"?"`` is an optional value
+    (an option that may be given bare, or an optional positional); ``"..."`` takes every remaining
+    word (argparse ``REMAINDER``).
+    """
+
+    name: NonEmpty
+    flags: list[NonEmpty] = Field(default_factory=list)
+    positional: bool = False
+    type: ParamType | list[ParamType] = "string"
+    choices: list[str | int | float] | None = None
+    required: bool | None = None
+    multiple: bool = False
+    nargs: Nargs | None = None
+    negation_flags: list[NonEmpty] = Field(default_factory=list)
+    count: bool = False
+    persistent: bool = False
+    description: str | None = None
+    default: JsonValue = None
+    hidden: bool = False
+    eager: bool = False
+    prompt: bool = False
+    case_sensitive: bool = True
+    min: int | float | None = None
+    max: int | float | None = None
+    min_open: bool = False
+    max_open: bool = False
+    formats: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Parameter:
+        if self.positional and (self.flags or self.negation_flags):
+            raise ValueError("a positional parameter has no flags")
+        if not self.positional and not self.flags:
+            raise ValueError("an option needs at least one flag (or set positional = true)")
+        if self.positional and (self.count or self.persistent):
+            raise ValueError("count and persistent apply to options only")
+        if self.positional and self.nargs == 0:
+            raise ValueError("a positional parameter takes at least one value")
+        if isinstance(self.nargs, int) and self.nargs < -1:
+            raise ValueError("nargs is -1 (variadic) or a number of values of at least 0")
+        if self.count and self.values_per_occurrence != 0:
+            raise ValueError("a count parameter takes no value")
+        if isinstance(self.type, list) and len(self.type) != self.values_per_occurrence:
+            raise ValueError("a list of types needs one type per value (nargs)")
+        return self
+
+    @property
+    def is_flag(self) -> bool:
+        """Whether this is an option that takes no value (a boolean switch or a counter)."""
+        return not self.positional and self.values_per_occurrence == 0
+
+    @property
+    def values_per_occurrence(self) -> int | str:
+        """The effective ``nargs``: the declared one, or the default for the type."""
+        if self.nargs is not None:
+            return self.nargs
+        if self.positional:
+            return 1
+        return 0 if self.count or self.type == "boolean" else 1
+
+    @property
+    def variadic(self) -> bool:
+        """Whether a positional takes any number of values."""
+        return self.nargs in (-1, "*", "+", "...")
+
+    @property
+    def is_required(self) -> bool:
+        """Whether the parameter must be given: explicit ``required``, else SPEC's defaults.
+
+        Options are optional unless marked; positionals are required unless variadic (``-1``,
+        ``"*"``, ``"..."``) or optional (``"?"``); ``"+"`` needs at least one value.
+        """
+        if self.required is not None:
+            return self.required
+        if not self.positional:
+            return False
+        return self.nargs not in (-1, "*", "?", "...")
+
+    @property
+    def all_flags(self) -> list[str]:
+        """Every option string that gives this parameter, negations included."""
+        return [*self.flags, *self.negation_flags]
+
+    def value_type(self, position: int) -> ParamType:
+        """The type of the ``position``-th value of one occurrence."""
+        if isinstance(self.type, list):
+            return self.type[position] if position < len(self.type) else "string"
+        return self.type
+
+    def display(self) -> str:
+        """How people refer to the parameter: its first long flag, or its name in capitals."""
+        if self.positional:
+            return self.name.upper()
+        longs = [flag for flag in self.flags if len(flag) > 2]
+        return (longs or self.flags)[0]
+
+
+def is_value_option(parameter: Parameter) -> bool:
+    """Whether ``parameter`` is an option that takes at least one value."""
+    return not parameter.positional and parameter.values_per_occurrence != 0

@@ -1,0 +1,716 @@
+"""Reading JSON and TOML files into data that remembers where every value came from.
+
+The standard ``json`` and ``tomllib`` parsers give no positions. Rather than a slower parser on
+every run, a :class:`Document` keeps its text and builds a position index lazily, in one linear
+pass, the first time a diagnostic asks where a key is. A clean run never pays for it.
+
+Every way a file can be unusable — missing, too large, not UTF-8, not JSON/TOML, nested beyond
+reason — becomes a :class:`SourceError` carrying a diagnostic with the file, line and column.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from exampleguard.diagnostics import Diagnostic, Location, Severity
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Document",
+    "KeyPath",
+    "SourceError",
+    "check_format",
+    "format_key",
+    "load_document",
+    "parse_document",
+    "validate_model",
+]
+
+KeyPath = tuple[str | int, ...]
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+"""Largest file exampleguard reads; a larger one is reported, never loaded."""
+
+_BOM = "\ufeff"
+_TOML_ERROR_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)$")
+_TOML_ERROR_EOF = re.compile(r"\(at end of document\)$")
+
+
+class SourceError(Exception):
+    """A file could not be used; ``diagnostic`` says which, where and why."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def format_key(path: Sequence[str | int]) -> str:
+    """Render a key path the way people read it: ``tools[3].examples[1].command``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif text:
+            text += f".{part}"
+        else:
+            text = part
+    return text
+
+
+@dataclass(slots=True)
+class _Positions:
+    """Offsets of values (and of the keys that name them) in a document's text."""
+
+    values: dict[KeyPath, int] = field(default_factory=dict)
+    keys: dict[KeyPath, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Document:
+    """A parsed JSON or TOML file that can say where any of its values came from."""
+
+    path: Path
+    display: str
+    text: str
+    data: Any
+    kind: Literal["json", "toml"]
+    _positions: _Positions | None = None
+    _line_starts: list[int] | None = None
+
+    def position(self, key: Sequence[str | int], *, at_key: bool = True) -> tuple[int, int] | None:
+        """Return the 1-based ``(line, column)`` of the value at ``key``.
+
+        With ``at_key`` (the default) the position of the key that names the value is preferred,
+        which is where a person looks for an unknown or mistyped key. A path that is not in the
+        file falls back to its nearest ancestor that is.
+        """
+        positions = self._index()
+        path = tuple(key)
+        while True:
+            offset = positions.keys.get(path) if at_key else None
+            if offset is None:
+                offset = positions.values.get(path)
+            if offset is not None:
+                return self._line_column(offset)
+            if not path:
+                return None
+            path = path[:-1]
+
+    def location(self, key: Sequence[str | int] = (), *, at_key: bool = True) -> Location:
+        """Return the :class:`Location` of ``key`` in this document."""
+        where = self.position(key, at_key=at_key)
+        line, column = where if where is not None else (None, None)
+        return Location(self.display, line, column, format_key(key) or None)
+
+    def string_location(self, key: Sequence[str | int], offset: int) -> Location:
+        """Return the location of character ``offset`` inside the string value at ``key``.
+
+        Escapes in the file (an escaped quote, a ``u`` escape) are accounted for, so the
+        column points at the character a person sees in their editor.
+        """
+        positions = self._index()
+        start = positions.values.get(tuple(key))
+        if start is None:
+            return self.location(key)
+        raw = _raw_offset(self.text, start, offset, self.kind)
+        line, column = self._line_column(raw)
+        return Location(self.display, line, column, format_key(key) or None)
+
+    def _line_column(self, offset: int) -> tuple[int, int]:
+        if self._line_starts is None:
+            self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
+
+    def _index(self) -> _Positions:
+        if self._positions is None:
+            try:
+                if self.kind == "json":
+                    self._positions = _index_json(self.text)
+                else:
+                    self._positions = _index_toml(self.text)
+            except (IndexError, ValueError, RecursionError):
+                # The text already parsed; an index failure only costs precision, never the run.
+                self._positions = _Positions()
+        return self._positions
+
+
+def load_document(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Read and parse ``path`` as JSON or TOML (by suffix; TOML unless it ends in ``.json``).
+
+    Raises :class:`SourceError` for a file that is missing, not a regular file, larger than
+    ``max_bytes``, not UTF-8, or not valid JSON/TOML.
+    """
+    text = read_text(path, display, max_bytes=max_bytes)
+    kind: Literal["json", "toml"] = "json" if path.suffix.lower() == ".json" else "toml"
+    return parse_document(text, path, display, kind)
+
+
+def read_text(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read ``path`` as UTF-8 text within ``max_bytes``, or raise :class:`SourceError`."""
+    try:
+        with path.open("rb") as handle:
+            if not path.is_file():
+                raise SourceError(_unreadable(display, "is not a regular file"))
+            raw = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise SourceError(_unreadable(display, "does not exist")) from None
+    except IsADirectoryError:
+        raise SourceError(_unreadable(display, "is a directory, not a file")) from None
+    except OSError as error:
+        raise SourceError(_unreadable(display, f"cannot be read: {error.strerror}")) from None
+    if len(raw) > max_bytes:
+        limit = (
+            f"{max_bytes // (1024 * 1024)} MiB" if max_bytes >= 1024 * 1024 else f"{max_bytes} B"
+        )
+        raise SourceError(_unreadable(display, f"is larger than the {limit} limit"))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        before = raw[: error.start].decode("utf-8", errors="replace")
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        raise SourceError(
+            Diagnostic(
+                code="file-unreadable",
+                severity=Severity.ERROR,
+                message=f"{display} is not UTF-8 text (byte 0x{raw[error.start]:02x} at byte "
+                f"offset {error.start})",
+                hint="Save the file as UTF-8.",
+                location=Location(display, line, column),
+            )
+        ) from None
+    return text.removeprefix(_BOM)
+
+
+def parse_document(text: str, path: Path, display: str, kind: Literal["json", "toml"]) -> Document:
+    """Parse ``text`` (already read from ``path``) as ``kind``, or raise :class:`SourceError`."""
+    try:
+        data = _parse_json(text) if kind == "json" else tomllib.loads(text)
+    except json.JSONDecodeError as error:
+        raise SourceError(
+            _invalid(display, f"is not valid JSON: {error.msg}", error.lineno, error.colno)
+        ) from None
+    except _DuplicateKeyError as error:
+        document = Document(path, display, text, None, kind)
+        where = document.position(error.path) if error.path else None
+        line, column = where if where is not None else (None, None)
+        raise SourceError(
+            _invalid(display, f"has the key {error.key!r} twice in one object", line, column)
+        ) from None
+    except _ConstantError as error:
+        raise SourceError(
+            _invalid(display, f"is not valid JSON: {error.constant} is not a JSON value")
+        ) from None
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        line = column = None
+        if match := _TOML_ERROR_POSITION.search(message):
+            line, column = int(match[1]), int(match[2])
+            message = message[: match.start()].rstrip()
+        elif match := _TOML_ERROR_EOF.search(message):
+            line = text.count("\n") + 1
+            message = message[: match.start()].rstrip() + " at the end of the file"
+        raise SourceError(
+            _invalid(display, f"is not valid TOML: {message}", line, column)
+        ) from None
+    except RecursionError:
+        raise SourceError(_invalid(display, "is nested too deeply to read")) from None
+    return Document(path, display, text, data, kind)
+
+
+def validate_model(
+    model: type[ModelT], document: Document, *, key: KeyPath = (), data: Any = None
+) -> ModelT:
+    """Validate ``document``'s data (or ``data`` found at ``key`` in it) against ``model``.
+
+    Raises :class:`SourceError` whose diagnostic names the first offending key path with its line
+    and column; the rest of the errors are listed in the message, so one run shows them all.
+    """
+    payload = document.data if data is None else data
+    try:
+        return model.model_validate(payload, strict=True)
+    except ValidationError as error:
+        problems = [_describe(document, key, payload, item) for item in error.errors()]
+    first_location, first_message = problems[0]
+    message = f"{document.display}: {first_message}"
+    if len(problems) > 1:
+        others = "; ".join(text for _, text in problems[1:6])
+        more = f" (and {len(problems) - 6} more)" if len(problems) > 6 else ""
+        message += f"; also {others}{more}"
+    raise SourceError(
+        Diagnostic(
+            code="file-invalid",
+            severity=Severity.ERROR,
+            message=message,
+            hint=f"`exampleguard schema` prints the expected structure of {document.display}.",
+            location=first_location,
+        )
+    )
+
+
+def check_format(document: Document, expected: str) -> None:
+    """Fail early, with one clear message, when a file is not of the ``expected`` format.
+
+    A wrong format usually means a different kind of file or version; reporting every key that
+    then fails to validate would bury the one message that matters.
+    """
+    data = document.data
+    if not isinstance(data, dict):
+        found = "an array" if isinstance(data, list) else "not an object"
+        raise SourceError(
+            Diagnostic(
+                code="file-invalid",
+                severity=Severity.ERROR,
+                message=f"{document.display}: the top level must be an object, found {found}",
+                location=document.location(()),
+            )
+        )
+    value = data.get("format")
+    if value == expected:
+        return
+    if value is None:
+        message = f"{document.display}: missing required key 'format' (expected {expected!r})"
+        location = document.location(())
+    else:
+        message = f"{document.display}: format is {value!r}, expected {expected!r}"
+        location = document.location(("format",), at_key=False)
+    raise SourceError(
+        Diagnostic(
+            code="file-invalid",
+            severity=Severity.ERROR,
+            message=message,
+            hint="Each exampleguard file names its format and version in its `format` key.",
+            location=location,
+        )
+    )
+
+
+def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tuple[Location, str]:
+    loc = _existing_path(payload, tuple(error["loc"]))
+    kind = error["type"]
+    full = key + loc
+    where = format_key(full) or "the top level"
+    if kind == "extra_forbidden":
+        offending = error["loc"][-1]
+        parent = format_key(full[:-1]) or "the top level"
+        return document.location(full), f"unknown key {offending!r} in {parent}"
+    if kind == "missing":
+        missing = error["loc"][len(loc)]
+        return document.location(full), f"missing required key {missing!r} in {where}"
+    value = error.get("input")
+    return document.location(full, at_key=False), f"{where}: {_reword(error['msg'], value)}"
+
+
+def _reword(message: str, value: Any) -> str:
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{message[:1].lower()}{message[1:]}, got {shown} ({_json_type(value)})"
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _existing_path(data: Any, loc: KeyPath) -> KeyPath:
+    """Trim a pydantic error location to the part that names real keys in ``data``.
+
+    Union members and validator names appear in pydantic locations (``nargs.int``); they are not
+    keys of the file and must not be shown as such.
+    """
+    kept: list[str | int] = []
+    node = data
+    for part in loc:
+        if _has(node, part):
+            node = node[part]
+        elif isinstance(node, dict) and isinstance(part, str) and part not in node:
+            kept.append(part)
+            break
+        else:
+            break
+        kept.append(part)
+    return tuple(kept)
+
+
+def _has(node: Any, part: str | int) -> bool:
+    if isinstance(node, dict):
+        return isinstance(part, str) and part in node
+    if isinstance(node, list):
+        return isinstance(part, int) and 0 <= part < len(node)
+    return False
+
+
+def _unreadable(display: str, reason: str) -> Diagnostic:
+    return Diagnostic(
+        code="file-unreadable",
+        severity=Severity.ERROR,
+        message=f"{display} {reason}",
+        location=Location(display),
+    )
+
+
+def _invalid(
+    display: str, reason: str, line: int | None = None, column: int | None = None
+) -> Diagnostic:
+    return Diagnostic(
+        code="file-invalid",
+        severity=Severity.ERROR,
+        message=f"{display} {reason}",
+        location=Location(display, line, column),
+    )
+
+
+# -- JSON ---------------------------------------------------------------------------------------
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str, path: KeyPath | None) -> None:
+        super().__init__(key)
+        self.key = key
+        self.path = path
+
+
+class _ConstantError(ValueError):
+    def __init__(self, constant: str) -> None:
+        super().__init__(constant)
+        self.constant = constant
+
+
+def _reject_constant(constant: str) -> Any:
+    raise _ConstantError(constant)
+
+
+def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key, None)
+            seen.add(key)
+    return result
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(
+            text, object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant
+        )
+    except _DuplicateKeyError as error:
+        raise _DuplicateKeyError(error.key, _find_duplicate(text, error.key)) from None
+
+
+def _find_duplicate(text: str, key: str) -> KeyPath | None:
+    seen: set[KeyPath] = set()
+    for path in _index_json(text).keys:
+        if path and path[-1] == key:
+            if path in seen:
+                return path
+            seen.add(path)
+    return None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
+
+
+def _index_json(text: str) -> _Positions:
+    """Record the offset of every value and key in a JSON text, in one pass over its tokens."""
+    positions = _Positions()
+    values, keys = positions.values, positions.keys
+    # Each frame is [path, is_object, pending_key, next_index, expecting_key].
+    frames: list[list[Any]] = []
+    duplicate_check: list[set[str]] = []
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        start = match.start()
+        head = token[0]
+        if head in ",:":
+            if head == "," and frames and frames[-1][1]:
+                frames[-1][4] = True
+            continue
+        if head in "}]":
+            frames.pop()
+            duplicate_check.pop()
+            continue
+        frame = frames[-1] if frames else None
+        if frame is not None and frame[1] and frame[4]:
+            name = json.loads(token) if "\\" in token else token[1:-1]
+            path = (*frame[0], name)
+            if path in keys and name in duplicate_check[-1]:
+                # Keep the first occurrence; the duplicate is reported by the parser.
+                frame[2] = None
+            else:
+                keys[path] = start
+                frame[2] = name
+            duplicate_check[-1].add(name)
+            frame[4] = False
+            continue
+        if frame is None:
+            path = ()
+        elif frame[1]:
+            path = (*frame[0], frame[2]) if frame[2] is not None else (*frame[0], "\0")
+        else:
+            path = (*frame[0], frame[3])
+            frame[3] += 1
+        values.setdefault(path, start)
+        if head in "{[":
+            frames.append([path, head == "{", None, 0, head == "{"])
+            duplicate_check.append(set())
+    return positions
+
+
+# -- TOML ---------------------------------------------------------------------------------------
+
+_TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_WS = re.compile(r"[ \t]*")
+_TOML_WS_NL = re.compile(r"(?:[ \t\r\n]|#[^\n]*)*")
+_TOML_SCALAR = re.compile(r"[^\s,\]}#]+(?:[ ](?=\d)[^\s,\]}#]+)?")
+
+
+class _TomlScanner:
+    """A position-recording walk over TOML text that ``tomllib`` has already accepted.
+
+    It follows tables, arrays of tables, dotted keys, inline tables and arrays, and every string
+    form, so that values at any depth get their offset. It trusts the text to be valid TOML.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.positions = _Positions()
+        self.array_lengths: dict[KeyPath, int] = {}
+
+    def scan(self) -> _Positions:
+        table: KeyPath = ()
+        text = self.text
+        while self.pos < len(text):
+            self._skip(_TOML_WS_NL)
+            if self.pos >= len(text):
+                break
+            if text.startswith("[[", self.pos):
+                start = self.pos
+                self.pos += 2
+                names = self._key()
+                self._expect("]]")
+                parent = self._resolve(names[:-1])
+                array = (*parent, names[-1])
+                index = self.array_lengths.get(array, 0)
+                self.array_lengths[array] = index + 1
+                table = (*array, index)
+                self.positions.keys.setdefault(array, start)
+                self.positions.values.setdefault(table, start)
+                self.positions.keys.setdefault(table, start)
+            elif text[self.pos] == "[":
+                start = self.pos
+                self.pos += 1
+                names = self._key()
+                self._expect("]")
+                table = self._resolve(names)
+                self.positions.values.setdefault(table, start)
+                self.positions.keys.setdefault(table, start)
+            else:
+                key_start = self.pos
+                names = self._key()
+                self._skip(_TOML_WS)
+                self._expect("=")
+                self._skip(_TOML_WS)
+                path = (*table, *names)
+                self.positions.keys.setdefault(path, key_start)
+                self._value(path)
+        return self.positions
+
+    def _resolve(self, names: Sequence[str]) -> KeyPath:
+        # A name that is an array of tables refers to its most recent element.
+        path: KeyPath = ()
+        for name in names:
+            path = (*path, name)
+            count = self.array_lengths.get(path)
+            if count:
+                path = (*path, count - 1)
+        return path
+
+    def _skip(self, pattern: re.Pattern[str]) -> None:
+        match = pattern.match(self.text, self.pos)
+        if match:
+            self.pos = match.end()
+
+    def _expect(self, literal: str) -> None:
+        self._skip(_TOML_WS)
+        if not self.text.startswith(literal, self.pos):
+            raise ValueError(f"expected {literal!r} at {self.pos}")
+        self.pos += len(literal)
+
+    def _key(self) -> list[str]:
+        names: list[str] = []
+        while True:
+            self._skip(_TOML_WS)
+            char = self.text[self.pos]
+            if char in "\"'":
+                names.append(self._string())
+            else:
+                match = _TOML_BARE_KEY.match(self.text, self.pos)
+                if match is None:
+                    raise ValueError(f"expected a key at {self.pos}")
+                names.append(match.group())
+                self.pos = match.end()
+            self._skip(_TOML_WS)
+            if self.pos < len(self.text) and self.text[self.pos] == ".":
+                self.pos += 1
+                continue
+            return names
+
+    def _value(self, path: KeyPath) -> None:
+        text = self.text
+        self.positions.values.setdefault(path, self.pos)
+        char = text[self.pos]
+        if char in "\"'":
+            self._string()
+        elif char == "[":
+            self.pos += 1
+            index = 0
+            while True:
+                self._skip(_TOML_WS_NL)
+                if text[self.pos] == "]":
+                    self.pos += 1
+                    return
+                self._value((*path, index))
+                index += 1
+                self._skip(_TOML_WS_NL)
+                if text[self.pos] == ",":
+                    self.pos += 1
+        elif char == "{":
+            self.pos += 1
+            while True:
+                self._skip(_TOML_WS)
+                if text[self.pos] == "}":
+                    self.pos += 1
+                    return
+                key_start = self.pos
+                names = self._key()
+                self._expect("=")
+                self._skip(_TOML_WS)
+                inner = (*path, *names)
+                self.positions.keys.setdefault(inner, key_start)
+                self._value(inner)
+                self._skip(_TOML_WS)
+                if text[self.pos] == ",":
+                    self.pos += 1
+        else:
+            match = _TOML_SCALAR.match(text, self.pos)
+            if match is None:
+                raise ValueError(f"expected a value at {self.pos}")
+            self.pos = match.end()
+
+    def _string(self) -> str:
+        text = self.text
+        for quote in ('"""', "'''"):
+            if text.startswith(quote, self.pos):
+                end = text.find(quote, self.pos + 3)
+                while quote == '"""' and end != -1 and _escaped(text, end):
+                    end = text.find(quote, end + 1)
+                if end == -1:
+                    raise ValueError("unterminated string")
+                # A closing delimiter may be followed by up to two more quote characters.
+                while text.startswith(quote[0], end + 3):
+                    end += 1
+                value = text[self.pos : end + 3]
+                self.pos = end + 3
+                return value
+        quote = text[self.pos]
+        end = self.pos + 1
+        while True:
+            end = text.index(quote, end)
+            if quote == "'" or not _escaped(text, end):
+                break
+            end += 1
+        raw = text[self.pos : end + 1]
+        self.pos = end + 1
+        if quote == "'":
+            return raw[1:-1]
+        return tomllib.loads(f"k = {raw}")["k"]  # type: ignore[no-any-return]
+
+
+def _escaped(text: str, index: int) -> bool:
+    backslashes = 0
+    while index - backslashes - 1 >= 0 and text[index - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def _index_toml(text: str) -> _Positions:
+    return _TomlScanner(text).scan()
+
+
+# -- offsets inside string literals -------------------------------------------------------------
+
+
+def _raw_offset(text: str, start: int, offset: int, kind: Literal["json", "toml"]) -> int:
+    """Map ``offset`` characters into the decoded string literal at ``start`` to a text offset."""
+    if start >= len(text):
+        return start
+    opener = text[start]
+    if kind == "toml" and text.startswith(("'''", '"""'), start):
+        position = start + 3
+        # A newline right after the opening delimiter is not part of the value.
+        if text.startswith("\r\n", position):
+            position += 2
+        elif text.startswith("\n", position):
+            position += 1
+    elif opener in "\"'":
+        position = start + 1
+    else:
+        return start
+    literal = opener == "'"
+    remaining = offset
+    while remaining > 0 and position < len(text):
+        position = _next_raw_char(text, position, literal=literal)
+        remaining -= 1
+    return position
+
+
+_LINE_ENDING_BACKSLASH = re.compile(r"\\[ \t]*\r?\n[ \t\r\n]*")
+_HIGH_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def _next_raw_char(text: str, position: int, *, literal: bool) -> int:
+    """Return where the raw text of the next decoded character after ``position`` ends."""
+    if literal or text[position] != "\\":
+        return position + 1
+    escape = text[position + 1 : position + 2]
+    if escape == "u":
+        # JSON spells characters outside the BMP as a surrogate pair: two escapes, one character.
+        return position + (12 if _HIGH_SURROGATE_ESCAPE.match(text, position) else 6)
+    if escape == "U":
+        return position + 10
+    if escape in ("\r", "\n", " ", "\t"):
+        # A line-ending backslash in a TOML multi-line string swallows the following blanks and
+        # yields no character; skip it and count the character after it.
+        match = _LINE_ENDING_BACKSLASH.match(text, position)
+        end = match.end() if match else position + 2
+        return _next_raw_char(text, end, literal=literal) if end < len(text) else end
+    return position + 2
