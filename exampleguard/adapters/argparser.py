@@ -1,0 +1,249 @@
+"""Read an ``argparse.ArgumentParser`` (and its subparsers) into a tree snapshot.
+
+argparse keeps its structure in private attributes (``_actions``, ``_mutually_exclusive_groups``,
+``_name_parser_map``); this module is the only place that reads them. Each parser's
+``allow_abbrev`` and ``prefix_chars`` are recorded so the binder follows them exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import pathlib
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["extract_argparse", "resolve_parser"]
+
+
+def resolve_parser(target: Any) -> argparse.ArgumentParser:
+    """Return the parser ``target`` names: a parser, or a zero-argument callable returning one."""
+    if isinstance(target, argparse.ArgumentParser):
+        return target
+    if callable(target):
+        parser = target()
+        if isinstance(parser, argparse.ArgumentParser):
+            return parser
+        raise TypeError(
+            f"the factory returned {type(parser).__name__}, not an argparse.ArgumentParser"
+        )
+    raise TypeError(
+        f"{type(target).__name__} object is not an argparse.ArgumentParser or a factory of one"
+    )
+
+
+def extract_argparse(parser: argparse.ArgumentParser, program: str | None) -> dict[str, Any]:
+    """Snapshot ``parser`` as ``exampleguard.tree/v1`` data."""
+    name = program or parser.prog
+    return {
+        "format": "exampleguard.tree/v1",
+        "program": name,
+        "dialect": "argparse",
+        "value_syntax": "python",
+        "commands": list(_walk(parser, [], [], hidden=False)),
+    }
+
+
+def _walk(
+    parser: argparse.ArgumentParser, path: list[str], aliases: list[list[str]], *, hidden: bool
+) -> Iterator[dict[str, Any]]:
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    actions = [a for a in parser._actions if not isinstance(a, argparse._SubParsersAction)]
+    names = _unique_names(actions)
+    constraints = _constraints(parser, names)
+    entry: dict[str, Any] = {
+        "path": path,
+        "aliases": aliases,
+        "runnable": not any(sub.required for sub in subparsers),
+        "hidden": hidden,
+        "parameters": [_parameter(action, names[id(action)]) for action in actions],
+        "settings": {
+            "allow_abbrev": bool(parser.allow_abbrev),
+            "prefix_chars": parser.prefix_chars,
+        },
+    }
+    description = _first_line(parser.description)
+    if description:
+        entry["description"] = description
+    if any(constraints.values()):
+        entry["constraints"] = constraints
+    yield entry
+    for sub in subparsers:
+        help_by_name = {choice.dest: choice.help for choice in sub._choices_actions}
+        seen: dict[int, tuple[str, list[str]]] = {}
+        order: list[tuple[str, argparse.ArgumentParser, list[str]]] = []
+        for child_name, child in sub._name_parser_map.items():
+            if id(child) in seen:
+                seen[id(child)][1].append(child_name)
+                continue
+            record: tuple[str, argparse.ArgumentParser, list[str]] = (child_name, child, [])
+            seen[id(child)] = (child_name, record[2])
+            order.append(record)
+        for child_name, child, child_aliases in order:
+            yield from _walk(
+                child,
+                [*path, child_name],
+                [[*path, alias] for alias in child_aliases],
+                hidden=help_by_name.get(child_name) == argparse.SUPPRESS,
+            )
+
+
+def _unique_names(actions: list[argparse.Action]) -> dict[int, str]:
+    """Name each action after its ``dest``, disambiguating actions that share one.
+
+    Several flags may store into one destination (``--json``/``--text`` both setting
+    ``format``); constraints and argument objects need one name per parameter.
+    """
+    by_dest: dict[str, int] = {}
+    for action in actions:
+        by_dest[action.dest] = by_dest.get(action.dest, 0) + 1
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for action in actions:
+        name = action.dest
+        if name == argparse.SUPPRESS or by_dest[name] > 1:
+            longest = max(action.option_strings, key=len, default=name)
+            stripped = longest.lstrip(_prefix_characters(longest))
+            name = stripped.replace("-", "_") or action.dest
+        base, counter = name, 2
+        while name in used:
+            name = f"{base}_{counter}"
+            counter += 1
+        used.add(name)
+        names[id(action)] = name
+    return names
+
+
+def _prefix_characters(option: str) -> str:
+    return "".join(sorted({char for char in option if not char.isalnum()}))
+
+
+def _constraints(
+    parser: argparse.ArgumentParser, names: dict[int, str]
+) -> dict[str, list[list[str]]]:
+    exclusive: list[list[str]] = []
+    one_of: list[list[str]] = []
+    for group in parser._mutually_exclusive_groups:
+        members = [names[id(a)] for a in group._group_actions if id(a) in names]
+        if len(members) >= 2:
+            exclusive.append(members)
+        if group.required and members:
+            one_of.append(members)
+    return {"require_one_of": one_of, "require_together": [], "mutually_exclusive": exclusive}
+
+
+def _parameter(action: argparse.Action, name: str) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": name}
+    if action.option_strings:
+        flags, negations = _split_negations(action)
+        record["flags"] = flags
+        if negations:
+            record["negation_flags"] = negations
+    else:
+        record["positional"] = True
+    kind = _kind(action)
+    if kind == "eager":
+        record["type"] = "boolean"
+        record["eager"] = True
+    elif kind == "count":
+        record["count"] = True
+        record["type"] = "integer"
+    elif kind == "flag":
+        record["type"] = "boolean"
+    else:
+        _describe_values(action, record)
+        if kind == "append":
+            record["multiple"] = True
+    if action.option_strings:
+        if action.required:
+            record["required"] = True
+    else:
+        record["required"] = bool(action.required)
+    if action.help == argparse.SUPPRESS:
+        record["hidden"] = True
+    elif isinstance(action.help, str) and action.help.strip():
+        record["description"] = _first_line(action.help)
+    default = _json_value(action.default)
+    if default is not None and kind != "eager":
+        record["default"] = default
+    return record
+
+
+def _kind(action: argparse.Action) -> str:
+    if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+        return "eager"
+    if isinstance(action, argparse._CountAction):
+        return "count"
+    if isinstance(action, (argparse._AppendAction, argparse._ExtendAction)):
+        return "append"
+    if action.nargs == 0:
+        # store_true/false/const, append_const, BooleanOptionalAction, and custom zero-argument
+        # actions all take no value.
+        return "flag"
+    return "value"
+
+
+def _split_negations(action: argparse.Action) -> tuple[list[str], list[str]]:
+    if isinstance(action, argparse.BooleanOptionalAction):
+        negations = [o for o in action.option_strings if o.startswith("--no-")]
+        flags = [o for o in action.option_strings if o not in negations]
+        return flags, negations
+    return list(action.option_strings), []
+
+
+def _describe_values(action: argparse.Action, record: dict[str, Any]) -> None:
+    nargs = action.nargs
+    if nargs is None:
+        pass
+    elif nargs == argparse.OPTIONAL:
+        record["nargs"] = "?"
+    elif nargs == argparse.ZERO_OR_MORE:
+        record["nargs"] = "*"
+    elif nargs == argparse.ONE_OR_MORE:
+        record["nargs"] = "+"
+    elif nargs == argparse.REMAINDER:
+        record["nargs"] = "..."
+    elif isinstance(nargs, int):
+        record["nargs"] = nargs
+    type_name = _type_name(action.type)
+    if type_name != "string":
+        record["type"] = type_name
+    # Choices are compared after conversion; only for types exampleguard converts itself can it
+    # know which words convert to a choice. Application types are taken as strings (SPEC 4).
+    if action.choices is not None and action.type in (None, str, int, float):
+        choices = [_json_value(choice) for choice in action.choices]
+        if all(isinstance(c, str | int | float) and not isinstance(c, bool) for c in choices):
+            record["choices"] = choices
+
+
+def _type_name(type_func: Any) -> str:
+    if type_func is int:
+        return "integer"
+    if type_func is float:
+        return "number"
+    if isinstance(type_func, type) and issubclass(type_func, pathlib.PurePath):
+        return "path"
+    if isinstance(type_func, argparse.FileType):
+        return "path"
+    return "string"
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or value == argparse.SUPPRESS:
+        return None
+    if isinstance(value, enum.Enum):
+        return _json_value(value.value)
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_json_value(item) for item in value]
+        return items if all(item is not None for item in items) else None
+    if isinstance(value, pathlib.PurePath):
+        return str(value)
+    return None
+
+
+def _first_line(text: Any) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return text.strip().splitlines()[0].strip()

@@ -1,0 +1,384 @@
+"""Read Click-family command trees: Click, Typer (before and after 0.26), Click extensions.
+
+Nothing here imports ``click``. Commands are recognised by their shared structure — ``params``,
+``list_commands``/``get_command``, ``context_class``, ``param_type_name`` — so plain Click, the
+copy of Click that Typer 0.26+ bundles as ``typer._click``, and subclasses such as
+click-default-group or cloup all read the same way. Where the two diverge (Typer 0.26+ parameters
+carry a ``type_descriptor`` instead of a Click ``type``), both shapes are handled.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import pathlib
+import typing
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["as_click_command", "extract_click"]
+
+_PROBE_WORD = "\0exampleguard-probe"
+_CLICK_DATETIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
+
+
+def as_click_command(target: Any) -> Any:
+    """Return the Click-family command for ``target``: a command, a Typer app, or a factory."""
+    if _is_command(target):
+        return target
+    if type(target).__module__.split(".")[0] == "typer" and hasattr(target, "registered_commands"):
+        from typer.main import get_command  # noqa: PLC0415 - only Typer apps need Typer
+
+        return get_command(target)
+    raise TypeError(
+        f"{type(target).__name__} object is not a Click command, Click group or Typer app"
+    )
+
+
+def extract_click(command: Any, program: str) -> dict[str, Any]:
+    """Snapshot a Click-family command tree as ``exampleguard.tree/v1`` data."""
+    root_context = _context(command, program, None)
+    commands = list(_walk(command, root_context, [], []))
+    return {
+        "format": "exampleguard.tree/v1",
+        "program": program,
+        "dialect": "click",
+        "value_syntax": "pydantic" if _uses_type_descriptors(command) else "python",
+        "commands": commands,
+    }
+
+
+def _is_command(target: Any) -> bool:
+    return (
+        isinstance(getattr(target, "params", None), list)
+        and callable(getattr(target, "make_context", None))
+        and hasattr(target, "context_class")
+    )
+
+
+def _is_group(command: Any) -> bool:
+    return callable(getattr(command, "list_commands", None)) and callable(
+        getattr(command, "get_command", None)
+    )
+
+
+def _uses_type_descriptors(command: Any) -> bool:
+    context = _context(command, "probe", None)
+    return any(hasattr(param, "type_descriptor") for param in command.get_params(context))
+
+
+def _context(command: Any, name: str, parent: Any) -> Any:
+    settings = dict(getattr(command, "context_settings", None) or {})
+    return command.context_class(command, parent=parent, info_name=name, **settings)
+
+
+def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]]) -> Iterator[Any]:
+    group = _is_group(command)
+    chain = bool(getattr(command, "chain", False))
+    if chain:
+        raise TypeError(
+            f"the group at {' '.join(path) or 'the top level'} chains subcommands "
+            "(chain=True), which exampleguard does not support yet"
+        )
+    children = _subcommands(command, context) if group else []
+    default_name = _default_command(command, context, children) if group else None
+    runnable = not group or bool(getattr(command, "invoke_without_command", False))
+    parameters = [
+        record for param in command.get_params(context) if (record := _parameter(param)) is not None
+    ]
+    entry: dict[str, Any] = {
+        "path": path,
+        "aliases": aliases,
+        "runnable": runnable,
+        "hidden": bool(getattr(command, "hidden", False)),
+        "parameters": parameters,
+        "description": _first_line(getattr(command, "help", None)),
+        "settings": {
+            "allow_interspersed_args": bool(context.allow_interspersed_args),
+            "ignore_unknown_options": bool(context.ignore_unknown_options),
+            "allow_extra_args": bool(context.allow_extra_args),
+            "no_args_is_help": bool(getattr(command, "no_args_is_help", False)),
+        },
+    }
+    if default_name is not None:
+        entry["default_command"] = default_name
+        entry["default_if_no_args"] = bool(getattr(command, "default_if_no_args", False))
+    yield entry
+    for name, child, child_aliases in children:
+        child_context = _context(child, name, context)
+        yield from _walk(
+            child,
+            child_context,
+            [*path, name],
+            [[*path, alias] for alias in child_aliases],
+        )
+
+
+def _subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
+    """Every subcommand as ``(name, command, aliases)``, in the group's listing order.
+
+    A command listed under several names (Click's ``add_command(cmd, "alias")`` idiom) keeps the
+    first as its name and the others as aliases; names an extension such as cloup records in a
+    command's ``aliases`` attribute count when the group really routes them.
+    """
+    found: list[tuple[str, Any, list[str]]] = []
+    by_identity: dict[int, tuple[str, Any, list[str]]] = {}
+    for name in group.list_commands(context):
+        child = group.get_command(context, name)
+        if child is None:
+            continue
+        known = by_identity.get(id(child))
+        if known is not None:
+            known[2].append(name)
+            continue
+        record: tuple[str, Any, list[str]] = (name, child, [])
+        by_identity[id(child)] = record
+        found.append(record)
+    for name, child, aliases in found:
+        for alias in getattr(child, "aliases", None) or ():
+            if not isinstance(alias, str) or alias == name or alias in aliases:
+                continue
+            try:
+                routed = group.get_command(context, alias)
+            except Exception:
+                routed = None
+            if routed is child:
+                aliases.append(alias)
+    return found
+
+
+def _default_command(
+    group: Any, context: Any, children: list[tuple[str, Any, list[str]]]
+) -> str | None:
+    """The subcommand an unknown word routes to, for groups such as click-default-group."""
+    try:
+        routed = group.get_command(context, _PROBE_WORD)
+    except Exception:
+        return None
+    if routed is None:
+        return None
+    for name, child, _ in children:
+        if child is routed:
+            return name
+    return getattr(group, "default_cmd_name", None)
+
+
+def _first_line(text: Any) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return text.strip().splitlines()[0].strip()
+
+
+# -- parameters ------------------------------------------------------------------------------------
+
+
+def _parameter(param: Any) -> dict[str, Any] | None:
+    kind = getattr(param, "param_type_name", None)
+    if kind == "argument":
+        return _argument(param)
+    if kind == "option":
+        return _option(param)
+    return None
+
+
+def _argument(param: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": param.name, "positional": True}
+    nargs = int(param.nargs)
+    if nargs != 1:
+        record["nargs"] = nargs
+    record["required"] = bool(param.required) and not _has_default(param)
+    _describe_type(param, record)
+    _common(param, record)
+    return record
+
+
+def _option(param: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "name": param.name or param.opts[0].lstrip("-"),
+        "flags": list(param.opts),
+    }
+    is_flag = bool(getattr(param, "is_flag", False))
+    count = bool(getattr(param, "count", False))
+    if count:
+        record["count"] = True
+        record["type"] = "integer"
+    elif is_flag:
+        record["type"] = "boolean"
+        secondary = [opt for opt in getattr(param, "secondary_opts", []) or [] if opt]
+        if secondary:
+            record["negation_flags"] = secondary
+    else:
+        _describe_type(param, record)
+        nargs = int(param.nargs)
+        if getattr(param, "_flag_needs_value", False) and nargs == 1:
+            # An option whose value may be omitted (Click's flag_value without is_flag, or a
+            # prompt that is not required): bare, it takes no value.
+            record["nargs"] = "?"
+        elif nargs != 1 or record.get("type") == "boolean":
+            record["nargs"] = nargs
+    if getattr(param, "multiple", False):
+        record["multiple"] = True
+    prompt = getattr(param, "prompt", None)
+    if prompt is not None and prompt is not False:
+        record["prompt"] = True
+    required = bool(param.required) and not _has_default(param)
+    if required:
+        record["required"] = True
+    # Help and version options end parsing: eager, valueless and not passed to the callback.
+    if param.is_eager and is_flag and not getattr(param, "expose_value", True):
+        record["eager"] = True
+    _common(param, record)
+    return record
+
+
+def _common(param: Any, record: dict[str, Any]) -> None:
+    if getattr(param, "hidden", False):
+        record["hidden"] = True
+    help_text = _first_line(getattr(param, "help", None))
+    if help_text:
+        record["description"] = help_text
+    default = _json_default(getattr(param, "default", None))
+    if default is not None and not record.get("eager"):
+        record["default"] = default
+
+
+def _has_default(param: Any) -> bool:
+    default = getattr(param, "default", None)
+    if default is None or _is_unset(default):
+        return False
+    return not (isinstance(default, (tuple, list)) and not default)
+
+
+def _is_unset(value: Any) -> bool:
+    # Click 8.2+ marks "no default" with a sentinel object rather than None.
+    return type(value).__name__ in {"Sentinel", "_Sentinel", "UnsetType"} or repr(value) in {
+        "UNSET",
+        "Sentinel.UNSET",
+    }
+
+
+def _json_default(value: Any) -> Any:
+    if value is None or _is_unset(value) or callable(value):
+        return None
+    if isinstance(value, enum.Enum):
+        return _json_default(value.value)
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, (tuple, list)):
+        items = [_json_default(item) for item in value]
+        return items if all(item is not None for item in items) else None
+    if isinstance(value, pathlib.PurePath | uuid.UUID | datetime.datetime | datetime.date):
+        return str(value)
+    return None
+
+
+# -- types -----------------------------------------------------------------------------------------
+
+
+def _describe_type(param: Any, record: dict[str, Any]) -> None:
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        _describe_annotation(param, descriptor, record)
+        return
+    param_type = getattr(param, "type", None)
+    if param_type is None:
+        return
+    if getattr(param_type, "is_composite", False) and hasattr(param_type, "types"):
+        types = [_click_type_name(item, {}) for item in param_type.types]
+        record["type"] = types
+        return
+    name = _click_type_name(param_type, record)
+    if name != "string":
+        record["type"] = name
+
+
+def _click_type_name(param_type: Any, record: dict[str, Any]) -> str:
+    name = str(getattr(param_type, "name", "") or "").lower()
+    if name == "choice" and hasattr(param_type, "choices"):
+        record["choices"] = [_choice_word(choice) for choice in param_type.choices]
+        if not getattr(param_type, "case_sensitive", True):
+            record["case_sensitive"] = False
+        return "string"
+    if name in {"integer range", "float range"}:
+        if not getattr(param_type, "clamp", False):
+            for bound in ("min", "max"):
+                value = getattr(param_type, bound, None)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    record[bound] = value
+            for bound in ("min_open", "max_open"):
+                if getattr(param_type, bound, False):
+                    record[bound] = True
+        return "integer" if name == "integer range" else "number"
+    if name == "datetime":
+        formats = getattr(param_type, "formats", None)
+        record["formats"] = list(formats) if formats else list(_CLICK_DATETIME_FORMATS)
+        return "datetime"
+    return {
+        "integer": "integer",
+        "float": "number",
+        "boolean": "boolean",
+        "path": "path",
+        "filename": "path",
+        "file": "path",
+        "uuid": "uuid",
+    }.get(name, "string")
+
+
+def _choice_word(choice: Any) -> str | int | float:
+    # Click matches enum choices by member name, and everything else by its string form.
+    if isinstance(choice, enum.Enum):
+        return choice.name
+    return str(choice)
+
+
+def _describe_annotation(param: Any, descriptor: Any, record: dict[str, Any]) -> None:
+    """Describe a Typer 0.26+ parameter from its type descriptor (annotation + metadata)."""
+    annotation = descriptor.annotation
+    origin = typing.get_origin(annotation)
+    if origin is list:
+        (annotation,) = typing.get_args(annotation) or (str,)
+    elif origin is tuple:
+        record["type"] = [_annotation_name(item) for item in typing.get_args(annotation)]
+        return
+    choices = getattr(descriptor, "choices", None)
+    if choices:
+        record["choices"] = [
+            str(choice.value) if isinstance(choice, enum.Enum) else str(choice)
+            for choice in choices
+        ]
+        if not getattr(descriptor, "case_sensitive", True):
+            record["case_sensitive"] = False
+        return
+    name = _annotation_name(annotation)
+    if name != "string":
+        record["type"] = name
+    info = getattr(descriptor, "parameter_info", None)
+    if name in {"integer", "number"} and not getattr(info, "clamp", False):
+        for bound in ("min", "max"):
+            value = getattr(param, bound, None)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                record[bound] = value
+    if name == "datetime":
+        formats = getattr(info, "formats", None)
+        if formats:
+            record["formats"] = list(formats)
+
+
+def _annotation_name(annotation: Any) -> str:
+    if annotation is bool:
+        return "boolean"
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            return "boolean"
+        if issubclass(annotation, int):
+            return "integer"
+        if issubclass(annotation, float):
+            return "number"
+        if issubclass(annotation, pathlib.PurePath):
+            return "path"
+        if issubclass(annotation, datetime.datetime):
+            return "datetime"
+        if issubclass(annotation, uuid.UUID):
+            return "uuid"
+    return "string"
