@@ -1,0 +1,705 @@
+"""The effective contract: the catalog bound to the executable tree, once, before any example.
+
+With a tree, the tree owns which commands exist, which run and which parameters they accept; the
+catalog's parameters are overlays that may add descriptions, requirements and constraints and
+nothing else. Without a tree, the catalog's parameters are the whole truth and its command paths
+form the routing tree. Either way the result is a :class:`Contract`: a routing tree of
+:class:`CommandNode` and one :class:`EffectiveTool` per catalog tool, plus the catalog-level
+defects found while building them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from exampleguard.catalog import Catalog, LoadedCatalog, Tool
+from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.model import Constraints, Dialect, Parameter
+from exampleguard.tree import ParserSettings, Tree, TreeCommand
+
+__all__ = ["CommandNode", "Contract", "EffectiveTool", "build_contract"]
+
+Path = tuple[str, ...]
+
+_GROUP_SETTINGS_CLICK = ParserSettings(allow_interspersed_args=False, allow_extra_args=True)
+
+
+@dataclass(eq=False, slots=True)
+class CommandNode:
+    """One command or group in the routing tree, with the parameters declared at its level.
+
+    ``children`` maps every word that routes to a subcommand — names and aliases — to its node;
+    ``names`` keeps the primary names in order, for suggestions and coverage.
+    """
+
+    path: Path
+    runnable: bool
+    hidden: bool = False
+    parameters: list[Parameter] = field(default_factory=list)
+    framework_constraints: Constraints = field(default_factory=Constraints)
+    settings: ParserSettings = field(default_factory=ParserSettings)
+    children: dict[str, CommandNode] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    default_command: str | None = None
+    default_if_no_args: bool = False
+    tool: EffectiveTool | None = None
+    inherited: list[Parameter] = field(default_factory=list)
+    """Persistent options declared on ancestors, accepted at this level too."""
+    cache: dict[str, object] = field(default_factory=dict)
+    """Per-dialect lookup tables the binder compiles once per node."""
+
+    @property
+    def is_group(self) -> bool:
+        """Whether subcommands can follow this node."""
+        return bool(self.children)
+
+    def accepted(self) -> list[Parameter]:
+        """Every parameter a word at this level may name: its own, then inherited ones."""
+        if not self.inherited:
+            return self.parameters
+        own = {flag for p in self.parameters for flag in p.all_flags}
+        return [
+            *self.parameters,
+            *(p for p in self.inherited if not own.intersection(p.all_flags)),
+        ]
+
+    def suggest(self, word: str) -> str | None:
+        """The subcommand name closest to ``word``, if one is close."""
+        matches = difflib.get_close_matches(word, self.names, n=1, cutoff=0.6)
+        return matches[0] if matches else None
+
+
+@dataclass(eq=False, slots=True)
+class EffectiveTool:
+    """A catalog tool as it will be checked: its command node and its effective parameters.
+
+    ``parameters`` are the parameters an example of this tool may give, in the framework's view
+    (types, arity, framework requirements), from the top-level group down to the command.
+    ``catalog_required`` names those the catalog makes required on top of the framework, and
+    ``constraints`` the rules checked by the rules stage (the catalog's own, and the tree's for
+    dialects whose parser does not enforce them itself).
+    """
+
+    tool: Tool
+    index: int
+    node: CommandNode | None
+    parameters: list[Parameter] = field(default_factory=list)
+    catalog_required: frozenset[str] = frozenset()
+    constraints: Constraints = field(default_factory=Constraints)
+    names: dict[str, str] = field(default_factory=dict)
+    """Catalog parameter name → effective parameter name (they differ only with overlays)."""
+    origin: dict[int, str] = field(default_factory=dict)
+    """Identity of a parameter as declared in the routing tree → its effective name."""
+
+    @property
+    def id(self) -> str:
+        """The tool's id."""
+        return self.tool.id
+
+    @property
+    def path(self) -> Path:
+        """The resolved primary path of the tool's command."""
+        return self.node.path if self.node is not None else tuple(self.tool.command)
+
+    def parameter(self, name: str) -> Parameter | None:
+        """The effective parameter called ``name``."""
+        return next((p for p in self.parameters if p.name == name), None)
+
+
+@dataclass(slots=True)
+class Contract:
+    """Everything the binder and the rules need, built once per run."""
+
+    program: str
+    dialect: Dialect
+    value_syntax: str
+    root: CommandNode
+    tools: list[EffectiveTool]
+    diagnostics: list[Diagnostic]
+    tree: Tree | None = None
+
+    def runnable_leaves(self) -> list[CommandNode]:
+        """Every public runnable command without subcommands (what coverage is checked against)."""
+        found: list[CommandNode] = []
+        pending = [self.root]
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.hidden:
+                continue
+            if node.runnable and not node.is_group:
+                found.append(node)
+            pending.extend(node.children[name] for name in reversed(node.names))
+        return found
+
+    def find(self, path: Sequence[str]) -> CommandNode | None:
+        """The node reached by following exactly the words of ``path`` (names or aliases)."""
+        node = self.root
+        for word in path:
+            child = node.children.get(word)
+            if child is None:
+                return None
+            node = child
+        return node
+
+
+def build_contract(loaded: LoadedCatalog, tree: Tree | None) -> Contract:
+    """Bind the catalog to the tree (or to itself when there is none).
+
+    Returns the contract with every catalog-level defect as a diagnostic: ``duplicate-tool``,
+    ``alias-collision``, ``tool-unbound``, ``overlay-drift``, ``dryrun-flag-unknown`` and
+    ``constraint-invalid``.
+    """
+    builder = _Builder(loaded)
+    return builder.build(tree)
+
+
+class _Builder:
+    def __init__(self, loaded: LoadedCatalog) -> None:
+        self.loaded = loaded
+        self.catalog: Catalog = loaded.catalog
+        self.diagnostics: list[Diagnostic] = []
+        self.owner: dict[Path, int] = {}
+
+    # -- diagnostics -----------------------------------------------------------------------------
+
+    def report(
+        self,
+        code: str,
+        message: str,
+        key: Sequence[str | int],
+        *,
+        tool: str | None = None,
+        hint: str | None = None,
+        at_key: bool = True,
+    ) -> None:
+        self.diagnostics.append(
+            Diagnostic(
+                code=code,
+                severity=Severity.ERROR,
+                message=message,
+                hint=hint,
+                tool=tool,
+                location=self.loaded.document.location(key, at_key=at_key),
+            )
+        )
+
+    # -- building --------------------------------------------------------------------------------
+
+    def build(self, tree: Tree | None) -> Contract:
+        if tree is None:
+            dialect = self.catalog.dialect or "click"
+            root = self._routing_from_catalog(dialect)
+            value_syntax = "python"
+        else:
+            dialect = tree.dialect
+            root = self._routing_from_tree(tree)
+            value_syntax = tree.value_syntax
+            if self.catalog.dialect is not None and self.catalog.dialect != tree.dialect:
+                self.report(
+                    "overlay-drift",
+                    f"the catalog's dialect is {self.catalog.dialect!r} but the command tree is "
+                    f"parsed by {tree.dialect!r} rules",
+                    ("dialect",),
+                    at_key=False,
+                    hint="Remove `dialect` from the catalog (the tree decides) or make it match.",
+                )
+        tools = self._tools(root, tree)
+        return Contract(
+            program=self.catalog.program,
+            dialect=dialect,
+            value_syntax=value_syntax,
+            root=root,
+            tools=tools,
+            diagnostics=self.diagnostics,
+            tree=tree,
+        )
+
+    def _routing_from_catalog(self, dialect: Dialect) -> CommandNode:
+        group_settings = _GROUP_SETTINGS_CLICK if dialect == "click" else ParserSettings()
+        root = CommandNode(path=(), runnable=False, settings=group_settings)
+        owner = self.owner
+        for index, tool in enumerate(self.catalog.tools):
+            for alias_index, words in enumerate([tool.command, *tool.aliases]):
+                path = tuple(words)
+                key: tuple[str | int, ...] = (
+                    ("tools", index, "command")
+                    if alias_index == 0
+                    else ("tools", index, "aliases", alias_index - 1)
+                )
+                if path in owner and owner[path] != index:
+                    other = self.catalog.tools[owner[path]].id
+                    self.report(
+                        "alias-collision",
+                        f"{tool.id}: the path '{' '.join(path) or '(program)'}' already belongs "
+                        f"to {other}",
+                        key,
+                        tool=tool.id,
+                        at_key=False,
+                    )
+                    continue
+                owner[path] = index
+        # Primary paths first so a node's primary name is its command's own word.
+        nodes: dict[Path, CommandNode] = {(): root}
+        for index, tool in enumerate(self.catalog.tools):
+            path = tuple(tool.command)
+            if owner.get(path) != index:
+                continue
+            node = self._ensure(nodes, path, group_settings)
+            node.runnable = True
+            node.parameters = list(tool.parameters)
+        for index, tool in enumerate(self.catalog.tools):
+            target = nodes.get(tuple(tool.command))
+            if target is None or owner.get(tuple(tool.command)) != index:
+                continue
+            for alias in tool.aliases:
+                path = tuple(alias)
+                if owner.get(path) != index or path in nodes:
+                    continue
+                parent = self._ensure(nodes, path[:-1], group_settings)
+                parent.children[path[-1]] = target
+        self._settle_groups(root, dialect)
+        return root
+
+    def _ensure(
+        self, nodes: dict[Path, CommandNode], path: Path, group: ParserSettings
+    ) -> CommandNode:
+        node = nodes.get(path)
+        if node is not None:
+            return node
+        parent = self._ensure(nodes, path[:-1], group)
+        node = CommandNode(path=path, runnable=False, settings=group)
+        nodes[path] = node
+        parent.children[path[-1]] = node
+        parent.names.append(path[-1])
+        return node
+
+    def _settle_groups(self, node: CommandNode, dialect: Dialect) -> None:
+        # A catalog node with children parses like a group of its dialect; without, like a
+        # command. A group accepts the persistent options of the tools beneath it (as cobra
+        # does); the binder later checks that the resolved tool really declares them.
+        for name in node.names:
+            self._settle_groups(node.children[name], dialect)
+        if node.is_group:
+            node.inherited = _dedupe(_persistent_below(node))
+        elif dialect == "click":
+            node.settings = ParserSettings()
+
+    def _routing_from_tree(self, tree: Tree) -> CommandNode:
+        by_path: dict[Path, TreeCommand] = {}
+        for command in tree.commands:
+            by_path.setdefault(tuple(command.path), command)
+        root_command = by_path.get(())
+        nodes: dict[Path, CommandNode] = {}
+        root = _node_from_tree(root_command or TreeCommand(path=[], runnable=False), ())
+        nodes[()] = root
+        for path in sorted(by_path, key=len):
+            if not path:
+                continue
+            parent = nodes.get(path[:-1])
+            if parent is None:
+                continue
+            node = _node_from_tree(by_path[path], path)
+            nodes[path] = node
+            parent.children[path[-1]] = node
+            parent.names.append(path[-1])
+        for path, command in by_path.items():
+            target = nodes.get(path)
+            if target is None:
+                continue
+            for alias in command.aliases:
+                alias_path = tuple(alias)
+                parent = nodes.get(alias_path[:-1])
+                if parent is not None and alias_path[-1] not in parent.children:
+                    parent.children[alias_path[-1]] = target
+        _inherit_persistent(root, [])
+        return root
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def _tools(self, root: CommandNode, tree: Tree | None) -> list[EffectiveTool]:
+        seen_ids: dict[str, int] = {}
+        bound_by: dict[int, EffectiveTool] = {}
+        tools: list[EffectiveTool] = []
+        for index, tool in enumerate(self.catalog.tools):
+            if tool.id in seen_ids:
+                self.report(
+                    "duplicate-tool",
+                    f"tool id {tool.id!r} is already used by tools[{seen_ids[tool.id]}]",
+                    ("tools", index, "id"),
+                    tool=tool.id,
+                    at_key=False,
+                )
+            else:
+                seen_ids[tool.id] = index
+            effective = self._tool(root, tree, index, tool)
+            tools.append(effective)
+            node = effective.node
+            if node is None:
+                continue
+            earlier = bound_by.get(id(node))
+            if earlier is not None:
+                if tree is not None:
+                    self.report(
+                        "alias-collision",
+                        f"{tool.id}: the command '{' '.join(node.path) or '(program)'}' already "
+                        f"belongs to {earlier.id}",
+                        ("tools", index, "command"),
+                        tool=tool.id,
+                        at_key=False,
+                    )
+                continue
+            bound_by[id(node)] = effective
+            node.tool = effective
+        return tools
+
+    def _tool(self, root: CommandNode, tree: Tree | None, index: int, tool: Tool) -> EffectiveTool:
+        if tree is None:
+            # A path claimed by an earlier tool stays that tool's; the collision is reported.
+            owned = self.owner.get(tuple(tool.command)) == index
+            node = _follow(root, tool.command) if owned else None
+            effective = EffectiveTool(
+                tool=tool,
+                index=index,
+                node=node,
+                parameters=list(tool.parameters),
+                constraints=tool.constraints,
+                names={p.name: p.name for p in tool.parameters},
+                origin={id(p): p.name for p in (node.parameters if node else ())},
+            )
+        else:
+            effective = self._tool_on_tree(root, tree, index, tool)
+        self._check_constraints(effective)
+        self._check_dry_run_flag(effective)
+        return effective
+
+    def _tool_on_tree(self, root: CommandNode, tree: Tree, index: int, tool: Tool) -> EffectiveTool:
+        node = _follow(root, tool.command)
+        shown = " ".join(tool.command) or "(the program itself)"
+        if node is None or not node.runnable:
+            if node is None:
+                reason = f"the program has no command '{shown}'"
+                suggestion = _suggest_path(root, tool.command)
+                hint = f"Did you mean '{suggestion}'?" if suggestion else None
+            else:
+                reason = f"'{shown}' is a group that needs a subcommand"
+                hint = "Point the tool at one of its subcommands: " + ", ".join(node.names[:5])
+            self.report(
+                "tool-unbound",
+                f"{tool.id}: {reason}",
+                ("tools", index, "command"),
+                tool=tool.id,
+                hint=hint,
+                at_key=False,
+            )
+            return EffectiveTool(tool=tool, index=index, node=None, constraints=tool.constraints)
+        for alias_index, alias in enumerate(tool.aliases):
+            if _follow(root, alias) is not node:
+                self.report(
+                    "overlay-drift",
+                    f"{tool.id}: the alias '{' '.join(alias)}' does not route to "
+                    f"'{' '.join(node.path) or '(program)'}' in the program",
+                    ("tools", index, "aliases", alias_index),
+                    tool=tool.id,
+                    at_key=False,
+                )
+        visible, origin = _visible(root, tool.command)
+        required: set[str] = set()
+        names: dict[str, str] = {p.name: p.name for p in visible}
+        overlays: dict[str, Parameter] = {}
+        for position, overlay in enumerate(tool.parameters):
+            key = ("tools", index, "parameters", position)
+            target = _match_overlay(overlay, visible)
+            if target is None:
+                what = (
+                    f"the flag(s) {', '.join(overlay.flags)}"
+                    if overlay.flags
+                    else f"a positional parameter {overlay.name!r}"
+                )
+                self.report(
+                    "overlay-drift",
+                    f"{tool.id}: '{' '.join(node.path) or tree.program}' has no {what}",
+                    key,
+                    tool=tool.id,
+                    hint=_overlay_hint(overlay, visible),
+                )
+                continue
+            names[overlay.name] = target.name
+            for problem in _overlay_problems(overlay, target):
+                self.report(
+                    "overlay-drift",
+                    f"{tool.id}: parameter {overlay.name!r} {problem}",
+                    key,
+                    tool=tool.id,
+                )
+            if overlay.required and not target.is_required:
+                required.add(target.name)
+            overlays[target.name] = overlay
+        parameters = [_with_overlay(p, overlays.get(p.name)) for p in visible]
+        constraints = tool.constraints
+        if tree.dialect == "click":
+            # Click does not enforce constraints itself; a snapshot's constraints are checked
+            # by the rules stage like the catalog's.
+            constraints = node.framework_constraints.merged(constraints)
+        translated = _translate(constraints, names)
+        return EffectiveTool(
+            tool=tool,
+            index=index,
+            node=node,
+            parameters=parameters,
+            catalog_required=frozenset(required),
+            constraints=translated,
+            names=names,
+            origin=origin,
+        )
+
+    def _check_constraints(self, effective: EffectiveTool) -> None:
+        known = {p.name for p in effective.parameters} | set(effective.names)
+        if effective.node is None and not effective.parameters:
+            known |= {p.name for p in effective.tool.parameters}
+        for rule, groups in (
+            ("require_one_of", effective.tool.constraints.require_one_of),
+            ("require_together", effective.tool.constraints.require_together),
+            ("mutually_exclusive", effective.tool.constraints.mutually_exclusive),
+        ):
+            minimum = 1 if rule == "require_one_of" else 2
+            for position, group in enumerate(groups):
+                key = ("tools", effective.index, "constraints", rule, position)
+                unknown = [name for name in group if name not in known]
+                if unknown:
+                    self.report(
+                        "constraint-invalid",
+                        f"{effective.id}: {rule} names unknown parameter(s) "
+                        f"{', '.join(repr(n) for n in unknown)}",
+                        key,
+                        tool=effective.id,
+                        at_key=False,
+                    )
+                elif len(set(group)) < minimum:
+                    self.report(
+                        "constraint-invalid",
+                        f"{effective.id}: a {rule} group needs at least {minimum} different "
+                        "parameters",
+                        key,
+                        tool=effective.id,
+                        at_key=False,
+                    )
+
+    def _check_dry_run_flag(self, effective: EffectiveTool) -> None:
+        dry_run = effective.tool.dry_run
+        if dry_run is None or dry_run.flag is None:
+            return
+        key = ("tools", effective.index, "dry_run", "flag")
+        if effective.node is not None:
+            accepted = effective.node.accepted()
+        else:
+            accepted = list(effective.tool.parameters)
+        match = next((p for p in accepted if dry_run.flag in p.flags), None)
+        if match is None:
+            self.report(
+                "dryrun-flag-unknown",
+                f"{effective.id}: the dry-run flag {dry_run.flag} is not an option of "
+                f"'{' '.join(effective.path) or self.catalog.program}'",
+                key,
+                tool=effective.id,
+                at_key=False,
+                hint=_closest_flag(dry_run.flag, accepted),
+            )
+        elif not match.is_flag:
+            self.report(
+                "dryrun-flag-unknown",
+                f"{effective.id}: the dry-run flag {dry_run.flag} takes a value; a preview flag "
+                "must take none",
+                key,
+                tool=effective.id,
+                at_key=False,
+            )
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _node_from_tree(command: TreeCommand, path: Path) -> CommandNode:
+    return CommandNode(
+        path=path,
+        runnable=command.runnable,
+        hidden=command.hidden,
+        parameters=list(command.parameters),
+        framework_constraints=command.constraints,
+        settings=command.settings,
+        default_command=command.default_command,
+        default_if_no_args=command.default_if_no_args,
+    )
+
+
+def _inherit_persistent(node: CommandNode, inherited: list[Parameter]) -> None:
+    node.inherited = inherited
+    passed_down = _dedupe([*inherited, *(p for p in node.parameters if p.persistent)])
+    for name in node.names:
+        child = node.children[name]
+        if child.path[:-1] == node.path:
+            _inherit_persistent(child, passed_down)
+
+
+def _persistent_below(node: CommandNode) -> list[Parameter]:
+    found: list[Parameter] = []
+    pending = [node.children[name] for name in node.names]
+    while pending:
+        child = pending.pop(0)
+        found.extend(p for p in child.parameters if p.persistent)
+        pending.extend(child.children[name] for name in child.names)
+    return found
+
+
+def _dedupe(parameters: Iterable[Parameter]) -> list[Parameter]:
+    seen: set[str] = set()
+    result: list[Parameter] = []
+    for parameter in parameters:
+        flags = set(parameter.all_flags)
+        if flags & seen:
+            continue
+        seen |= flags
+        result.append(parameter)
+    return result
+
+
+def _follow(root: CommandNode, words: Sequence[str]) -> CommandNode | None:
+    node = root
+    for word in words:
+        child = node.children.get(word)
+        if child is None:
+            return None
+        node = child
+    return node
+
+
+def _visible(root: CommandNode, words: Sequence[str]) -> tuple[list[Parameter], dict[int, str]]:
+    """Every parameter an example of the command at ``words`` may give, top level first.
+
+    Returns the parameters and, for each as declared in the routing tree, its effective name.
+    Deeper declarations win a name clash; an ancestor's clashing name is qualified with its path.
+    """
+    nodes = [root]
+    node = root
+    for word in words:
+        node = node.children[word]
+        nodes.append(node)
+    result: list[Parameter] = []
+    origin: dict[int, str] = {}
+    names: set[str] = set()
+    leaf_names = {p.name for p in nodes[-1].accepted()}
+    for depth, level in enumerate(nodes):
+        is_leaf = depth == len(nodes) - 1
+        for declared in level.accepted() if is_leaf else level.parameters:
+            if not is_leaf and declared.persistent:
+                continue
+            parameter = declared
+            name = declared.name
+            if not is_leaf and (name in leaf_names or name in names):
+                name = ".".join([*level.path, name]) if level.path else f"_.{name}"
+                parameter = declared.model_copy(update={"name": name})
+            if name in names:
+                continue
+            names.add(name)
+            origin[id(declared)] = name
+            result.append(parameter)
+    return result, origin
+
+
+def _match_overlay(overlay: Parameter, visible: list[Parameter]) -> Parameter | None:
+    by_name = next((p for p in visible if p.name == overlay.name), None)
+    if by_name is not None and (overlay.positional == by_name.positional):
+        return by_name
+    if overlay.flags:
+        wanted = set(overlay.flags) | set(overlay.negation_flags)
+        return next((p for p in visible if wanted & set(p.all_flags)), None)
+    return None
+
+
+def _overlay_problems(overlay: Parameter, target: Parameter) -> list[str]:
+    problems: list[str] = []
+    given = overlay.model_fields_set
+    missing = [flag for flag in overlay.flags if flag not in target.all_flags]
+    if missing:
+        problems.append(f"names {', '.join(missing)}, which the command does not accept")
+    missing_negations = [f for f in overlay.negation_flags if f not in target.negation_flags]
+    if missing_negations:
+        problems.append(
+            f"names {', '.join(missing_negations)}, which is not a negation the command accepts"
+        )
+    if overlay.positional != target.positional:
+        kind = "a positional" if target.positional else "an option"
+        problems.append(f"is {kind} in the command")
+    for name in ("type", "choices", "multiple", "count"):
+        if name in given and getattr(overlay, name) != getattr(target, name):
+            problems.append(
+                f"says {name} is {getattr(overlay, name)!r}, the command says "
+                f"{getattr(target, name)!r}"
+            )
+    if "nargs" in given and overlay.values_per_occurrence != target.values_per_occurrence:
+        problems.append(
+            f"says nargs is {overlay.values_per_occurrence!r}, the command says "
+            f"{target.values_per_occurrence!r}"
+        )
+    if overlay.required is False and target.is_required:
+        problems.append("is marked optional, but the command requires it")
+    return problems
+
+
+def _with_overlay(parameter: Parameter, overlay: Parameter | None) -> Parameter:
+    if overlay is None or overlay.description is None or parameter.description:
+        return parameter
+    return parameter.model_copy(update={"description": overlay.description})
+
+
+def _translate(constraints: Constraints, names: dict[str, str]) -> Constraints:
+    def rename(groups: list[list[str]]) -> list[list[str]]:
+        return [[names.get(name, name) for name in group] for group in groups]
+
+    return Constraints(
+        require_one_of=rename(constraints.require_one_of),
+        require_together=rename(constraints.require_together),
+        mutually_exclusive=rename(constraints.mutually_exclusive),
+    )
+
+
+def _suggest_path(root: CommandNode, words: Sequence[str]) -> str | None:
+    node = root
+    found: list[str] = []
+    for word in words:
+        child = node.children.get(word)
+        if child is None:
+            guess = node.suggest(word)
+            if guess is None:
+                return None
+            found.append(guess)
+            node = node.children[guess]
+        else:
+            found.append(word)
+            node = child
+    return " ".join(found)
+
+
+def _overlay_hint(overlay: Parameter, visible: list[Parameter]) -> str | None:
+    if overlay.flags:
+        return _closest_flag(overlay.flags[0], visible)
+    positionals = [p.name for p in visible if p.positional]
+    if positionals:
+        return "The command's positional parameters are: " + ", ".join(positionals)
+    return None
+
+
+def _closest_flag(flag: str, parameters: list[Parameter]) -> str | None:
+    flags = [f for p in parameters for f in p.all_flags]
+    matches = difflib.get_close_matches(flag, flags, n=1, cutoff=0.6)
+    return f"Did you mean {matches[0]}?" if matches else None
+
+
+def location_of_tool(loaded: LoadedCatalog, index: int) -> Location:
+    """Where the tool at ``index`` starts in the catalog file."""
+    return loaded.document.location(("tools", index), at_key=False)

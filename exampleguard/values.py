@@ -1,0 +1,203 @@
+"""Converting one word to a parameter's type, the way the framework converts it.
+
+Click and argparse convert numbers with Python's ``int()`` and ``float()``; Typer 0.26 and later
+validates through pydantic, which differs at the edges (``"1.0"`` is an integer to pydantic and
+``"٣"`` is not). A tree snapshot says which (``value_syntax``); this module follows it. File
+existence and application-defined types are never checked (SPEC section 4).
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from exampleguard.model import Parameter, ParamType
+
+__all__ = ["Conversion", "ValueError_", "convert"]
+
+_CLICK_BOOLEANS = {
+    "1": True,
+    "0": False,
+    "yes": True,
+    "no": False,
+    "true": True,
+    "false": False,
+    "on": True,
+    "off": False,
+    "t": True,
+    "f": False,
+    "y": True,
+    "n": False,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ValueError_:
+    """Why a word does not convert: ``bad-type`` or ``bad-choice``, with a message."""
+
+    code: str
+    message: str
+
+
+Conversion = tuple[Any, ValueError_ | None]
+
+
+def convert(
+    parameter: Parameter,
+    text: str,
+    position: int,
+    *,
+    syntax: str,
+    dialect: str,
+    check_choices: bool = True,
+) -> Conversion:
+    """Convert ``text`` as the ``position``-th value of one occurrence of ``parameter``.
+
+    Returns the typed value and ``None``, or the text and the reason it does not convert.
+    """
+    value_type = parameter.value_type(position)
+    if parameter.choices is not None and check_choices and dialect == "click":
+        return _click_choice(parameter, text)
+    value, problem = _convert_type(value_type, text, parameter, syntax=syntax)
+    if problem is not None:
+        return text, problem
+    if parameter.choices is not None and check_choices and value not in parameter.choices:
+        return text, ValueError_(
+            "bad-choice",
+            f"{text!r} is not one of {', '.join(repr(c) for c in parameter.choices)}",
+        )
+    return value, None
+
+
+def _click_choice(parameter: Parameter, text: str) -> Conversion:
+    choices = [str(choice) for choice in parameter.choices or ()]
+    if parameter.case_sensitive:
+        if text in choices:
+            return text, None
+    else:
+        folded = text.casefold()
+        for choice in choices:
+            if choice.casefold() == folded:
+                return choice, None
+    return text, ValueError_(
+        "bad-choice", f"{text!r} is not one of {', '.join(repr(c) for c in choices)}"
+    )
+
+
+def _convert_type(
+    value_type: ParamType, text: str, parameter: Parameter, *, syntax: str
+) -> Conversion:
+    if value_type in ("string", "path"):
+        return text, None
+    if value_type == "integer":
+        value = _pydantic("int", text) if syntax == "pydantic" else _python_number(int, text)
+        if value is None:
+            return text, ValueError_("bad-type", f"{text!r} is not a valid integer")
+        return _in_range(value, text, parameter)
+    if value_type == "number":
+        value = _pydantic("float", text) if syntax == "pydantic" else _python_number(float, text)
+        if value is None:
+            return text, ValueError_("bad-type", f"{text!r} is not a valid number")
+        return _in_range(value, text, parameter)
+    if value_type == "boolean":
+        return _boolean(text, syntax=syntax)
+    if value_type == "datetime":
+        return _datetime(text, parameter.formats, syntax=syntax)
+    if value_type == "uuid":
+        return _uuid(text, syntax=syntax)
+    return text, None
+
+
+def _python_number(kind: type[int] | type[float], text: str) -> int | float | None:
+    try:
+        return kind(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _in_range(value: int | float, text: str, parameter: Parameter) -> Conversion:
+    low, high = parameter.min, parameter.max
+    too_low = low is not None and (value <= low if parameter.min_open else value < low)
+    too_high = high is not None and (value >= high if parameter.max_open else value > high)
+    if too_low or too_high:
+        return text, ValueError_(
+            "bad-type", f"{text!r} is not in the range {_describe_range(parameter)}"
+        )
+    return value, None
+
+
+def _describe_range(parameter: Parameter) -> str:
+    low = "" if parameter.min is None else f"{parameter.min}{'<' if parameter.min_open else '<='}"
+    high = "" if parameter.max is None else f"{'<' if parameter.max_open else '<='}{parameter.max}"
+    return f"{low}x{high}"
+
+
+def _boolean(text: str, *, syntax: str) -> Conversion:
+    if syntax == "pydantic":
+        stripped = text.strip()
+        if stripped == "":
+            return False, None
+        value = _pydantic("bool", stripped)
+        if value is None:
+            return text, ValueError_("bad-type", f"{text!r} is not a valid boolean")
+        return value, None
+    state = _CLICK_BOOLEANS.get(text.strip().lower())
+    if state is None:
+        return text, ValueError_("bad-type", f"{text!r} is not a valid boolean")
+    return state, None
+
+
+def _datetime(text: str, formats: list[str] | None, *, syntax: str) -> Conversion:
+    if formats:
+        for pattern in formats:
+            try:
+                return datetime.datetime.strptime(text, pattern).isoformat(), None
+            except ValueError:
+                continue
+        return text, ValueError_(
+            "bad-type", f"{text!r} does not match the format(s) {', '.join(formats)}"
+        )
+    if syntax == "pydantic":
+        value = _pydantic("datetime", text)
+        if value is not None:
+            return value.isoformat(), None
+    return text, ValueError_("bad-type", f"{text!r} is not a valid date and time")
+
+
+def _uuid(text: str, *, syntax: str) -> Conversion:
+    if syntax == "pydantic":
+        value = _pydantic("uuid", text)
+    else:
+        try:
+            value = uuid.UUID(text.strip())
+        except ValueError:
+            value = None
+    if value is None:
+        return text, ValueError_("bad-type", f"{text!r} is not a valid UUID")
+    return str(value), None
+
+
+@functools.cache
+def _adapter(kind: str) -> Any:
+    from pydantic import TypeAdapter  # noqa: PLC0415 - only Typer 0.26+ trees need it
+
+    target = {
+        "int": int,
+        "float": float,
+        "bool": bool,
+        "datetime": datetime.datetime,
+        "uuid": uuid.UUID,
+    }
+    return TypeAdapter(target[kind])
+
+
+def _pydantic(kind: str, text: str) -> Any:
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    try:
+        return _adapter(kind).validate_python(text)
+    except ValidationError:
+        return None
