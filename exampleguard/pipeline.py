@@ -1,0 +1,492 @@
+"""The validation pipeline: files → typed models → bound examples → diagnostics.
+
+:func:`load_inputs` reads and structurally validates every file a run needs — catalog, tree,
+reviewer records, counts — and raises :class:`InputError` with *all* the structure errors it
+found, so a run that cannot be evaluated says everything at once (exit 2) before anything is
+checked. :func:`evaluate` then checks every example; it never prints and never writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from exampleguard.bind import Binding, bind
+from exampleguard.catalog import LoadedCatalog, load_catalog
+from exampleguard.codes import lookup
+from exampleguard.config import Config
+from exampleguard.contract import Contract, EffectiveTool, build_contract
+from exampleguard.counts import Counts, compare_counts, load_counts
+from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
+from exampleguard.dispositions import (
+    LoadedDispositions,
+    Review,
+    all_errors,
+    check_dispositions,
+    check_exclusions,
+    load_dispositions,
+)
+from exampleguard.rules import (
+    MAX_EXAMPLES,
+    Finding,
+    arguments_of,
+    check_bypass,
+    check_constraints,
+    check_required,
+    duplicate_key,
+)
+from exampleguard.sources import Document, SourceError
+from exampleguard.tokenize import Tokens, tokenize
+from exampleguard.tree import Tree, load_tree, parse_tree_spec
+
+__all__ = ["Evaluation", "ExampleResult", "InputError", "Inputs", "evaluate", "load_inputs"]
+
+
+class InputError(Exception):
+    """The run cannot be evaluated; ``diagnostics`` lists every reason found (exit 2)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass(slots=True)
+class Inputs:
+    """Every file a run needs, read and structurally valid."""
+
+    config: Config
+    catalog: LoadedCatalog
+    tree: Tree | None
+    records: LoadedDispositions
+    counts: tuple[Counts, Document] | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleResult:
+    """The contract verdict on one example, with its binding and diagnostics."""
+
+    tool: str
+    tool_index: int
+    index: int
+    command: str
+    argv: tuple[str, ...] | None
+    path: tuple[str, ...] | None
+    arguments: dict[str, Any] | None
+    diagnostics: tuple[Diagnostic, ...]
+    validated: bool
+    """Whether the example went through contract validation (tokenized and bound)."""
+
+    @property
+    def ok(self) -> bool:
+        """The contract verdict: no error-severity diagnostic."""
+        return not any(d.is_error for d in self.diagnostics)
+
+    @property
+    def address(self) -> str:
+        """How people address the example: ``TOOL_ID[INDEX]``."""
+        return f"{self.tool}[{self.index}]"
+
+
+@dataclass(slots=True)
+class Evaluation:
+    """Everything ``validate`` learned: per-example results, all diagnostics, the counts."""
+
+    inputs: Inputs
+    contract: Contract
+    examples: list[ExampleResult]
+    diagnostics: list[Diagnostic]
+    counts: Counts
+    review: Review
+    eligible: list[ExampleResult] = field(default_factory=list)
+    """Examples of tools with a reviewed dry-run capability, minus narrowed ones."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run found no defect."""
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
+    """Read every file the run needs; raise :class:`InputError` listing every structure error."""
+    errors: list[Diagnostic] = []
+    catalog: LoadedCatalog | None = None
+    tree: Tree | None = None
+    records = LoadedDispositions()
+    counts: tuple[Counts, Document] | None = None
+    settings = config.settings
+    try:
+        catalog = load_catalog(config.catalog_path, config.display(config.catalog_path))
+    except SourceError as error:
+        errors.append(error.diagnostic)
+    if settings.tree is not None:
+        try:
+            spec = parse_tree_spec(settings.tree, config.root)
+        except ValueError as error:
+            errors.append(
+                Diagnostic(
+                    code="config-invalid",
+                    severity=Severity.ERROR,
+                    message=str(error),
+                    location=config.location("tree"),
+                )
+            )
+        else:
+            display = config.display(spec.path) if spec.path is not None else str(spec)
+            try:
+                tree, _ = load_tree(
+                    spec,
+                    root=config.root,
+                    display=display,
+                    timeout=settings.tree_timeout,
+                    program=catalog.catalog.program if catalog else None,
+                )
+            except SourceError as error:
+                errors.append(error.diagnostic)
+    elif catalog is not None and catalog.catalog.dialect is None:
+        errors.append(
+            Diagnostic(
+                code="file-invalid",
+                severity=Severity.ERROR,
+                message=f"{catalog.document.display}: missing required key 'dialect' (click or "
+                "argparse): with no tree configured, the catalog must say whose parsing rules "
+                "its examples follow",
+                location=catalog.document.location(()),
+            )
+        )
+    try:
+        records = load_dispositions(
+            config.dispositions_path, config.root, config.display(config.dispositions_path)
+        )
+    except SourceError as error:
+        errors.extend(all_errors(error))
+    if with_counts:
+        try:
+            counts = load_counts(config.counts_path, config.display(config.counts_path))
+        except SourceError as error:
+            errors.append(error.diagnostic)
+    if errors or catalog is None:
+        raise InputError(errors)
+    return Inputs(config, catalog, tree, records, counts)
+
+
+def evaluate(
+    inputs: Inputs,
+    *,
+    check_counts: bool = True,
+    select: Callable[[EffectiveTool], bool] | None = None,
+    repository_checks: bool = True,
+) -> Evaluation:
+    """Check every example (of the selected tools) and the repository-wide records."""
+    config = inputs.config
+    contract = build_contract(inputs.catalog, inputs.tree)
+    checker = _ExampleChecker(inputs, contract)
+    selected_ids = {tool.id for tool in contract.tools if select is None or select(tool)}
+    diagnostics: list[Diagnostic] = []
+    for diagnostic in contract.diagnostics:
+        # Alias collisions and catalog-wide problems are repository checks (shard 1 only); the
+        # rest belong to the shard of the tool they are about.
+        if diagnostic.tool is None or diagnostic.code == "alias-collision":
+            if repository_checks:
+                diagnostics.append(diagnostic)
+        elif diagnostic.tool in selected_ids:
+            diagnostics.append(diagnostic)
+    examples: list[ExampleResult] = []
+    for tool in contract.tools:
+        if select is not None and not select(tool):
+            continue
+        results = checker.tool(tool)
+        examples.extend(results)
+        for result in results:
+            diagnostics.extend(result.diagnostics)
+    review = check_dispositions(
+        inputs.records, inputs.catalog.catalog, config.settings.reason_codes
+    )
+    exclusions = check_exclusions(inputs.records, contract)
+    review.excluded = exclusions.excluded
+    if repository_checks:
+        diagnostics.extend(review.diagnostics)
+        diagnostics.extend(exclusions.diagnostics)
+    counts = _count(inputs, examples, review, selected=select is None)
+    if check_counts and repository_checks and select is None:
+        diagnostics.extend(
+            compare_counts(inputs.counts, counts, config.display(config.counts_path))
+        )
+    eligible = [
+        result
+        for result in examples
+        if inputs.catalog.catalog.tools[result.tool_index].dry_run is not None
+        and (result.tool, result.index) not in review.narrowed
+    ]
+    return Evaluation(
+        inputs=inputs,
+        contract=contract,
+        examples=examples,
+        diagnostics=diagnostics,
+        counts=counts,
+        review=review,
+        eligible=eligible,
+    )
+
+
+def _count(
+    inputs: Inputs,
+    examples: list[ExampleResult],
+    review: Review,
+    *,
+    selected: bool,
+) -> Counts:
+    catalog = inputs.catalog.catalog
+    all_examples = sum(len(tool.examples) for tool in catalog.tools)
+    eligible = sum(len(tool.examples) for tool in catalog.tools if tool.dry_run is not None)
+    return Counts(
+        tools=len(catalog.tools),
+        examples=all_examples if selected else len(examples),
+        contract_validated=sum(1 for result in examples if result.validated),
+        dry_run_eligible=eligible,
+        dry_run_narrowed=len(review.narrowed),
+        excluded=len(review.excluded),
+    )
+
+
+class _ExampleChecker:
+    """Checks examples tool by tool; holds what every example of a run shares."""
+
+    def __init__(self, inputs: Inputs, contract: Contract) -> None:
+        self.inputs = inputs
+        self.contract = contract
+        self.document = inputs.catalog.document
+        settings = inputs.config.settings
+        self.max_chars = settings.max_example_chars
+        self.banned = list(settings.bypass_flags)
+
+    def tool(self, tool: EffectiveTool) -> list[ExampleResult]:
+        results = [self.example(tool, index) for index in range(len(tool.tool.examples))]
+        return self._duplicates(tool, results)
+
+    def example(self, tool: EffectiveTool, index: int) -> ExampleResult:
+        command = tool.tool.examples[index].command
+        key = ("tools", tool.index, "examples", index, "command")
+        diagnostics: list[Diagnostic] = []
+
+        def emit(
+            code: str,
+            message: str,
+            span: Span | None = None,
+            hint: str | None = None,
+            related: tuple[Related, ...] = (),
+        ) -> None:
+            location = (
+                self.document.string_location(key, span.start)
+                if span is not None
+                else self.document.location(key, at_key=False)
+            )
+            diagnostics.append(
+                Diagnostic(
+                    code=code,
+                    severity=lookup(code).severity,
+                    message=message,
+                    hint=hint,
+                    tool=tool.id,
+                    example=index,
+                    location=location,
+                    span=span,
+                    related=related,
+                )
+            )
+
+        if index >= MAX_EXAMPLES:
+            emit(
+                "too-many-examples",
+                f"{tool.id} has {len(tool.tool.examples)} examples; at most {MAX_EXAMPLES} are "
+                "allowed",
+                hint="Keep the two most useful examples.",
+            )
+        if len(command) > self.max_chars:
+            emit(
+                "example-too-long",
+                f"the example is {len(command)} characters long; the limit is {self.max_chars}",
+                hint="Shorten it, or raise `max_example_chars`.",
+            )
+            return self._result(tool, index, command, diagnostics)
+        tokens = tokenize(command)
+        for problem in tokens.problems:
+            emit(problem.code, problem.message, Span(problem.start, problem.end))
+        if not tokens.words:
+            if not tokens.problems:
+                emit(
+                    "wrong-program",
+                    f"the example is empty; it must start with '{self.contract.program}'",
+                )
+            return self._result(tool, index, command, diagnostics)
+        words = [word.text for word in tokens.words]
+        if words[0] != self.contract.program:
+            emit(
+                "wrong-program",
+                f"the example runs '{words[0]}', not '{self.contract.program}'",
+                _word_span(tokens, 0),
+                hint=f"Start the example with '{self.contract.program}'.",
+            )
+        if tool.node is None:
+            # The tool itself is unbound (reported once, on the tool); there is no command to
+            # bind its examples to.
+            return self._result(tool, index, command, diagnostics, words=words)
+        binding = bind(self.contract, words)
+        for bound in binding.problems:
+            emit(
+                bound.code,
+                bound.message,
+                _word_span(tokens, bound.word, bound.offset, bound.length),
+                bound.hint,
+                _related(tokens, bound.related),
+            )
+        arguments: dict[str, Any] | None = None
+        if binding.node is not None and binding.node is not tool.node:
+            other = binding.node.tool.id if binding.node.tool is not None else None
+            shown = " ".join([self.contract.program, *binding.node.path])
+            emit(
+                "wrong-command",
+                f"the example runs '{shown}'"
+                + (f", the command of {other}," if other else "")
+                + f" not '{' '.join([self.contract.program, *tool.path])}'",
+                hint="Move the example to the tool whose command it runs.",
+            )
+        elif binding.node is not None:
+            arguments = arguments_of(tool, binding)
+            for finding in self._rules(tool, binding, words):
+                emit(
+                    finding.code,
+                    finding.message,
+                    _word_span(tokens, finding.word, finding.offset, finding.length),
+                    finding.hint,
+                    _related(tokens, finding.related),
+                )
+        return self._result(
+            tool,
+            index,
+            command,
+            diagnostics,
+            words=words,
+            binding=binding,
+            validated=True,
+            arguments=arguments,
+        )
+
+    def _rules(self, tool: EffectiveTool, binding: Binding, words: list[str]) -> list[Finding]:
+        safety = tool.tool.safety
+        banned = [*self.banned, *(safety.bypass_flags if safety else [])]
+        accepted = [p for node in _nodes_on_path(self.contract, tool) for p in node.accepted()]
+        return [
+            *check_required(tool, binding),
+            *check_constraints(tool, binding),
+            *check_bypass(binding, words, banned, accepted),
+        ]
+
+    def _result(
+        self,
+        tool: EffectiveTool,
+        index: int,
+        command: str,
+        diagnostics: list[Diagnostic],
+        *,
+        words: list[str] | None = None,
+        binding: Binding | None = None,
+        validated: bool = False,
+        arguments: dict[str, Any] | None = None,
+    ) -> ExampleResult:
+        path = binding.path if binding is not None and binding.path is not None else None
+        return ExampleResult(
+            tool=tool.id,
+            tool_index=tool.index,
+            index=index,
+            command=command,
+            argv=tuple(words) if words is not None else None,
+            path=tuple(path) if path is not None else None,
+            arguments=arguments,
+            diagnostics=tuple(diagnostics),
+            validated=validated,
+        )
+
+    def _duplicates(self, tool: EffectiveTool, results: list[ExampleResult]) -> list[ExampleResult]:
+        seen: dict[str, ExampleResult] = {}
+        updated: list[ExampleResult] = []
+        for result in results:
+            if result.arguments is None or result.path is None:
+                updated.append(result)
+                continue
+            key = duplicate_key(result.path, result.arguments)
+            earlier = seen.get(key)
+            if earlier is None:
+                seen[key] = result
+                updated.append(result)
+                continue
+            location = self.document.location(
+                ("tools", tool.index, "examples", result.index, "command"), at_key=False
+            )
+            duplicate = Diagnostic(
+                code="duplicate-example",
+                severity=Severity.ERROR,
+                message=f"the example does the same as {earlier.address} ({earlier.command!r})",
+                hint="Replace it with an example that shows something different.",
+                tool=tool.id,
+                example=result.index,
+                location=location,
+                related=(
+                    Related(
+                        f"{earlier.address} is the same",
+                        location=_example_location(self.document, tool.index, earlier.index),
+                    ),
+                ),
+            )
+            updated.append(_with(result, duplicate))
+        return updated
+
+
+def _with(result: ExampleResult, diagnostic: Diagnostic) -> ExampleResult:
+    return ExampleResult(
+        tool=result.tool,
+        tool_index=result.tool_index,
+        index=result.index,
+        command=result.command,
+        argv=result.argv,
+        path=result.path,
+        arguments=result.arguments,
+        diagnostics=(*result.diagnostics, diagnostic),
+        validated=result.validated,
+    )
+
+
+def _example_location(document: Document, tool_index: int, index: int) -> Location:
+    return document.location(("tools", tool_index, "examples", index, "command"), at_key=False)
+
+
+def _nodes_on_path(contract: Contract, tool: EffectiveTool) -> list[Any]:
+    nodes = [contract.root]
+    node = contract.root
+    for word in tool.path:
+        child = node.children.get(word)
+        if child is None:
+            break
+        node = child
+        nodes.append(node)
+    return nodes
+
+
+def _word_span(
+    tokens: Tokens, word: int | None, offset: int = 0, length: int | None = None
+) -> Span | None:
+    """The character span of a word (or of characters inside it) in the example text."""
+    if word is None or word < 0 or word >= len(tokens.words):
+        return None
+    token = tokens.words[word]
+    raw_length = token.end - token.start
+    if (offset == 0 and length is None) or raw_length != len(token.text):
+        # A quoted word's characters do not map one to one onto the raw text: use the word.
+        return Span(token.start, token.end)
+    start = token.start + offset
+    end = start + (length if length is not None else len(token.text) - offset)
+    return Span(start, min(end, token.end))
+
+
+def _related(tokens: Tokens, related: tuple[tuple[str, int], ...]) -> tuple[Related, ...]:
+    return tuple(Related(label, span=_word_span(tokens, word)) for label, word in related)
