@@ -1,0 +1,536 @@
+"""Reviewer decisions: dry-run dispositions and coverage exclusions, both in ``dispositions/``.
+
+A *disposition* removes one exact example of a tool with a reviewed dry-run capability from the
+dry-run set, for an approved, reason-coded, concrete reason. It never removes anything from
+contract validation. An *exclusion* (``dispositions/exclusions.toml``) says why one exact
+runnable command is not offered to agents. Both are checked on every ``validate``: invalid,
+stale and duplicate records fail the run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Generic, TypeVar
+
+from pydantic import Field
+
+from exampleguard.catalog import Catalog
+from exampleguard.contract import CommandNode, Contract
+from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.model import NonEmpty, StrictModel
+from exampleguard.sources import Document, SourceError, load_document, validate_model
+
+__all__ = [
+    "BUILTIN_REASON_CODES",
+    "EXCLUSIONS_FILE",
+    "Disposition",
+    "DispositionFile",
+    "Exclusion",
+    "ExclusionFile",
+    "LoadedDispositions",
+    "Review",
+    "check_dispositions",
+    "check_exclusions",
+    "is_concrete_reason",
+    "load_dispositions",
+]
+
+EXCLUSIONS_FILE = "exclusions.toml"
+
+BUILTIN_REASON_CODES: dict[str, str] = {
+    "needs-network": "The preview reaches the network, which the sandbox blocks.",
+    "needs-credentials": "The preview needs secrets or a login the sandbox never passes in.",
+    "needs-service": "The preview needs a live service (database, daemon, remote API) that is "
+    "not available in CI.",
+    "needs-fixture": "The preview needs data or files that are not shipped as fixtures.",
+    "nondeterministic": "The preview's output or exit status varies between runs (time, "
+    "randomness, ordering).",
+    "platform-specific": "The preview only runs on another operating system, architecture or "
+    "hardware.",
+    "needs-terminal": "The preview needs an interactive terminal (a pager, a TTY check).",
+}
+"""The approved reason codes every project has; ``reason_codes`` in the config adds more."""
+
+_PLACEHOLDERS = {
+    "",
+    "n/a",
+    "na",
+    "none",
+    "nothing",
+    "todo",
+    "tbd",
+    "tbc",
+    "fixme",
+    "xxx",
+    "skip",
+    "skipped",
+    "wip",
+    "later",
+    "temp",
+    "temporary",
+    "reason",
+    "no reason",
+    "because",
+    "see above",
+    "see issue",
+    "same",
+    "ditto",
+    "-",
+    "?",
+    "...",
+}
+_MIN_REASON_CHARS = 12
+_WILDCARD = re.compile(r"[*?\[\]{}]")
+
+Index = Annotated[int, Field(ge=0)]
+
+
+class Disposition(StrictModel):
+    """One reviewed decision to keep one example out of the dry-run set."""
+
+    tool: NonEmpty
+    example: Index
+    reason_code: NonEmpty
+    reason: str
+    reviewer: NonEmpty | None = None
+    evidence: list[NonEmpty] = Field(default_factory=list)
+    command: str | None = None
+
+
+class DispositionFile(StrictModel):
+    """A ``dispositions/*.toml`` file: any number of ``[[disposition]]`` records."""
+
+    disposition: list[Disposition] = Field(default_factory=list)
+
+
+class Exclusion(StrictModel):
+    """One reviewed decision not to offer an exact runnable command to agents."""
+
+    path: list[NonEmpty]
+    reason: str
+    reviewer: NonEmpty | None = None
+
+
+class ExclusionFile(StrictModel):
+    """``dispositions/exclusions.toml``: any number of ``[[exclusion]]`` records."""
+
+    exclusion: list[Exclusion] = Field(default_factory=list)
+
+
+T = TypeVar("T", Disposition, Exclusion)
+
+
+@dataclass(frozen=True, slots=True)
+class Record(Generic[T]):
+    """A record with the document it came from and its index there."""
+
+    value: T
+    document: Document
+    index: int
+
+    @property
+    def location(self) -> Location:
+        """Where the record starts in its file."""
+        kind = "disposition" if isinstance(self.value, Disposition) else "exclusion"
+        return self.document.location((kind, self.index), at_key=False)
+
+
+@dataclass(slots=True)
+class LoadedDispositions:
+    """Every disposition and exclusion record found under the dispositions folder."""
+
+    dispositions: list[Record[Disposition]] = field(default_factory=list)
+    exclusions: list[Record[Exclusion]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Review:
+    """The outcome of checking reviewer records: what applies, and every defect found."""
+
+    narrowed: set[tuple[str, int]] = field(default_factory=set)
+    excluded: set[tuple[str, ...]] = field(default_factory=set)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def load_dispositions(folder: Path, root: Path, display: str) -> LoadedDispositions:
+    """Load every ``*.toml`` under ``folder``; a missing folder means no records.
+
+    Raises ``SourceError`` for a file that cannot be read or does not have the expected shape,
+    and for a file that is a symlink to somewhere outside the project ``root``.
+    """
+    loaded = LoadedDispositions()
+    if not folder.exists():
+        return loaded
+    if not folder.is_dir():
+        raise SourceError(
+            Diagnostic(
+                code="file-unreadable",
+                severity=Severity.ERROR,
+                message=f"{display} is not a folder",
+                location=Location(display),
+            )
+        )
+    errors: list[Diagnostic] = []
+    for path in sorted(folder.glob("*.toml")):
+        shown = f"{display}/{path.name}"
+        try:
+            _refuse_escape(path, root, shown)
+            document = load_document(path, shown)
+            if path.name == EXCLUSIONS_FILE:
+                exclusions = validate_model(ExclusionFile, document)
+                loaded.exclusions.extend(
+                    Record(value, document, i) for i, value in enumerate(exclusions.exclusion)
+                )
+            else:
+                records = validate_model(DispositionFile, document)
+                loaded.dispositions.extend(
+                    Record(value, document, i) for i, value in enumerate(records.disposition)
+                )
+        except SourceError as error:
+            errors.append(error.diagnostic)
+    if errors:
+        raise _Many(errors)
+    return loaded
+
+
+class _Many(SourceError):
+    """Several files failed; the first is the exception's diagnostic, all are in ``all``."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(diagnostics[0])
+        self.all = diagnostics
+
+
+def all_errors(error: SourceError) -> list[Diagnostic]:
+    """Every diagnostic a ``SourceError`` carries (a folder can fail in several files)."""
+    return list(error.all) if isinstance(error, _Many) else [error.diagnostic]
+
+
+def _refuse_escape(path: Path, root: Path, shown: str) -> None:
+    resolved = path.resolve()
+    if resolved != path.absolute() and not resolved.is_relative_to(root.resolve()):
+        raise SourceError(
+            Diagnostic(
+                code="file-unreadable",
+                severity=Severity.ERROR,
+                message=f"{shown} is a symlink to {resolved}, outside the project; reviewer "
+                "records must live in the repository",
+                location=Location(shown),
+            )
+        )
+
+
+def is_concrete_reason(reason: str, code: str) -> bool:
+    """Whether ``reason`` says something concrete: not a placeholder, not the code repeated.
+
+    A concrete reason has at least two words and twelve characters, and is not ``n/a``,
+    ``todo``, ``tbd``, ``skip`` or the like, nor the reason code in other words.
+    """
+    normalized = " ".join(reason.strip().lower().split())
+    bare = normalized.strip(" .!:;")
+    if bare in _PLACEHOLDERS:
+        return False
+    if bare in {code.lower(), code.lower().replace("-", " "), code.lower().replace("-", "")}:
+        return False
+    return len(bare) >= _MIN_REASON_CHARS and len(bare.split()) >= 2
+
+
+def check_dispositions(
+    loaded: LoadedDispositions, catalog: Catalog, reason_codes: Mapping[str, str]
+) -> Review:
+    """Check every disposition; return what they narrow and their defects (SPEC 3.4)."""
+    review = Review()
+    tools = {tool.id: tool for tool in catalog.tools}
+    approved = {**BUILTIN_REASON_CODES, **reason_codes}
+    first: dict[tuple[str, int], Record[Disposition]] = {}
+    for record in loaded.dispositions:
+        disposition = record.value
+        target = f"{disposition.tool}[{disposition.example}]"
+
+        def report(
+            code: str,
+            message: str,
+            hint: str | None = None,
+            *,
+            record: Record[Disposition] = record,
+            target: str = target,
+        ) -> None:
+            review.diagnostics.append(
+                Diagnostic(
+                    code=code,
+                    severity=Severity.ERROR,
+                    message=f"disposition for {target}: {message}",
+                    hint=hint,
+                    tool=record.value.tool,
+                    example=record.value.example,
+                    location=record.location,
+                )
+            )
+
+        key = (disposition.tool, disposition.example)
+        if key in first:
+            earlier = first[key]
+            report(
+                "disposition-duplicate",
+                f"the same example already has a disposition in {earlier.location}",
+                "Keep one record per example.",
+            )
+            continue
+        first[key] = record
+        tool = tools.get(disposition.tool)
+        problems: list[tuple[str, str | None]] = []
+        if tool is None:
+            problems.append((f"no tool has the id {disposition.tool!r}", None))
+        elif tool.dry_run is None:
+            problems.append(
+                (
+                    "the tool has no reviewed dry-run capability, so there is nothing to narrow",
+                    "Dispositions only narrow dry runs; contract validation is never skipped.",
+                )
+            )
+        if disposition.reason_code not in approved:
+            problems.append(
+                (
+                    f"reason code {disposition.reason_code!r} is not approved",
+                    "Approved codes: " + ", ".join(sorted(approved)),
+                )
+            )
+        if not is_concrete_reason(disposition.reason, disposition.reason_code):
+            problems.append(
+                (
+                    f"the reason {disposition.reason.strip()!r} is not concrete",
+                    "Say what the dry run needs that CI does not have, in a sentence.",
+                )
+            )
+        if disposition.command is None:
+            problems.append(
+                (
+                    "it does not record the example text it was reviewed for (`command`)",
+                    "Write dispositions with `exampleguard dispositions add`.",
+                )
+            )
+        for message, hint in problems:
+            report("disposition-invalid", message, hint)
+        if problems or tool is None:
+            continue
+        if disposition.example >= len(tool.examples):
+            report(
+                "disposition-stale",
+                f"the tool has {len(tool.examples)} example(s); index {disposition.example} no "
+                "longer exists",
+                "Delete the record.",
+            )
+            continue
+        current = tool.examples[disposition.example].command
+        if current != disposition.command:
+            report(
+                "disposition-stale",
+                f"it was reviewed for {disposition.command!r} but the example is now {current!r}",
+                "Review the current example and write a new disposition, or delete this one.",
+            )
+            continue
+        review.narrowed.add(key)
+    return review
+
+
+def check_exclusions(loaded: LoadedDispositions, contract: Contract) -> Review:
+    """Check coverage both ways and every exclusion (SPEC 3.5); needs a tree to mean anything."""
+    review = Review()
+    first: dict[tuple[str, ...], Record[Exclusion]] = {}
+    for record in loaded.exclusions:
+        exclusion = record.value
+        path = tuple(exclusion.path)
+        shown = " ".join(path) or "(the program itself)"
+
+        def report(
+            code: str,
+            message: str,
+            hint: str | None = None,
+            *,
+            record: Record[Exclusion] = record,
+            shown: str = shown,
+        ) -> None:
+            review.diagnostics.append(
+                Diagnostic(
+                    code=code,
+                    severity=Severity.ERROR,
+                    message=f"exclusion of '{shown}': {message}",
+                    hint=hint,
+                    location=record.location,
+                )
+            )
+
+        if contract.tree is None:
+            report(
+                "exclusion-invalid",
+                "coverage is only checked against a command tree, and none is configured",
+                "Configure `tree`, or delete dispositions/exclusions.toml.",
+            )
+            continue
+        if path in first:
+            report(
+                "exclusion-duplicate",
+                f"the path is already excluded at {first[path].location}",
+                "Keep one record per path.",
+            )
+            continue
+        first[path] = record
+        problems: list[str] = []
+        if any(_WILDCARD.search(word) for word in path):
+            problems.append("wildcards are not allowed; name one exact command")
+        if not is_concrete_reason(exclusion.reason, ""):
+            problems.append(f"the reason {exclusion.reason.strip()!r} is not concrete")
+        node = _exact(contract, path)
+        if not problems and node is None:
+            report(
+                "exclusion-stale",
+                "the program no longer has this command",
+                "Delete the record.",
+            )
+            continue
+        if node is not None and (node.is_group or not node.runnable):
+            problems.append("it is a command group, not a runnable command; exclude leaves only")
+        for message in problems:
+            report("exclusion-invalid", message)
+        if problems or node is None:
+            continue
+        if node.tool is not None:
+            report(
+                "exclusion-stale",
+                f"the tool {node.tool.id} now covers this command",
+                "Delete the exclusion.",
+            )
+            continue
+        review.excluded.add(path)
+    if contract.tree is not None:
+        review.diagnostics.extend(_uncovered(contract, review.excluded))
+    return review
+
+
+def _exact(contract: Contract, path: Sequence[str]) -> CommandNode | None:
+    # Exclusions name primary paths exactly; an alias does not count.
+    node = contract.root
+    for word in path:
+        if word not in node.names:
+            return None
+        node = node.children[word]
+    return node
+
+
+def _uncovered(contract: Contract, excluded: set[tuple[str, ...]]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for node in contract.runnable_leaves():
+        if node.tool is not None or node.path in excluded:
+            continue
+        shown = " ".join(node.path) or "(the program itself)"
+        found.append(
+            Diagnostic(
+                code="uncovered-command",
+                severity=Severity.ERROR,
+                message=f"the command '{' '.join([contract.program, *node.path])}' has no tool "
+                "and no exclusion",
+                hint=f"Add a tool with command {list(node.path)}, or run "
+                f"`exampleguard dispositions exclude {shown} --reason ...`.",
+            )
+        )
+    return found
+
+
+# -- writing records ----------------------------------------------------------------------------
+
+LOCK_FILE = ".exampleguard.lock"
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class RecordError(ValueError):
+    """A record cannot be written; the message says why, naming the record and the file."""
+
+
+def disposition_file(folder: Path, tool_id: str) -> Path:
+    """The file a tool's dispositions are written to: ``dispositions/<tool-id>.toml``.
+
+    The tool id is data, never a path: every character outside ``[A-Za-z0-9._-]`` becomes ``_``
+    and leading dots are dropped, so no id can name a file outside the folder.
+    """
+    name = _SAFE_NAME.sub("_", tool_id).lstrip(".") or "tool"
+    if name == EXCLUSIONS_FILE.removesuffix(".toml"):
+        name = f"{name}_"
+    path = folder / f"{name}.toml"
+    if path.parent != folder:
+        raise RecordError(f"tool id {tool_id!r} cannot be turned into a file name")
+    return path
+
+
+def toml_string(value: str) -> str:
+    """``value`` as a TOML basic string (JSON's escapes are TOML's, but DEL must be escaped)."""
+    import json  # noqa: PLC0415 - only writers need it
+
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def render_disposition(disposition: Disposition) -> str:
+    """The ``[[disposition]]`` block for one record, as ``dispositions add`` writes it."""
+    lines = [
+        "[[disposition]]",
+        f"tool = {toml_string(disposition.tool)}",
+        f"example = {disposition.example}",
+        f"reason_code = {toml_string(disposition.reason_code)}",
+        f"reason = {toml_string(disposition.reason)}",
+    ]
+    if disposition.reviewer is not None:
+        lines.append(f"reviewer = {toml_string(disposition.reviewer)}")
+    if disposition.evidence:
+        lines.append(f"evidence = [{', '.join(toml_string(e) for e in disposition.evidence)}]")
+    if disposition.command is not None:
+        lines.append(f"command = {toml_string(disposition.command)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_exclusion(exclusion: Exclusion) -> str:
+    """The ``[[exclusion]]`` block for one record, as ``dispositions exclude`` writes it."""
+    lines = [
+        "[[exclusion]]",
+        f"path = [{', '.join(toml_string(word) for word in exclusion.path)}]",
+        f"reason = {toml_string(exclusion.reason)}",
+    ]
+    if exclusion.reviewer is not None:
+        lines.append(f"reviewer = {toml_string(exclusion.reviewer)}")
+    return "\n".join(lines) + "\n"
+
+
+def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
+    """Append ``block`` to ``path`` keeping every existing byte, atomically and under a lock.
+
+    The lock is a separate file in the folder: the target itself is replaced by a rename, so a
+    lock on it would protect nothing. The old text is read inside the lock, so two concurrent
+    writers both land. The result is parsed before it replaces the file: a write that would
+    leave invalid TOML is refused.
+    """
+    import tomllib  # noqa: PLC0415 - only writers need it
+
+    from exampleguard.files import locked, write_atomically  # noqa: PLC0415
+
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    _refuse_escape(folder, root, str(folder))
+    with locked(folder / LOCK_FILE):
+        if path.is_symlink():
+            raise RecordError(f"{path.name} is a symlink; refusing to replace it")
+        try:
+            old = path.read_text(encoding="utf-8") if path.exists() else ""
+        except UnicodeDecodeError:
+            raise RecordError(f"{path.name} is not UTF-8 text; refusing to rewrite it") from None
+        separator = "" if not old else ("\n" if old.endswith("\n") else "\n\n")
+        new = f"{old}{separator}{block}"
+        try:
+            records = tomllib.loads(new).get(kind, [])
+        except tomllib.TOMLDecodeError as error:
+            raise RecordError(
+                f"{path.name} would not be valid TOML after the write: {error}"
+            ) from None
+        if not records:
+            raise RecordError(f"{path.name}: the new record could not be read back")
+        write_atomically(path, new)
