@@ -1,0 +1,82 @@
+"""JSON Schemas of every file format, generated from the models.
+
+The generated schemas are also committed next to this module (``catalog.schema.json`` …) so
+editors and other tools can use them without running exampleguard; a test checks the committed
+copies still match the models.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["SCHEMA_KINDS", "committed_schema_path", "generate_schema", "schema_text"]
+
+SCHEMA_KINDS = ("catalog", "tree", "dispositions", "exclusions", "counts", "report", "config")
+
+_TITLES = {
+    "catalog": "exampleguard.catalog/v1",
+    "tree": "exampleguard.tree/v1",
+    "dispositions": "exampleguard dispositions file (dispositions/*.toml)",
+    "exclusions": "exampleguard coverage exclusions (dispositions/exclusions.toml)",
+    "counts": "exampleguard.counts/v1",
+    "report": "exampleguard.report/v1",
+    "config": "[tool.exampleguard] / exampleguard.toml",
+}
+
+
+def _model(kind: str) -> type[BaseModel]:
+    # Imports are local so that `exampleguard --help` never pays for every model.
+    if kind == "catalog":
+        from exampleguard.catalog import Catalog  # noqa: PLC0415
+
+        return Catalog
+    if kind == "tree":
+        from exampleguard.tree import Tree  # noqa: PLC0415
+
+        return Tree
+    if kind == "dispositions":
+        from exampleguard.dispositions import DispositionFile  # noqa: PLC0415
+
+        return DispositionFile
+    if kind == "exclusions":
+        from exampleguard.dispositions import ExclusionFile  # noqa: PLC0415
+
+        return ExclusionFile
+    if kind == "counts":
+        from exampleguard.counts import Counts  # noqa: PLC0415
+
+        return Counts
+    if kind == "report":
+        from exampleguard.report.model import Report  # noqa: PLC0415
+
+        return Report
+    if kind == "config":
+        from exampleguard.config import Settings  # noqa: PLC0415
+
+        return Settings
+    raise KeyError(kind)
+
+
+def generate_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the format ``kind``, generated from its model."""
+    schema = _model(kind).model_json_schema(mode="validation")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://exampleguard.invalid/schemas/{kind}.schema.json",
+        **schema,
+        "title": _TITLES[kind],
+    }
+
+
+def schema_text(kind: str) -> str:
+    """The schema of ``kind`` as the text that is printed and committed."""
+    return json.dumps(generate_schema(kind), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def committed_schema_path(kind: str) -> Path:
+    """Where the committed copy of the schema of ``kind`` lives."""
+    return Path(__file__).with_name(f"{kind}.schema.json")
