@@ -1,5 +1,467 @@
-"""Command-line interface."""
+"""The ``exampleguard`` command line.
+
+Each command loads what it needs lazily, so ``exampleguard --help`` stays fast. Commands return
+exit codes (SPEC section 6): 0 all good, 1 defects found, 2 could not evaluate, 130 interrupted.
+Machine formats go to stdout (or ``--output``) and nothing else does; messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from exampleguard.config import Config
+    from exampleguard.diagnostics import Diagnostic
+
+__all__ = ["app", "entry_point", "main"]
+
+EXIT_OK, EXIT_DEFECTS, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+app = typer.Typer(
+    name="exampleguard",
+    help="Keep the command examples a CLI publishes to AI agents true.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+dispositions_app = typer.Typer(
+    help="Reviewer records: dry-run dispositions and coverage exclusions.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+report_app = typer.Typer(
+    help="Work with JSON reports.", no_args_is_help=True, rich_markup_mode=None
+)
+app.add_typer(dispositions_app, name="dispositions")
+app.add_typer(report_app, name="report")
 
 
-def entry_point() -> None:
+class OutputFormat(StrEnum):
+    """Report formats."""
+
+    text = "text"
+    json = "json"
+    junit = "junit"
+    sarif = "sarif"
+    github = "github"
+
+
+class TreeFormat(StrEnum):
+    """Tree output formats."""
+
+    text = "text"
+    json = "json"
+
+
+class ListFormat(StrEnum):
+    """Listing formats."""
+
+    text = "text"
+    json = "json"
+
+
+ConfigOption = Annotated[
+    Optional[Path],  # noqa: UP045 - Typer reads the annotation at runtime
+    typer.Option(
+        "--config",
+        help="Configuration file (pyproject.toml or exampleguard.toml). Default: found by "
+        "walking up from the current directory.",
+        dir_okay=False,
+    ),
+]
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="Report format.", case_sensitive=False)
+]
+OutputOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--output", "-o", help="Write the report to FILE instead of stdout.", dir_okay=False
+    ),
+]
+ShardOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--shard",
+        metavar="K/N",
+        help="Check only shard K of N (tools split deterministically); repository-wide checks "
+        "run in shard 1.",
+    ),
+]
+
+
+# -- shared plumbing ----------------------------------------------------------------------------
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def _fail_with(
+    diagnostics: list[Diagnostic],
+    code: int = EXIT_UNUSABLE,
+    summary: str = "exampleguard could not evaluate the run",
+) -> NoReturn:
+    from exampleguard.report.model import diagnostic_data  # noqa: PLC0415
+    from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
+
+    color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    for diagnostic in diagnostics:
+        _stderr("\n".join(diagnostic_lines(diagnostic_data(diagnostic), color=color)))
+    count = len(diagnostics)
+    _stderr(f"{summary} ({count} problem{'s' if count != 1 else ''}).")
+    raise typer.Exit(code)
+
+
+def _load_config(path: Path | None) -> Config:
+    from exampleguard.config import ConfigError, load_config  # noqa: PLC0415
+
+    try:
+        return load_config(path, Path.cwd())
+    except ConfigError as error:
+        _fail_with([error.diagnostic])
+
+
+def _parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    index, _, total = value.partition("/")
+    if index.isdigit() and total.isdigit() and 1 <= int(index) <= int(total):
+        return int(index), int(total)
+    raise typer.BadParameter("expected K/N with 1 <= K <= N, for example 2/4", param_hint="--shard")
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from exampleguard.files import write_atomically  # noqa: PLC0415
+
+    try:
+        write_atomically(output, text)
+    except OSError as error:
+        _stderr(f"exampleguard: cannot write {output}: {error.strerror}")
+        raise typer.Exit(EXIT_UNUSABLE) from None
+
+
+def _color(output: Path | None) -> bool:
+    if output is not None or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty() or bool(os.environ.get("FORCE_COLOR"))
+
+
+# -- validate -----------------------------------------------------------------------------------
+
+
+@app.command()
+def validate(
+    config: ConfigOption = None,
+    output_format: FormatOption = OutputFormat.text,
+    output: OutputOption = None,
+    shard: ShardOption = None,
+) -> None:
+    """Check every stored example against the real command tree and the catalog's rules."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    shard_spec = _parse_shard(shard)
+    loaded = _load_config(config)
+    outcome = runner.validate(loaded, shard=shard_spec)
+    if outcome.unusable:
+        _fail_with(outcome.unusable)
+    _emit(
+        _render(outcome.report, output_format, output),
+        output,
+    )
+    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+
+
+def _render(data: dict[str, Any], output_format: OutputFormat, output: Path | None) -> str:
+    from exampleguard.report import render  # noqa: PLC0415
+
+    return render(
+        data, output_format.value, color=output_format is OutputFormat.text and _color(output)
+    )
+
+
+# -- counts -------------------------------------------------------------------------------------
+
+
+@app.command()
+def counts(
+    config: ConfigOption = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Rewrite the committed counts file for review.")
+    ] = False,
+) -> None:
+    """Show how much is checked and executed; with --write, record it in the counts file."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    loaded = _load_config(config)
+    outcome = runner.count(loaded, write=write)
+    if outcome.unusable:
+        _fail_with(outcome.unusable)
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(outcome.exit_code)
+
+
+# -- tree ---------------------------------------------------------------------------------------
+
+
+@app.command()
+def tree(
+    config: ConfigOption = None,
+    tree_spec: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--tree",
+            metavar="SPEC",
+            help="click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR or a snapshot "
+            ".json. Default: the configuration's `tree`.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        TreeFormat, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+    ] = TreeFormat.text,
+    program: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--program", help="Program name to record (default: guessed)."),
+    ] = None,
+) -> None:
+    """Print the executable command tree (a snapshot with --format json)."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    outcome = runner.show_tree(
+        config,
+        tree_spec,
+        as_json=output_format is TreeFormat.json,
+        program=program,
+        color=_color(None),
+    )
+    if outcome.unusable:
+        _fail_with(outcome.unusable)
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(EXIT_OK)
+
+
+# -- schema / explain ---------------------------------------------------------------------------
+
+
+class SchemaKind(StrEnum):
+    """The formats with a JSON Schema."""
+
+    catalog = "catalog"
+    tree = "tree"
+    dispositions = "dispositions"
+    exclusions = "exclusions"
+    counts = "counts"
+    report = "report"
+    config = "config"
+    tool = "tool"
+
+
+@app.command()
+def schema(
+    kind: Annotated[
+        SchemaKind, typer.Argument(help="Which format, or `tool` for a tool's argument schema.")
+    ],
+    tool_id: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Argument(
+            metavar="[TOOL_ID]", help="With `tool`: the tool whose arguments to describe."
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Print the JSON Schema of a file format, or the strict argument schema of one tool."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    if kind is SchemaKind.tool:
+        if tool_id is None:
+            raise typer.BadParameter("`schema tool` needs a TOOL_ID", param_hint="TOOL_ID")
+        outcome = runner.tool_schema(_load_config(config), tool_id)
+    else:
+        if tool_id is not None:
+            raise typer.BadParameter(
+                f"`schema {kind.value}` takes no TOOL_ID", param_hint="TOOL_ID"
+            )
+        outcome = runner.format_schema(kind.value)
+    if outcome.unusable:
+        _fail_with(outcome.unusable)
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command()
+def explain(
+    code: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Argument(help="A diagnostic code, such as unknown-flag. Omit to list every code."),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Explain what a diagnostic code means, why it matters and how to fix it."""
+    from exampleguard.codes import CODES  # noqa: PLC0415
+
+    del config  # accepted for uniformity: every command takes --config
+    if code is None:
+        width = max(len(name) for name in CODES)
+        for entry in CODES.values():
+            sys.stdout.write(f"{entry.name:<{width}}  {entry.severity.value:<7}  {entry.summary}\n")
+        raise typer.Exit(EXIT_OK)
+    found = CODES.get(code)
+    if found is None:
+        import difflib  # noqa: PLC0415
+
+        guess = difflib.get_close_matches(code, list(CODES), n=1)
+        hint = f" Did you mean {guess[0]}?" if guess else ""
+        _stderr(
+            f"exampleguard: unknown code {code!r}.{hint} `exampleguard explain` lists them all."
+        )
+        raise typer.Exit(EXIT_UNUSABLE)
+    entry = found
+    exit_meaning = "fails the run (exit 1)" if entry.exit_code == 1 else "stops the run (exit 2)"
+    if entry.severity.value == "warning":
+        exit_meaning = "is a warning and never fails the run"
+    sys.stdout.write(
+        f"{entry.name} ({entry.severity.value}, since {entry.since}): {entry.summary}\n\n"
+        f"What it means\n  {entry.what}\n\n"
+        f"Why it matters\n  {entry.why}\n\n"
+        f"Example\n  " + entry.example.replace("\n", "\n  ") + "\n\n"
+        f"How to fix it\n  {entry.fix}\n\n"
+        f"This code {exit_meaning}.\n"
+    )
+    raise typer.Exit(EXIT_OK)
+
+
+# -- dispositions ------------------------------------------------------------------------------
+
+
+@dispositions_app.command("add")
+def dispositions_add(
+    tool_id: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's id.")],
+    index: Annotated[int, typer.Argument(metavar="INDEX", help="Zero-based example index.", min=0)],
+    reason_code: Annotated[
+        str, typer.Option("--reason-code", help="An approved reason code (see the README).")
+    ],
+    reason: Annotated[
+        str, typer.Option("--reason", help="What the dry run needs that CI does not have.")
+    ],
+    reviewer: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--reviewer", help="Who reviewed the decision."),
+    ] = None,
+    evidence: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--evidence", help="A reference backing the decision (repeatable)."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the record that would be written; write nothing."),
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Record that one example of a tool is not dry-run, for an approved reason."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    outcome = runner.add_disposition(
+        _load_config(config),
+        tool_id=tool_id,
+        index=index,
+        reason_code=reason_code,
+        reason=reason,
+        reviewer=reviewer,
+        evidence=list(evidence or []),
+        dry_run=dry_run,
+    )
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary="exampleguard refused the record; nothing was written")
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(EXIT_OK)
+
+
+@dispositions_app.command("exclude")
+def dispositions_exclude(
+    path: Annotated[list[str], typer.Argument(metavar="PATH...", help="The command's exact path.")],
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why agents are not offered this command.")
+    ],
+    reviewer: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--reviewer", help="Who reviewed the decision."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the record that would be written; write nothing."),
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Exclude one exact runnable command from coverage, for a concrete reason."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    outcome = runner.add_exclusion(
+        _load_config(config), path=path, reason=reason, reviewer=reviewer, dry_run=dry_run
+    )
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary="exampleguard refused the record; nothing was written")
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(EXIT_OK)
+
+
+@dispositions_app.command("list")
+def dispositions_list(
+    output_format: Annotated[
+        ListFormat, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+    ] = ListFormat.text,
+    config: ConfigOption = None,
+) -> None:
+    """List every disposition and exclusion with its status."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    outcome = runner.list_records(_load_config(config), as_json=output_format is ListFormat.json)
+    if outcome.unusable:
+        _fail_with(outcome.unusable)
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(EXIT_OK)
+
+
+@dispositions_app.command("check")
+def dispositions_check(config: ConfigOption = None) -> None:
+    """Check only the reviewer records and coverage; exit 1 on any defect."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    outcome = runner.check_records(_load_config(config))
+    if outcome.unusable:
+        _fail_with(outcome.unusable)
+    sys.stdout.write(_render(outcome.report, OutputFormat.text, None))
+    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+
+
+# -- entry points -------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="exampleguard", standalone_mode=True)
+    except SystemExit as exit_:
+        code = exit_.code
+        if code is None:
+            return EXIT_OK
+        return code if isinstance(code, int) else EXIT_UNUSABLE
+    except KeyboardInterrupt:
+        _stderr("exampleguard: interrupted")
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def entry_point() -> NoReturn:
     """Console-script entry point."""
+    sys.exit(main())
