@@ -7,8 +7,10 @@ Machine formats go to stdout (or ``--output``) and nothing else does; messages g
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
@@ -188,6 +190,113 @@ def _render(data: dict[str, Any], output_format: OutputFormat, output: Path | No
     return render(
         data, output_format.value, color=output_format is OutputFormat.text and _color(output)
     )
+
+
+# -- dryrun -------------------------------------------------------------------------------------
+
+
+def _example_address(value: str) -> tuple[str, int]:
+    tool, bracket, rest = value.partition("[")
+    if not bracket or not rest.endswith("]") or not rest[:-1].isdigit() or not tool:
+        raise typer.BadParameter(
+            f"{value!r} is not TOOL_ID[INDEX], for example notes.delete[1]",
+            param_hint="--example",
+        )
+    return tool, int(rest[:-1])
+
+
+@app.command()
+def dryrun(
+    config: ConfigOption = None,
+    output_format: FormatOption = OutputFormat.text,
+    output: OutputOption = None,
+    jobs: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--jobs", "-j", min=1, help="Runs in parallel (default: the CPU count)."),
+    ] = None,
+    tool: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--tool", metavar="ID", help="Run only this tool's examples (repeatable)."),
+    ] = None,
+    example: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--example", metavar="TOOL_ID[INDEX]", help="Run only this example (repeatable)."
+        ),
+    ] = None,
+    shard: ShardOption = None,
+) -> None:
+    """Validate, then run every eligible example through the real command in a sandbox."""
+    import signal  # noqa: PLC0415
+
+    from exampleguard import runner  # noqa: PLC0415
+
+    addresses = [_example_address(value) for value in example or []]
+    shard_spec = _parse_shard(shard)
+    loaded = _load_config(config)
+
+    def terminate(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # SIGTERM ends a dry run like Ctrl-C: every sandboxed process is killed before exit 130.
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with _progress(output_format) as progress:
+            outcome = runner.dry_run(
+                loaded,
+                jobs=jobs,
+                tools=list(tool or []),
+                examples=addresses,
+                shard=shard_spec,
+                progress=progress,
+            )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary="exampleguard dryrun ran nothing")
+    _emit(_render(outcome.report, output_format, output), output)
+    if outcome.interrupted:
+        _stderr("exampleguard: interrupted; every sandboxed process was stopped")
+        raise typer.Exit(EXIT_INTERRUPTED)
+    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+
+
+@contextlib.contextmanager
+def _progress(output_format: OutputFormat) -> Iterator[Any]:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
+
+    del output_format
+    with Progress(
+        TextColumn("dry runs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def advance(record: Any) -> None:
+            entry = record.entry
+            bar.update(task, advance=1, description=f"{entry['tool']}[{entry['index']}]")
+
+        yield advance
+
+
+@app.command("sandbox")
+def sandbox_command(config: ConfigOption = None) -> None:
+    """Show which sandbox backends this machine has and what each guarantees."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    del config  # accepted for uniformity: every command takes --config
+    outcome = runner.sandbox_report()
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(outcome.exit_code)
 
 
 # -- counts -------------------------------------------------------------------------------------
@@ -441,6 +550,63 @@ def dispositions_check(config: ConfigOption = None) -> None:
         _fail_with(outcome.unusable)
     sys.stdout.write(_render(outcome.report, OutputFormat.text, None))
     raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+
+
+# -- init and report merge ----------------------------------------------------------------------
+
+
+@app.command()
+def init(
+    tree_spec: Annotated[
+        str,
+        typer.Option(
+            "--tree",
+            metavar="SPEC",
+            help="click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR or a snapshot .json.",
+        ),
+    ],
+    program: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--program", help="The program name agents type (default: from the tree)."),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Start using exampleguard here: configuration, a starter catalog, dispositions/, counts."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    del config  # init writes the configuration; it does not read one
+    outcome = runner.init_project(Path.cwd(), spec_text=tree_spec, program=program)
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary="exampleguard init changed nothing")
+    sys.stdout.write(outcome.text)
+    raise typer.Exit(EXIT_OK)
+
+
+@report_app.command("merge")
+def report_merge(
+    reports: Annotated[
+        list[Path],
+        typer.Argument(metavar="REPORT...", help="JSON reports of the shards.", dir_okay=False),
+    ],
+    config: ConfigOption = None,
+    output_format: FormatOption = OutputFormat.json,
+    output: OutputOption = None,
+) -> None:
+    """Join the JSON reports of --shard runs into one, and compare the committed counts."""
+    from exampleguard import runner  # noqa: PLC0415
+
+    loaded = _load_config(config) if config is not None or _config_exists() else None
+    outcome = runner.merge_reports(reports, loaded)
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary="exampleguard could not merge the reports")
+    _emit(_render(outcome.report, output_format, output), output)
+    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+
+
+def _config_exists() -> bool:
+    from exampleguard.config import find_config  # noqa: PLC0415
+
+    return find_config(Path.cwd()) is not None
 
 
 # -- entry points -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from exampleguard.bind import Binding, bind
+from exampleguard.bind import Binding, Role, bind
 from exampleguard.catalog import LoadedCatalog, load_catalog
 from exampleguard.codes import lookup
 from exampleguard.config import Config
@@ -76,6 +76,10 @@ class ExampleResult:
     diagnostics: tuple[Diagnostic, ...]
     validated: bool
     """Whether the example went through contract validation (tokenized and bound)."""
+    command_end: int | None = None
+    """Index of the first word after the command path (where a dry-run flag goes)."""
+    given_flags: frozenset[str] = frozenset()
+    """Every option string of every option the example gives (to see a flag already given)."""
 
     @property
     def ok(self) -> bool:
@@ -395,6 +399,14 @@ class _ExampleChecker:
         arguments: dict[str, Any] | None = None,
     ) -> ExampleResult:
         path = binding.path if binding is not None and binding.path is not None else None
+        command_end: int | None = None
+        given_flags: frozenset[str] = frozenset()
+        if binding is not None:
+            commands = [i for i, role in enumerate(binding.roles) if role is Role.COMMAND]
+            command_end = (commands[-1] if commands else 0) + 1
+            given_flags = frozenset(
+                flag for o in binding.occurrences for flag in o.parameter.all_flags
+            )
         return ExampleResult(
             tool=tool.id,
             tool_index=tool.index,
@@ -405,6 +417,8 @@ class _ExampleChecker:
             arguments=arguments,
             diagnostics=tuple(diagnostics),
             validated=validated,
+            command_end=command_end,
+            given_flags=given_flags,
         )
 
     def _duplicates(self, tool: EffectiveTool, results: list[ExampleResult]) -> list[ExampleResult]:
@@ -453,6 +467,8 @@ def _with(result: ExampleResult, diagnostic: Diagnostic) -> ExampleResult:
         arguments=result.arguments,
         diagnostics=(*result.diagnostics, diagnostic),
         validated=result.validated,
+        command_end=result.command_end,
+        given_flags=result.given_flags,
     )
 
 

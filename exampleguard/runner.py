@@ -467,3 +467,319 @@ def check_records(config: Config) -> ValidateOutcome:
     evaluation.diagnostics = kept
     evaluation.examples = []
     return ValidateOutcome(build_report(evaluation), evaluation)
+
+
+# -- dry runs -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class DryRunOutcome:
+    """A dry-run session: report data, and whether it was interrupted or could not run."""
+
+    report: dict[str, Any] = field(default_factory=dict)
+    interrupted: bool = False
+    unusable: list[Diagnostic] = field(default_factory=list)
+
+
+def dry_run(
+    config: Config,
+    *,
+    jobs: int | None,
+    tools: list[str],
+    examples: list[tuple[str, int]],
+    shard: tuple[int, int] | None,
+    progress: Any = None,
+) -> DryRunOutcome:
+    """``exampleguard dryrun``: all of ``validate``, then the eligible examples in the sandbox.
+
+    Everything that could stop the run — structure errors, a missing executable, no isolation,
+    a credential-like ``pass_env`` — is found before the first run starts (exit 2, nothing run).
+    """
+    import os  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    import sandbox  # noqa: PLC0415
+    from exampleguard.dryrun import (  # noqa: PLC0415
+        DryRunError,
+        Selection,
+        execute,
+        interpreter_paths,
+        plan,
+        resolve_executable,
+    )
+
+    evaluation, unusable = run_evaluation(config, shard=shard)
+    if evaluation is None:
+        return DryRunOutcome(unusable=unusable)
+    settings = config.settings.dryrun
+    problems: list[Diagnostic] = []
+    try:
+        sandbox.check_pass_env(settings.pass_env)
+    except sandbox.CredentialEnvError as error:
+        problems.append(
+            Diagnostic(
+                code="config-invalid",
+                severity=Severity.ERROR,
+                message=str(error),
+                hint="Credentials never enter a dry run; the README documents the rule.",
+                location=config.location("dryrun", "pass_env"),
+            )
+        )
+    try:
+        sandbox.select_backend(sandbox.Isolation(settings.isolation))
+    except sandbox.IsolationUnavailable as error:
+        problems.append(
+            Diagnostic(
+                code="isolation-unavailable",
+                severity=Severity.ERROR,
+                message=str(error).removeprefix("isolation-unavailable: "),
+                hint='Install bubblewrap, or set isolation = "env" knowingly.',
+                location=config.location("dryrun", "isolation")
+                if "isolation" in config.settings.dryrun.model_fields_set
+                else config.location(),
+            )
+        )
+    executable: tuple[str, ...] = ()
+    try:
+        executable = resolve_executable(config, evaluation.contract.program)
+    except DryRunError as error:
+        problems.append(error.diagnostic)
+    known = {tool.id: tool for tool in evaluation.inputs.catalog.catalog.tools}
+    for tool_id in [*tools, *(t for t, _ in examples)]:
+        if tool_id not in known:
+            problems.append(
+                Diagnostic(
+                    code="config-invalid",
+                    severity=Severity.ERROR,
+                    message=f"--tool/--example names {tool_id!r}, which the catalog does not have",
+                )
+            )
+    if problems:
+        return DryRunOutcome(unusable=problems)
+    selection = Selection(set(tools), set(examples))
+    runs = plan(evaluation, executable, selection=selection)
+    readable = interpreter_paths(executable[0])
+    cancel = threading.Event()
+    records, interrupted = execute(
+        runs,
+        config,
+        readable=readable,
+        jobs=jobs or settings.jobs or os.cpu_count() or 1,
+        cancel=cancel,
+        progress=progress,
+    )
+    report = build_report(
+        evaluation,
+        dry_runs=[record.entry for record in records],
+        extra_diagnostics=[r.diagnostic for r in records if r.diagnostic is not None],
+        interrupted=interrupted,
+        shard=shard,
+    )
+    return DryRunOutcome(report=report, interrupted=interrupted)
+
+
+def sandbox_report() -> TextOutcome:
+    """``exampleguard sandbox``: the backends this machine has and what each guarantees."""
+    import sandbox  # noqa: PLC0415
+
+    lines: list[str] = []
+    for backend in sandbox.probe_backends():
+        state = "available" if backend.available else "unavailable"
+        where = f" ({backend.executable})" if backend.executable else ""
+        lines.append(f"{backend.name}: {state}{where}")
+        if backend.detail:
+            lines.append(f"  note: {backend.detail}")
+        for guarantee in backend.guarantees:
+            lines.append(f"  + {guarantee.value}: {guarantee.description}")
+        for guarantee in backend.not_guaranteed:
+            lines.append(f"  - {guarantee.value}: not guaranteed")
+    try:
+        lines.append(f"isolation 'auto' uses: {sandbox.select_backend(sandbox.Isolation.AUTO)}")
+    except sandbox.IsolationUnavailable as error:
+        lines.append(str(error))
+    return TextOutcome("\n".join(lines) + "\n")
+
+
+# -- init -----------------------------------------------------------------------------------------
+
+
+def init_project(
+    cwd: Path, *, spec_text: str, program: str | None, catalog_name: str = "agent-catalog.json"
+) -> TextOutcome:
+    """``exampleguard init``: configuration, starter catalog, dispositions folder and counts.
+
+    Refuses, changing nothing, when a ``[tool.exampleguard]`` table, the catalog or the counts
+    file already exists. Files are written one by one atomically; if anything fails (or the run
+    is interrupted) the files this run created are removed again.
+    """
+    import tomllib  # noqa: PLC0415
+
+    from exampleguard.files import write_atomically  # noqa: PLC0415
+    from exampleguard.sources import SourceError  # noqa: PLC0415
+    from exampleguard.tree import load_tree, parse_tree_spec  # noqa: PLC0415
+
+    pyproject = cwd / "pyproject.toml"
+    standalone = cwd / "exampleguard.toml"
+    catalog_path = cwd / catalog_name
+    counts_path = cwd / "exampleguard-counts.json"
+    refusals: list[str] = []
+    pyproject_text: str | None = None
+    if pyproject.exists():
+        try:
+            pyproject_text = pyproject.read_text(encoding="utf-8")
+            existing = tomllib.loads(pyproject_text)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            return _refuse("file-invalid", f"pyproject.toml cannot be read: {error}")
+        if "exampleguard" in (existing.get("tool") or {}):
+            refusals.append("pyproject.toml already has a [tool.exampleguard] table")
+    if standalone.exists():
+        refusals.append("exampleguard.toml already exists")
+    for path in (catalog_path, counts_path):
+        if path.exists():
+            refusals.append(f"{path.name} already exists")
+    if refusals:
+        return _refuse("config-invalid", "init changes nothing: " + "; ".join(refusals))
+    try:
+        spec = parse_tree_spec(spec_text, cwd)
+        tree, _ = load_tree(spec, root=cwd, display=spec_text, program=program)
+    except ValueError as error:
+        return _refuse("config-invalid", str(error))
+    except SourceError as error:
+        return TextOutcome(unusable=[error.diagnostic])
+    name = program or tree.program
+    tools = []
+    for command in sorted(tree.commands, key=lambda c: c.path):
+        if not command.runnable or command.hidden or _has_children(tree, command.path):
+            continue
+        tool: dict[str, Any] = {
+            "id": ".".join([name, *command.path]),
+            "command": list(command.path),
+        }
+        if command.description:
+            tool["summary"] = command.description
+        tool["examples"] = []
+        tools.append(tool)
+    catalog = {"format": "exampleguard.catalog/v1", "program": name, "tools": tools}
+    table = f'[tool.exampleguard]\ncatalog = "{catalog_name}"\ntree = {json.dumps(spec_text)}\n'
+    created: list[Path] = []
+    try:
+        write_atomically(catalog_path, json.dumps(catalog, indent=2, ensure_ascii=False) + "\n")
+        created.append(catalog_path)
+        (cwd / "dispositions").mkdir(exist_ok=True)
+        if pyproject_text is not None:
+            separator = "" if pyproject_text.endswith("\n") else "\n"
+            write_atomically(pyproject, f"{pyproject_text}{separator}\n{table}")
+            config_file = pyproject
+        else:
+            write_atomically(standalone, table.replace("[tool.exampleguard]\n", ""))
+            created.append(standalone)
+            config_file = standalone
+        config = load_config(config_file, cwd)
+        written = count(config, write=True)
+        if written.unusable:
+            raise _InitFailed(written.unusable)
+        created.append(counts_path)
+    except BaseException as error:
+        for path in reversed(created):
+            path.unlink(missing_ok=True)
+        if pyproject_text is not None and pyproject.read_text(encoding="utf-8") != pyproject_text:
+            write_atomically(pyproject, pyproject_text)
+        if isinstance(error, _InitFailed):
+            return TextOutcome(unusable=error.diagnostics)
+        raise
+    where = "pyproject.toml [tool.exampleguard]" if pyproject_text is not None else standalone.name
+    return TextOutcome(
+        f"wrote {where}, {catalog_name} ({len(tools)} tools, no examples yet), dispositions/ "
+        f"and {counts_path.name}\nnext: add one or two examples per tool, then run "
+        "`exampleguard validate` and `exampleguard counts --write`\n"
+    )
+
+
+class _InitFailed(Exception):
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(diagnostics[0].message)
+        self.diagnostics = diagnostics
+
+
+def _has_children(tree: Any, path: list[str]) -> bool:
+    return any(len(c.path) == len(path) + 1 and c.path[: len(path)] == path for c in tree.commands)
+
+
+# -- report merge ---------------------------------------------------------------------------------
+
+
+def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
+    """``exampleguard report merge``: join shard reports into one and compare the counts."""
+    from exampleguard.counts import Counts, compare_counts, load_counts  # noqa: PLC0415
+    from exampleguard.report.model import Report, diagnostic_data  # noqa: PLC0415
+    from exampleguard.sources import SourceError, check_format, load_document, validate_model  # noqa: PLC0415
+
+    reports: list[Report] = []
+    errors: list[Diagnostic] = []
+    for path in paths:
+        try:
+            document = load_document(path, str(path))
+            check_format(document, "exampleguard.report/v1")
+            reports.append(validate_model(Report, document))
+        except SourceError as error:
+            errors.append(error.diagnostic)
+    if errors:
+        return ValidateOutcome(unusable=errors)
+    shards = sorted({(r.shard.index, r.shard.total) for r in reports if r.shard is not None})
+    totals = {total for _, total in shards}
+    problems: list[str] = []
+    if len(totals) > 1:
+        problems.append(f"the reports come from different shard counts: {sorted(totals)}")
+    elif totals:
+        (total,) = totals
+        missing = sorted(set(range(1, total + 1)) - {index for index, _ in shards})
+        if missing:
+            problems.append(f"shard(s) {missing} of {total} are missing")
+    if len(shards) != len([r for r in reports if r.shard is not None]):
+        problems.append("the same shard is given twice")
+    if problems:
+        return ValidateOutcome(
+            unusable=[
+                Diagnostic(code="config-invalid", severity=Severity.ERROR, message=p)
+                for p in problems
+            ]
+        )
+    first = next((r for r in reports if r.shard is None or r.shard.index == 1), reports[0])
+    counts = Counts(
+        tools=first.counts.tools,
+        examples=sum(r.counts.examples for r in reports),
+        contract_validated=sum(r.counts.contract_validated for r in reports),
+        dry_run_eligible=first.counts.dry_run_eligible,
+        dry_run_narrowed=first.counts.dry_run_narrowed,
+        excluded=first.counts.excluded,
+    )
+    examples = sorted(
+        (e.model_dump(mode="json") for r in reports for e in r.examples),
+        key=lambda e: (e["tool"], e["index"]),
+    )
+    diagnostics = [d.model_dump(mode="json") for r in reports for d in r.diagnostics]
+    if config is not None:
+        try:
+            committed = load_counts(config.counts_path, config.display(config.counts_path))
+        except SourceError as error:
+            return ValidateOutcome(unusable=[error.diagnostic])
+        drift = compare_counts(committed, counts, config.display(config.counts_path))
+        diagnostics.extend(diagnostic_data(d) for d in drift)
+    dry_runs = [run.model_dump(mode="json") for r in reports for run in r.dry_runs]
+    interrupted = any(r.interrupted for r in reports)
+    ok = (
+        not any(d["severity"] == "error" for d in diagnostics)
+        and all(run["status"] == "passed" for run in dry_runs)
+        and not interrupted
+    )
+    merged = {
+        "format": "exampleguard.report/v1",
+        "ok": ok,
+        "counts": counts.model_dump(),
+        "examples": examples,
+        "diagnostics": diagnostics,
+        "dry_runs": dry_runs,
+        "interrupted": interrupted,
+        "shard": None,
+    }
+    return ValidateOutcome(report=merged)

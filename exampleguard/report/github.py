@@ -42,13 +42,6 @@ def render_github(data: dict[str, Any]) -> str:
         if diagnostic.get("hint"):
             message += f"\n{diagnostic['hint']}"
         lines.append(f"::{level} {','.join(properties)}::{_escape_data(message)}")
-    for run in data.get("dry_runs", []):
-        if run["status"] == "passed":
-            continue
-        code = "dryrun-timeout" if run["status"] == "timed-out" else "dryrun-failed"
-        title = _escape_property(f"{code} {run['tool']}[{run['index']}]")
-        message = f"dry run {run['status']} (exit code {run['exit_code']}): {' '.join(run['argv'])}"
-        lines.append(f"::error title={title}::{_escape_data(message)}")
     examples = len(data["examples"])
     verdict = "passed" if data["ok"] else "failed"
     lines.append(f"::notice title=exampleguard::{examples} examples checked; the run {verdict}")

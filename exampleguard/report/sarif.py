@@ -83,21 +83,6 @@ def render_sarif(data: dict[str, Any]) -> str:
     rules = _rules()
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = [_result(d, index) for d in data["diagnostics"] if d["code"] in index]
-    for run in data.get("dry_runs", []):
-        if run["status"] == "passed":
-            continue
-        code = "dryrun-timeout" if run["status"] == "timed-out" else "dryrun-failed"
-        results.append(
-            {
-                "ruleId": code,
-                "ruleIndex": index[code],
-                "level": "error",
-                "message": {
-                    "text": f"{run['tool']}[{run['index']}]: dry run {run['status']} (exit code "
-                    f"{run['exit_code']})"
-                },
-            }
-        )
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",

@@ -29,11 +29,9 @@ def _paint(text: str, style: str, color: bool) -> str:
 def render_text(data: dict[str, Any], *, color: bool = False) -> str:
     """Render report data as text lines and a summary."""
     lines: list[str] = []
+    # A failed dry run is a diagnostic (dryrun-failed, dryrun-timeout) like any other.
     for diagnostic in data["diagnostics"]:
         lines.extend(diagnostic_lines(diagnostic, color=color))
-    for run in data.get("dry_runs", []):
-        if run["status"] != "passed":
-            lines.append(_dry_run_line(run, color))
     lines.append(_summary(data, color))
     return "\n".join(lines) + "\n"
 
@@ -68,17 +66,6 @@ def diagnostic_lines(diagnostic: dict[str, Any], *, color: bool = False) -> list
     elif hint:
         extra.append(_paint(f"  help: {hint}", "help", color))
     return [f"{where} {code}{subject} {message}", *extra]
-
-
-def _dry_run_line(run: dict[str, Any], color: bool) -> str:
-    status = run["status"]
-    code = "dryrun-timeout" if status == "timed-out" else "dryrun-failed"
-    detail = f" with exit code {run['exit_code']}" if run.get("exit_code") is not None else ""
-    if run.get("detail"):
-        detail += f" ({run['detail']})"
-    subject = _paint(f"{run['tool']}[{run['index']}]:", "subject", color)
-    head = f"{_paint('dryrun:', 'location', color)} {_paint(code, 'error', color)}"
-    return f"{head} {subject} {status}{detail}"
 
 
 def _summary(data: dict[str, Any], color: bool) -> str:

@@ -1,0 +1,299 @@
+"""Dry runs: execute exactly the eligible examples, each in a sandbox, and never downgrade.
+
+The eligible set is fixed by data: examples of tools with a reviewed dry-run capability, minus
+those a disposition narrows, minus those that failed contract validation (never executed; the run
+still fails for them). Each becomes an argv — the example's words with the program word replaced
+by the configured executable and the preview flag inserted after the command path unless it is
+already given — and runs through :mod:`sandbox`. A failed, timed-out, crashed or unstarted run is
+a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from exampleguard.config import Config
+from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.pipeline import Evaluation, ExampleResult
+
+__all__ = [
+    "DryRunError",
+    "PlannedRun",
+    "RunRecord",
+    "Selection",
+    "execute",
+    "interpreter_paths",
+    "plan",
+    "resolve_executable",
+]
+
+
+class DryRunError(Exception):
+    """The dry run cannot be evaluated (exit 2): ``diagnostic`` says why, before anything runs."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRun:
+    """One example to execute: its address, the argv, and where its fixtures come from."""
+
+    tool: str
+    index: int
+    argv: tuple[str, ...]
+    fixtures: Path | None
+    expect_exit: int
+    location: Location | None
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """A finished run: the report entry and, for a failure, its diagnostic."""
+
+    entry: dict[str, Any]
+    diagnostic: Diagnostic | None = None
+
+
+@dataclass(slots=True)
+class Selection:
+    """``--tool`` and ``--example`` filters; empty means everything eligible."""
+
+    tools: set[str] = field(default_factory=set)
+    examples: set[tuple[str, int]] = field(default_factory=set)
+
+    def wants(self, result: ExampleResult) -> bool:
+        """Whether ``result`` is selected."""
+        if not self.tools and not self.examples:
+            return True
+        return result.tool in self.tools or (result.tool, result.index) in self.examples
+
+
+def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
+    """The argv prefix that replaces the program word; raise ``DryRunError`` if missing."""
+    configured = config.settings.dryrun.executable
+    if configured is None:
+        found = shutil.which(program)
+        if found is None:
+            raise DryRunError(
+                Diagnostic(
+                    code="executable-missing",
+                    severity=Severity.ERROR,
+                    message=f"the program '{program}' is not on PATH, and "
+                    "[tool.exampleguard.dryrun] sets no executable",
+                    hint="Install the program before the dry run, or set `executable`.",
+                    location=config.location(),
+                )
+            )
+        return (found,)
+    prefix = (configured,) if isinstance(configured, str) else tuple(configured)
+    head = prefix[0]
+    # A relative path with a separator is relative to the configuration, like every path in it.
+    resolved = str((config.root / head).resolve()) if os.sep in head else shutil.which(head)
+    if resolved is None or not Path(resolved).exists():
+        raise DryRunError(
+            Diagnostic(
+                code="executable-missing",
+                severity=Severity.ERROR,
+                message=f"the dry-run executable '{head}' cannot be found",
+                hint="Fix `executable` in [tool.exampleguard.dryrun].",
+                location=config.location("dryrun", "executable"),
+            )
+        )
+    return (resolved, *prefix[1:])
+
+
+def interpreter_paths(executable: str) -> tuple[Path, ...]:
+    """Paths a run of ``executable`` must be able to read: itself and its interpreter's install.
+
+    A console script names its interpreter in its shebang; a virtualenv's interpreter needs the
+    virtualenv and the base installation it was made from (both may live under a masked home).
+    """
+    found: list[Path] = []
+    path = Path(executable)
+    found.extend({path, path.resolve()})
+    interpreter: Path | None = None
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        first = b""
+    if first.startswith(b"#!"):
+        words = first[2:].decode("utf-8", errors="replace").split()
+        if words:
+            interpreter = Path(
+                words[-1] if words[0].endswith("/env") and len(words) > 1 else words[0]
+            )
+            if not interpreter.is_absolute():
+                which = shutil.which(str(interpreter))
+                interpreter = Path(which) if which else None
+    elif path.name.startswith("python"):
+        interpreter = path
+    if interpreter is not None:
+        found.extend(_python_installation(interpreter))
+    return tuple(dict.fromkeys(p for p in found if p.exists()))
+
+
+def _python_installation(interpreter: Path) -> list[Path]:
+    found = [interpreter, interpreter.resolve()]
+    for candidate in (interpreter.parent.parent, interpreter.resolve().parent.parent):
+        config = candidate / "pyvenv.cfg"
+        if config.exists():
+            found.append(candidate)
+            for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    found.append(Path(value.strip()).resolve().parent)
+        elif (candidate / "lib").exists():
+            found.append(candidate)
+    return found
+
+
+def plan(
+    evaluation: Evaluation,
+    executable: Sequence[str],
+    *,
+    selection: Selection | None = None,
+) -> list[PlannedRun]:
+    """The runs to execute: eligible, not narrowed, contract-valid, and selected."""
+    catalog = evaluation.inputs.catalog.catalog
+    config = evaluation.inputs.config
+    runs: list[PlannedRun] = []
+    for result in evaluation.eligible:
+        if not result.ok or result.argv is None or result.command_end is None:
+            continue
+        if selection is not None and not selection.wants(result):
+            continue
+        dry_run = catalog.tools[result.tool_index].dry_run
+        assert dry_run is not None  # eligible examples belong to tools with a capability
+        words = list(result.argv[1:])
+        if dry_run.flag is not None and dry_run.flag not in result.given_flags:
+            # After the command path: group options come before it, the command's own after.
+            words.insert(result.command_end - 1, dry_run.flag)
+        fixtures = config.root / dry_run.fixtures if dry_run.fixtures else None
+        location = evaluation.inputs.catalog.document.location(
+            ("tools", result.tool_index, "examples", result.index, "command"), at_key=False
+        )
+        runs.append(
+            PlannedRun(
+                tool=result.tool,
+                index=result.index,
+                argv=(*executable, *words),
+                fixtures=fixtures,
+                expect_exit=dry_run.expect_exit,
+                location=location,
+            )
+        )
+    return runs
+
+
+def execute(
+    runs: Sequence[PlannedRun],
+    config: Config,
+    *,
+    readable: Sequence[Path],
+    jobs: int,
+    cancel: threading.Event,
+    progress: Callable[[RunRecord], None] | None = None,
+) -> tuple[list[RunRecord], bool]:
+    """Run every planned run in the sandbox, ``jobs`` at a time, in the plan's order.
+
+    Returns the records and whether the run was interrupted (every sandboxed process is gone
+    by then).
+    """
+    import sandbox  # noqa: PLC0415 - only dry runs need the sandbox
+
+    settings = config.settings.dryrun
+    limits = sandbox.Limits(
+        timeout_s=settings.timeout,
+        output_bytes=settings.output_kb * 1024,
+        memory_mb=settings.memory_mb,
+        max_processes=settings.max_processes,
+    )
+
+    def one(run: PlannedRun) -> RunRecord:
+        policy = sandbox.Policy(
+            argv=run.argv,
+            fixtures=run.fixtures,
+            project_dir=config.root,
+            readable=tuple(readable),
+            pass_env=tuple(settings.pass_env),
+            isolation=sandbox.Isolation(settings.isolation),
+            limits=limits,
+            expect_exit=run.expect_exit,
+        )
+        record = _record(run, sandbox.run(policy, cancel=cancel))
+        if progress is not None:
+            progress(record)
+        return record
+
+    # Pool threads outlive each run they spawn: bubblewrap's --die-with-parent is tied to the
+    # spawning thread, so a run must never outlive the thread that started it.
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="dryrun")
+    futures = [pool.submit(one, run) for run in runs]
+    interrupted = False
+    try:
+        wait(futures)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: stop starting runs, kill every live one, then collect what each
+        # run reports (interrupted runs say so) before the caller exits 130.
+        interrupted = True
+        cancel.set()
+        sandbox.kill_all()
+        wait(futures)
+    finally:
+        pool.shutdown(wait=True)
+    return [future.result() for future in futures], interrupted
+
+
+def _record(run: PlannedRun, outcome: Any) -> RunRecord:
+    entry = {
+        "tool": run.tool,
+        "index": run.index,
+        "argv": list(run.argv),
+        "status": outcome.status.value,
+        "exit_code": outcome.exit_code,
+        "duration_s": round(outcome.duration_s, 4),
+        "stdout": outcome.stdout,
+        "stderr": outcome.stderr,
+        "stdout_truncated": outcome.stdout_truncated,
+        "stderr_truncated": outcome.stderr_truncated,
+        "isolation": {
+            "backend": outcome.backend,
+            "guarantees": [g.value for g in outcome.guarantees],
+            "not_guaranteed": [g.value for g in outcome.not_guaranteed],
+        },
+        "detail": outcome.detail,
+    }
+    if outcome.status.value == "passed":
+        return RunRecord(entry)
+    code = "dryrun-timeout" if outcome.status.value == "timed-out" else "dryrun-failed"
+    if outcome.status.value == "failed":
+        what = f"exited with {outcome.exit_code}, expected {run.expect_exit}"
+    elif outcome.status.value == "timed-out":
+        what = "did not finish in time and was killed"
+    elif outcome.status.value == "crashed":
+        what = f"crashed ({outcome.detail or 'killed by a signal'})"
+    else:
+        what = f"could not be started ({outcome.detail or 'unknown reason'})"
+    tail = (outcome.stderr or outcome.stdout).strip().splitlines()[-1:]
+    return RunRecord(
+        entry,
+        Diagnostic(
+            code=code,
+            severity=Severity.ERROR,
+            message=f"the dry run {what}" + (f": {tail[0][:200]}" if tail else ""),
+            hint="The report's dry_runs entry has the full output.",
+            tool=run.tool,
+            example=run.index,
+            location=run.location,
+        ),
+    )
