@@ -1,0 +1,220 @@
+"""The pytest plugin: every example as a test item, ``catalog.json::TOOL[INDEX]``.
+
+Nothing runs unless asked for: ``pytest --exampleguard`` (or ``pytest = true`` in
+``[tool.exampleguard]``, or ``exampleguard = true`` in pytest's own ini options) collects one item
+per example, failing with its diagnostics, plus one item for the repository-wide checks (counts,
+dispositions, coverage). ``--exampleguard-dryrun`` adds one item per dry run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = [
+    "CatalogFile",
+    "DryRunItem",
+    "ExampleItem",
+    "RepositoryItem",
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+]
+
+_STATE_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register ``--exampleguard``, ``--exampleguard-dryrun`` and ``--exampleguard-config``."""
+    group = parser.getgroup("exampleguard", "checking a CLI's agent examples")
+    group.addoption(
+        "--exampleguard",
+        action="store_true",
+        help="Collect every catalog example as a test item.",
+    )
+    group.addoption(
+        "--exampleguard-dryrun",
+        action="store_true",
+        help="Also collect each eligible example's dry run (implies --exampleguard).",
+    )
+    group.addoption(
+        "--exampleguard-config",
+        metavar="PATH",
+        help="The exampleguard configuration (default: found from the root directory up).",
+    )
+    parser.addini(
+        "exampleguard", "Collect catalog examples as test items.", type="bool", default=False
+    )
+
+
+def _enabled(config: pytest.Config) -> tuple[bool, bool]:
+    dry = bool(config.getoption("exampleguard_dryrun"))
+    wanted = dry or bool(config.getoption("exampleguard")) or bool(config.getini("exampleguard"))
+    return wanted, dry
+
+
+def _load(config: pytest.Config) -> Any:
+    from exampleguard.config import ConfigError, load_config  # noqa: PLC0415
+
+    explicit = config.getoption("exampleguard_config")
+    try:
+        return load_config(Path(explicit) if explicit else None, config.rootpath)
+    except ConfigError:
+        return None
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Append the catalog's items when exampleguard is enabled."""
+    wanted, dry = _enabled(config)
+    settings = _load(config)
+    if not wanted and not (settings is not None and settings.settings.pytest):
+        return
+    if settings is None:
+        raise pytest.UsageError(
+            "exampleguard: no configuration found (exampleguard.toml or [tool.exampleguard])"
+        )
+    config.stash[_STATE_KEY] = {"config": settings, "dry": dry}
+    catalog = CatalogFile.from_parent(session, path=settings.catalog_path)
+    items.extend(catalog.collect())
+
+
+def _state(node: pytest.Item) -> dict[str, Any]:
+    state = node.config.stash[_STATE_KEY]
+    if "evaluation" not in state:
+        from exampleguard.runner import run_evaluation  # noqa: PLC0415
+
+        evaluation, unusable = run_evaluation(state["config"])
+        state["evaluation"], state["unusable"] = evaluation, unusable
+    return state
+
+
+class CatalogFile(pytest.File):
+    """The catalog, collected into one item per example."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        """Yield an item per example, the repository checks, and (optionally) the dry runs."""
+        from exampleguard.catalog import load_catalog  # noqa: PLC0415
+        from exampleguard.sources import SourceError  # noqa: PLC0415
+
+        try:
+            loaded = load_catalog(self.path, self.path.name)
+        except SourceError as error:
+            yield RepositoryItem.from_parent(self, name="catalog", problem=error.diagnostic.message)
+            return
+        for tool in loaded.catalog.tools:
+            for index in range(len(tool.examples)):
+                yield ExampleItem.from_parent(
+                    self, name=f"{tool.id}[{index}]", tool=tool.id, index=index
+                )
+        yield RepositoryItem.from_parent(self, name="repository")
+        if self.config.stash[_STATE_KEY]["dry"]:
+            for tool in loaded.catalog.tools:
+                if tool.dry_run is None:
+                    continue
+                for index in range(len(tool.examples)):
+                    yield DryRunItem.from_parent(
+                        self, name=f"{tool.id}[{index}]::dryrun", tool=tool.id, index=index
+                    )
+
+
+class ExampleFailure(Exception):
+    """An example (or a repository check) has defects; the message lists them."""
+
+
+def _lines(diagnostics: list[Any]) -> str:
+    from exampleguard.report.model import diagnostic_data  # noqa: PLC0415
+    from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
+
+    return "\n".join(line for d in diagnostics for line in diagnostic_lines(diagnostic_data(d)))
+
+
+class ExampleItem(pytest.Item):
+    """One example's contract verdict."""
+
+    def __init__(self, *, tool: str, index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tool, self.index = tool, index
+
+    def runtest(self) -> None:
+        """Fail with the example's diagnostics if it has any error."""
+        state = _state(self)
+        if state["evaluation"] is None:
+            raise ExampleFailure(_lines(state["unusable"]))
+        for result in state["evaluation"].examples:
+            if (result.tool, result.index) == (self.tool, self.index):
+                if not result.ok:
+                    raise ExampleFailure(f"$ {result.command}\n{_lines(list(result.diagnostics))}")
+                return
+        raise ExampleFailure(f"{self.tool}[{self.index}] was not evaluated")
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,  # noqa: ARG002 - pytest passes it; diagnostics have one style
+    ) -> str:
+        """Show the diagnostics, not a traceback."""
+        if isinstance(excinfo.value, ExampleFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from."""
+        return self.path, None, f"{self.tool}[{self.index}]"
+
+
+class RepositoryItem(ExampleItem):
+    """The repository-wide checks: catalog, tree, counts, dispositions, exclusions, coverage."""
+
+    def __init__(self, *, problem: str | None = None, **kwargs: Any) -> None:
+        super().__init__(tool="", index=-1, **kwargs)
+        self.problem = problem
+
+    def runtest(self) -> None:
+        """Fail with every diagnostic that is not about one example."""
+        if self.problem is not None:
+            raise ExampleFailure(self.problem)
+        state = _state(self)
+        if state["evaluation"] is None:
+            raise ExampleFailure(_lines(state["unusable"]))
+        failing = [d for d in state["evaluation"].diagnostics if d.is_error and d.example is None]
+        if failing:
+            raise ExampleFailure(_lines(failing))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """Where the item comes from."""
+        return self.path, None, self.name
+
+
+class DryRunItem(ExampleItem):
+    """One example's dry run in the sandbox."""
+
+    def runtest(self) -> None:
+        """Run the example through the sandbox (all dry runs run once, on the first item)."""
+        state = _state(self)
+        if "dry_runs" not in state:
+            from exampleguard.runner import dry_run  # noqa: PLC0415
+
+            outcome = dry_run(state["config"], jobs=None, tools=[], examples=[], shard=None)
+            if outcome.unusable:
+                state["dry_runs"] = _lines(outcome.unusable)
+            else:
+                state["dry_runs"] = {(r["tool"], r["index"]): r for r in outcome.report["dry_runs"]}
+        runs = state["dry_runs"]
+        if isinstance(runs, str):
+            raise ExampleFailure(runs)
+        run = runs.get((self.tool, self.index))
+        if run is None:
+            evaluation = state["evaluation"]
+            if evaluation is not None and (self.tool, self.index) in evaluation.review.narrowed:
+                pytest.skip("narrowed by a reviewed disposition; contract validation still ran")
+            # A contract failure is never executed, and never counts as a pass.
+            raise ExampleFailure("not executed: the example fails contract validation")
+        if run["status"] != "passed":
+            raise ExampleFailure(
+                f"$ {' '.join(run['argv'])}\n{run['status']} (exit code {run['exit_code']})\n"
+                f"{run['stderr'] or run['stdout']}"
+            )
