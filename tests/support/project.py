@@ -1,0 +1,102 @@
+"""Building throwaway projects and running the real CLI against them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+FIXTURE_APPS = REPOSITORY / "tests" / "fixtures" / "apps"
+
+
+def toml_value(value: Any) -> str:
+    """A TOML literal for a plain value (strings, numbers, booleans, lists, inline tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key} = {toml_value(item)}" for key, item in value.items()) + "}"
+    raise TypeError(type(value))
+
+
+def write_config(root: Path, settings: Mapping[str, Any], *, pyproject: bool = False) -> Path:
+    """Write ``settings`` as ``exampleguard.toml`` (or a ``[tool.exampleguard]`` table)."""
+    tables = {k: v for k, v in settings.items() if isinstance(v, dict) and k == "dryrun"}
+    plain = {k: v for k, v in settings.items() if k not in tables}
+    prefix = "tool.exampleguard" if pyproject else ""
+    lines = [f"[{prefix}]"] if pyproject else []
+    lines += [f"{key} = {toml_value(value)}" for key, value in plain.items()]
+    for name, table in tables.items():
+        lines.append(f"[{prefix + '.' if prefix else ''}{name}]")
+        lines += [f"{key} = {toml_value(value)}" for key, value in table.items()]
+    path = root / ("pyproject.toml" if pyproject else "exampleguard.toml")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def make_project(
+    root: Path,
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    program: str = "notes",
+    dialect: str | None = "click",
+    tree: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    counts: bool = True,
+) -> Path:
+    """A project in ``root``: a catalog of ``tools``, its configuration, and (by default) counts.
+
+    The counts file is written with the current figures (via the real CLI), so a test sees only
+    the defects it planted.
+    """
+    catalog: dict[str, Any] = {"format": "exampleguard.catalog/v1", "program": program}
+    if dialect is not None:
+        catalog["dialect"] = dialect
+    catalog["tools"] = list(tools)
+    (root / "catalog.json").write_text(json.dumps(catalog, indent=2), encoding="utf-8")
+    config: dict[str, Any] = {"catalog": "catalog.json"}
+    if tree is not None:
+        config["tree"] = tree
+    config.update(settings or {})
+    write_config(root, config)
+    if counts:
+        result = run_cli(["counts", "--write"], cwd=root)
+        assert result.returncode == 0, result.stderr
+    return root
+
+
+def run_cli(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m exampleguard ARGS`` in ``cwd`` and capture its output."""
+    environment = dict(os.environ if env is None else env)
+    # Fixture applications import from here, as a user's application imports from its project.
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(FIXTURE_APPS), str(REPOSITORY), environment.get("PYTHONPATH")])
+    )
+    environment.setdefault("NO_COLOR", "1")
+    return subprocess.run(
+        [sys.executable, "-m", "exampleguard", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input_text,
+        check=False,
+    )
