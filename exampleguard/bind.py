@@ -25,7 +25,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from exampleguard.contract import CommandNode, Contract
 from exampleguard.model import Parameter
@@ -49,9 +49,11 @@ class Role(enum.Enum):
     EXTRA = "extra"
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """A word, or the part of a word the parser is looking at (a bundle's tail, ``=value``)."""
+class Piece(NamedTuple):
+    """A word, or the part of a word the parser is looking at (a bundle's tail, ``=value``).
+
+    A tuple rather than a dataclass: the binder makes one per word of every example.
+    """
 
     text: str
     word: int
@@ -350,15 +352,31 @@ class _ClickTable:
     short: dict[str, _ClickOption]
     prefixes: set[str]
     positionals: list[Parameter]
+    specs: list[int]
+    """Each positional's nargs as Click distributes words (``-1`` takes the rest)."""
+    required: list[Parameter]
+    """Parameters Click itself requires (prompts excluded: Click would ask, the rules object)."""
+    routes_only: bool
+    """A group with no positionals and nothing required: a non-option word just routes."""
 
 
 def _split_opt(option: str) -> tuple[str, str]:
+    known = _SPLIT.get(option)
+    if known is not None:
+        return known
     first = option[:1]
     if first.isalnum():
-        return "", option
-    if option[1:2] == first:
-        return option[:2], option[2:]
-    return first, option[1:]
+        split = ("", option)
+    elif option[1:2] == first:
+        split = (option[:2], option[2:])
+    else:
+        split = (first, option[1:])
+    _SPLIT[option] = split
+    return split
+
+
+_SPLIT: dict[str, tuple[str, str]] = {}
+"""Option strings already split into prefix and name (Click's ``_split_opt``)."""
 
 
 def _click_table(node: CommandNode) -> _ClickTable:
@@ -385,7 +403,15 @@ def _click_table(node: CommandNode) -> _ClickTable:
                 else:
                     long.setdefault(flag, option)
                     prefixes.add(prefix)
-    table = _ClickTable(long, short, prefixes, positionals)
+    accepted = node.accepted()
+    required = [
+        p
+        for p in accepted
+        if not p.prompt and (p.required is True or (p.positional and p.is_required))
+    ]
+    routes_only = node.is_group and not positionals and not required
+    specs = [_click_nargs(p) for p in positionals]
+    table = _ClickTable(long, short, prefixes, positionals, specs, required, routes_only)
     node.cache["click"] = table
     return table
 
@@ -424,6 +450,17 @@ class _ClickBinder(_Base):
                 self.binding.path = node.path
                 self.binding.node = node
                 break
+            table = _click_table(node)
+            if table.routes_only and pieces:
+                # The common case of a group: its first word is not an option, so parsing the
+                # level would stop right there; route without building the level's state.
+                first = pieces[0]
+                text = first.text
+                child = node.children.get(text)
+                if child is not None and not (text[:1] in table.prefixes and len(text) > 1):
+                    self.role(first, Role.COMMAND)
+                    node, pieces = child, pieces[1:]
+                    continue
             level = _ClickLevel(node, pieces)
             rest = self._parse_level(level)
             all_occurrences.extend(level.occurrences)
@@ -679,10 +716,10 @@ class _ClickBinder(_Base):
 
     def _positionals(self, level: _ClickLevel, table: _ClickTable) -> list[Piece]:
         remaining = [*level.largs, *level.rargs]
-        specs = [_click_nargs(p) for p in table.positionals]
-        assigned, rest = _unpack(remaining, specs)
-        for parameter, values in zip(table.positionals, assigned, strict=True):
-            nargs = _click_nargs(parameter)
+        if not table.positionals:
+            return remaining
+        assigned, rest = _unpack(remaining, table.specs)
+        for parameter, nargs, values in zip(table.positionals, table.specs, assigned, strict=True):
             if values is None or (isinstance(values, list) and all(v is None for v in values)):
                 continue
             if isinstance(values, list) and nargs > 1 and any(v is None for v in values):
@@ -744,11 +781,12 @@ class _ClickBinder(_Base):
         if level.failed:
             return
         self.type_values(level.occurrences)
+        required = _click_table(level.node).required
+        if not required:
+            return
         given = {id(o.parameter) for o in level.occurrences}
-        for parameter in level.node.accepted():
-            if id(parameter) in given or parameter.prompt:
-                continue
-            if parameter.required is True or (parameter.positional and parameter.is_required):
+        for parameter in required:
+            if id(parameter) not in given:
                 self.problem(
                     "missing-required",
                     f"'{_describe_level(self.contract, level.node.path)}' requires "

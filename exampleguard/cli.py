@@ -8,6 +8,7 @@ Machine formats go to stdout (or ``--output``) and nothing else does; messages g
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 from collections.abc import Iterator
@@ -614,6 +615,10 @@ def _config_exists() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
+    # A run builds many objects and frees them by reference counting; the cyclic collector
+    # would scan the growing heap again and again for cycles that hardly exist (it costs a
+    # large catalog several times its parsing time). The process is short-lived: leave it off.
+    gc.disable()
     command = typer.main.get_command(app)
     try:
         command.main(args=argv, prog_name="exampleguard", standalone_mode=True)

@@ -602,7 +602,7 @@ def _visible(root: CommandNode, words: Sequence[str]) -> tuple[list[Parameter], 
             name = declared.name
             if not is_leaf and (name in leaf_names or name in names):
                 name = ".".join([*level.path, name]) if level.path else f"_.{name}"
-                parameter = declared.model_copy(update={"name": name})
+                parameter = declared.with_changes(name=name)
             if name in names:
                 continue
             names.add(name)
@@ -654,7 +654,7 @@ def _overlay_problems(overlay: Parameter, target: Parameter) -> list[str]:
 def _with_overlay(parameter: Parameter, overlay: Parameter | None) -> Parameter:
     if overlay is None or overlay.description is None or parameter.description:
         return parameter
-    return parameter.model_copy(update={"description": overlay.description})
+    return parameter.with_changes(description=overlay.description)
 
 
 def _translate(constraints: Constraints, names: dict[str, str]) -> Constraints:

@@ -10,6 +10,7 @@ say what Click, Typer and argparse really accept.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
@@ -71,6 +72,10 @@ class Constraints(StrictModel):
 class Parameter(StrictModel):
     """One option or positional parameter of a command.
 
+    The derived properties are computed once per instance (the binder asks them per word); an
+    instance is immutable, so derive a changed parameter with :meth:`with_changes`, never with
+    ``model_copy``, which would carry the cached values over.
+
     An option has ``flags``; a positional has ``positional = true`` and no flags. ``nargs`` is the
     number of values per occurrence: absent means 0 for a boolean or ``count`` option and 1
     otherwise; ``-1`` (or ``"*"``/``"+"``) is a variadic positional; ``"?"`` is an optional value
@@ -119,12 +124,12 @@ class Parameter(StrictModel):
             raise ValueError("a list of types needs one type per value (nargs)")
         return self
 
-    @property
+    @cached_property
     def is_flag(self) -> bool:
         """Whether this is an option that takes no value (a boolean switch or a counter)."""
         return not self.positional and self.values_per_occurrence == 0
 
-    @property
+    @cached_property
     def values_per_occurrence(self) -> int | str:
         """The effective ``nargs``: the declared one, or the default for the type."""
         if self.nargs is not None:
@@ -133,12 +138,12 @@ class Parameter(StrictModel):
             return 1
         return 0 if self.count or self.type == "boolean" else 1
 
-    @property
+    @cached_property
     def variadic(self) -> bool:
         """Whether a positional takes any number of values."""
         return self.nargs in (-1, "*", "+", "...")
 
-    @property
+    @cached_property
     def is_required(self) -> bool:
         """Whether the parameter must be given: explicit ``required``, else SPEC's defaults.
 
@@ -151,10 +156,14 @@ class Parameter(StrictModel):
             return False
         return self.nargs not in (-1, "*", "?", "...")
 
-    @property
+    @cached_property
     def all_flags(self) -> list[str]:
         """Every option string that gives this parameter, negations included."""
         return [*self.flags, *self.negation_flags]
+
+    def with_changes(self, **changes: object) -> Parameter:
+        """A new, validated parameter with ``changes`` applied."""
+        return Parameter.model_validate({**self.model_dump(exclude_unset=True), **changes})
 
     def value_type(self, position: int) -> ParamType:
         """The type of the ``position``-th value of one occurrence."""

@@ -27,17 +27,23 @@ from exampleguard.dispositions import (
     check_exclusions,
     load_dispositions,
 )
+from exampleguard.model import Parameter
 from exampleguard.rules import (
     MAX_EXAMPLES,
+    BannedSpellings,
     Finding,
     arguments_of,
+    banned_spellings,
     check_bypass,
     check_constraints,
     check_required,
     duplicate_key,
+    given_names,
+    must_give,
 )
 from exampleguard.sources import Document, SourceError
 from exampleguard.tokenize import Tokens, tokenize
+from exampleguard.toolschema import SchemaCheck
 from exampleguard.tree import Tree, load_tree, parse_tree_spec
 
 __all__ = ["Evaluation", "ExampleResult", "InputError", "Inputs", "evaluate", "load_inputs"]
@@ -263,6 +269,8 @@ class _ExampleChecker:
         settings = inputs.config.settings
         self.max_chars = settings.max_example_chars
         self.banned = list(settings.bypass_flags)
+        self.schemas = SchemaCheck()
+        self._prepared: dict[int, tuple[BannedSpellings, list[Parameter]]] = {}
 
     def tool(self, tool: EffectiveTool) -> list[ExampleResult]:
         results = [self.example(tool, index) for index in range(len(tool.tool.examples))]
@@ -357,7 +365,7 @@ class _ExampleChecker:
             )
         elif binding.node is not None:
             arguments = arguments_of(tool, binding)
-            for finding in self._rules(tool, binding, words):
+            for finding in self._rules(tool, binding, words, command):
                 emit(
                     finding.code,
                     finding.message,
@@ -365,6 +373,15 @@ class _ExampleChecker:
                     finding.hint,
                     _related(tokens, finding.related),
                 )
+            if not binding.eager and not any(d.is_error for d in diagnostics):
+                # The independent check: an example the binder accepts must also satisfy the
+                # tool's strict argument schema; any disagreement is a defect of its own.
+                for mismatch in self.schemas.errors(tool, arguments):
+                    emit(
+                        "schema-mismatch",
+                        f"the arguments do not match {tool.id}'s argument schema: {mismatch}",
+                        hint=f"`exampleguard schema tool {tool.id}` prints the schema.",
+                    )
         return self._result(
             tool,
             index,
@@ -376,15 +393,33 @@ class _ExampleChecker:
             arguments=arguments,
         )
 
-    def _rules(self, tool: EffectiveTool, binding: Binding, words: list[str]) -> list[Finding]:
-        safety = tool.tool.safety
-        banned = [*self.banned, *(safety.bypass_flags if safety else [])]
-        accepted = [p for node in _nodes_on_path(self.contract, tool) for p in node.accepted()]
-        return [
-            *check_required(tool, binding),
-            *check_constraints(tool, binding),
-            *check_bypass(binding, words, banned, accepted),
-        ]
+    def _rules(
+        self, tool: EffectiveTool, binding: Binding, words: list[str], command: str
+    ) -> list[Finding]:
+        prepared = self._prepared.get(id(tool))
+        if prepared is None:
+            # Resolved once per tool: every spelling of every banned parameter on its path, and
+            # the parameters only the rules require.
+            safety = tool.tool.safety
+            spellings = [*self.banned, *(safety.bypass_flags if safety else [])]
+            accepted = [p for node in _nodes_on_path(self.contract, tool) for p in node.accepted()]
+            prepared = (banned_spellings(spellings, accepted), must_give(tool))
+            self._prepared[id(tool)] = prepared
+        banned, required = prepared
+        findings = check_bypass(binding, words, banned, command)
+        constraints = tool.constraints
+        if required or (
+            constraints.require_one_of
+            or constraints.require_together
+            or constraints.mutually_exclusive
+        ):
+            given = given_names(tool, binding)
+            findings = [
+                *check_required(tool, binding, given, required),
+                *check_constraints(tool, binding, given),
+                *findings,
+            ]
+        return findings
 
     def _result(
         self,
@@ -401,7 +436,8 @@ class _ExampleChecker:
         path = binding.path if binding is not None and binding.path is not None else None
         command_end: int | None = None
         given_flags: frozenset[str] = frozenset()
-        if binding is not None:
+        if binding is not None and tool.tool.dry_run is not None:
+            # Only a dry run needs to know where the command path ends and what is given.
             commands = [i for i, role in enumerate(binding.roles) if role is Role.COMMAND]
             command_end = (commands[-1] if commands else 0) + 1
             given_flags = frozenset(

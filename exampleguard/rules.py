@@ -18,13 +18,16 @@ from exampleguard.contract import EffectiveTool
 from exampleguard.model import Parameter
 
 __all__ = [
+    "BannedSpellings",
     "Finding",
     "arguments_of",
+    "banned_spellings",
     "check_bypass",
     "check_constraints",
     "check_required",
     "duplicate_key",
     "given_names",
+    "must_give",
 ]
 
 MAX_EXAMPLES = 2
@@ -84,13 +87,22 @@ def arguments_of(tool: EffectiveTool, binding: Binding) -> dict[str, Any]:
     return arguments
 
 
-def check_required(tool: EffectiveTool, binding: Binding) -> list[Finding]:
+def must_give(tool: EffectiveTool) -> list[Parameter]:
+    """The parameters whose absence only the rules catch: catalog requirements and prompts."""
+    return [p for p in tool.parameters if p.prompt or p.name in tool.catalog_required]
+
+
+def check_required(
+    tool: EffectiveTool,
+    binding: Binding,
+    given: dict[str, list[Occurrence]],
+    required: Sequence[Parameter] | None = None,
+) -> list[Finding]:
     """Requirements beyond the framework's: the catalog's, and options that would prompt."""
     if binding.eager:
         return []
-    given = given_names(tool, binding)
     findings: list[Finding] = []
-    for parameter in tool.parameters:
+    for parameter in must_give(tool) if required is None else required:
         if parameter.name in given:
             continue
         if parameter.prompt:
@@ -113,12 +125,13 @@ def check_required(tool: EffectiveTool, binding: Binding) -> list[Finding]:
     return findings
 
 
-def check_constraints(tool: EffectiveTool, binding: Binding) -> list[Finding]:
+def check_constraints(
+    tool: EffectiveTool, binding: Binding, given: dict[str, list[Occurrence]]
+) -> list[Finding]:
     """``require_one_of``, ``require_together`` and ``mutually_exclusive`` (SPEC semantics)."""
     if binding.eager:
         return []
-    given = given_names(tool, binding)
-    display = {p.name: p.display() for p in tool.parameters}
+    display = _Display(tool)
 
     def shown(names: Iterable[str]) -> str:
         return ", ".join(display.get(name, name) for name in names)
@@ -173,24 +186,35 @@ def check_constraints(tool: EffectiveTool, binding: Binding) -> list[Finding]:
     return findings
 
 
+class _Display:
+    """Parameter names as people read them, computed only when a message needs one."""
+
+    def __init__(self, tool: EffectiveTool) -> None:
+        self._tool = tool
+
+    def get(self, name: str, default: str) -> str:
+        parameter = self._tool.parameter(name)
+        return parameter.display() if parameter is not None else default
+
+
 def _first_word(occurrences: list[Occurrence]) -> int:
     return min((o.word for o in occurrences if o.word >= 0), default=1 << 30)
 
 
-def check_bypass(
-    binding: Binding,
-    words: Sequence[str],
-    banned: Sequence[str],
-    accepted: Sequence[Parameter],
-) -> list[Finding]:
-    """Confirmation bypasses, in every spelling with the same effect (SPEC 4 step 5).
+@dataclass(frozen=True, slots=True)
+class BannedSpellings:
+    """A tool's banned bypass spellings, resolved once against the parameters it accepts.
 
-    A banned spelling bans its parameter's other option strings too (``-y`` for ``--yes``, in a
-    bundle, abbreviated), but not the parameter's negation. A banned word that is another
-    option's value, or that comes after ``--``, is data.
+    ``pairs`` maps a parameter (by identity) and polarity (negated or not) to the banned spelling
+    that bans it: banning ``--yes`` bans ``-y`` of a ``-y/--yes`` parameter, but not its negation.
     """
-    if not banned:
-        return []
+
+    words: frozenset[str]
+    pairs: dict[tuple[int, bool], str]
+
+
+def banned_spellings(banned: Sequence[str], accepted: Sequence[Parameter]) -> BannedSpellings:
+    """Resolve ``banned`` spellings against the parameters an example of a tool may give."""
     pairs: dict[tuple[int, bool], str] = {}
     for word in banned:
         for parameter in accepted:
@@ -198,14 +222,28 @@ def check_bypass(
                 pairs.setdefault((id(parameter), False), word)
             if word in parameter.negation_flags:
                 pairs.setdefault((id(parameter), True), word)
+    return BannedSpellings(frozenset(banned), pairs)
+
+
+def check_bypass(
+    binding: Binding, words: Sequence[str], banned: BannedSpellings, text: str | None = None
+) -> list[Finding]:
+    """Confirmation bypasses, in every spelling with the same effect (SPEC 4 step 5).
+
+    A banned spelling bans its parameter's other option strings too (``-y`` for ``--yes``, in a
+    bundle, abbreviated), but not the parameter's negation. A banned word that is another
+    option's value, or that comes after ``--``, is data.
+    """
+    if not banned.words:
+        return []
     findings: list[Finding] = []
     flagged_words: set[int] = set()
     for occurrence in binding.occurrences:
         if occurrence.parameter.positional:
             continue
-        spelling = pairs.get((id(occurrence.parameter), occurrence.negated)) or _banned_by_flags(
-            occurrence.parameter, occurrence.negated, banned
-        )
+        spelling = banned.pairs.get(
+            (id(occurrence.parameter), occurrence.negated)
+        ) or _banned_by_flags(occurrence.parameter, occurrence.negated, banned.words)
         if spelling is None:
             continue
         flagged_words.add(occurrence.word)
@@ -222,17 +260,19 @@ def check_bypass(
                 hint="Remove it; show the command's preview (dry-run) flag instead if it has one.",
             )
         )
+    if text is not None and not any(word in text for word in banned.words):
+        # No banned word appears anywhere in the example: no word can be one.
+        return findings
     separator = next(
         (i for i, role in enumerate(binding.roles) if role is Role.SEPARATOR), len(words)
     )
-    banned_set = set(banned)
     for index, word in enumerate(words):
         if index == 0 or index in flagged_words or index > separator:
             continue
         if binding.roles[index] in (Role.VALUE, Role.SEPARATOR, Role.COMMAND, Role.OPTION):
             continue
         head = word.split("=", 1)[0]
-        if head in banned_set:
+        if head in banned.words:
             findings.append(
                 Finding(
                     "bypass-flag",
@@ -245,11 +285,11 @@ def check_bypass(
     return findings
 
 
-def _banned_by_flags(parameter: Parameter, negated: bool, banned: Sequence[str]) -> str | None:
+def _banned_by_flags(parameter: Parameter, negated: bool, banned: frozenset[str]) -> str | None:
     # A catalog-only group option is a different object from the tool's own parameter; compare
     # by option strings.
     strings = parameter.negation_flags if negated else parameter.flags
-    return next((spelling for spelling in banned if spelling in strings), None)
+    return next((spelling for spelling in strings if spelling in banned), None)
 
 
 def duplicate_key(path: Sequence[str], arguments: dict[str, Any]) -> str:

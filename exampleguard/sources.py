@@ -74,6 +74,14 @@ class _Positions:
     values: dict[KeyPath, int] = field(default_factory=dict)
     keys: dict[KeyPath, int] = field(default_factory=dict)
 
+    def value(self, path: KeyPath) -> int | None:
+        """Offset of the value at ``path``."""
+        return self.values.get(path)
+
+    def key(self, path: KeyPath) -> int | None:
+        """Offset of the key that names the value at ``path``."""
+        return self.keys.get(path)
+
 
 @dataclass(slots=True)
 class Document:
@@ -84,7 +92,7 @@ class Document:
     text: str
     data: Any
     kind: Literal["json", "toml"]
-    _positions: _Positions | None = None
+    _positions: _Positions | _JsonLocator | None = None
     _line_starts: list[int] | None = None
 
     def position(self, key: Sequence[str | int], *, at_key: bool = True) -> tuple[int, int] | None:
@@ -97,9 +105,9 @@ class Document:
         positions = self._index()
         path = tuple(key)
         while True:
-            offset = positions.keys.get(path) if at_key else None
+            offset = positions.key(path) if at_key else None
             if offset is None:
-                offset = positions.values.get(path)
+                offset = positions.value(path)
             if offset is not None:
                 return self._line_column(offset)
             if not path:
@@ -118,8 +126,7 @@ class Document:
         Escapes in the file (an escaped quote, a ``u`` escape) are accounted for, so the
         column points at the character a person sees in their editor.
         """
-        positions = self._index()
-        start = positions.values.get(tuple(key))
+        start = self._index().value(tuple(key))
         if start is None:
             return self.location(key)
         raw = _raw_offset(self.text, start, offset, self.kind)
@@ -132,16 +139,16 @@ class Document:
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
 
-    def _index(self) -> _Positions:
+    def _index(self) -> _Positions | _JsonLocator:
         if self._positions is None:
-            try:
-                if self.kind == "json":
-                    self._positions = _index_json(self.text)
-                else:
+            if self.kind == "json":
+                self._positions = _JsonLocator(self.text)
+            else:
+                try:
                     self._positions = _index_toml(self.text)
-            except (IndexError, ValueError, RecursionError):
-                # The text already parsed; an index failure only costs precision, never the run.
-                self._positions = _Positions()
+                except (IndexError, ValueError, RecursionError):
+                    # The text already parsed; an index failure costs precision, never the run.
+                    self._positions = _Positions()
         return self._positions
 
 
@@ -405,83 +412,129 @@ def _reject_constant(constant: str) -> Any:
     raise _ConstantError(constant)
 
 
-def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKeyError(key, None)
-            seen.add(key)
-    return result
+_KEY_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?')
 
 
 def _parse_json(text: str) -> Any:
-    try:
-        return json.loads(
-            text, object_pairs_hook=_pairs_without_duplicates, parse_constant=_reject_constant
-        )
-    except _DuplicateKeyError as error:
-        raise _DuplicateKeyError(error.key, _find_duplicate(text, error.key)) from None
+    data = json.loads(text, parse_constant=_reject_constant)
+    # Duplicate keys would silently keep the last value. Every JSON string is matched whole, left
+    # to right, so the strings followed by a colon are exactly the keys of the text; if the text
+    # has more keys than the parsed objects, a key was repeated somewhere.
+    written = sum(1 for colon in _KEY_OR_STRING.findall(text) if colon)
+    if written != _count_keys(data):
+        key, path = _JsonLocator(text).duplicate()
+        raise _DuplicateKeyError(key, path)
+    return data
 
 
-def _find_duplicate(text: str, key: str) -> KeyPath | None:
-    seen: set[KeyPath] = set()
-    for path in _index_json(text).keys:
-        if path and path[-1] == key:
-            if path in seen:
-                return path
-            seen.add(path)
-    return None
+def _count_keys(data: Any) -> int:
+    count = 0
+    pending = [data]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            count += len(node)
+            pending.extend(value for value in node.values() if isinstance(value, (dict, list)))
+        elif isinstance(node, list):
+            pending.extend(value for value in node if isinstance(value, (dict, list)))
+    return count
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
-def _index_json(text: str) -> _Positions:
-    """Record the offset of every value and key in a JSON text, in one pass over its tokens."""
-    positions = _Positions()
-    values, keys = positions.values, positions.keys
-    # Each frame is [path, is_object, pending_key, next_index, expecting_key].
-    frames: list[list[Any]] = []
-    duplicate_check: list[set[str]] = []
-    for match in _JSON_TOKEN.finditer(text):
-        token = match.group()
-        start = match.start()
-        head = token[0]
-        if head in ",:":
-            if head == "," and frames and frames[-1][1]:
-                frames[-1][4] = True
-            continue
-        if head in "}]":
-            frames.pop()
-            duplicate_check.pop()
-            continue
-        frame = frames[-1] if frames else None
-        if frame is not None and frame[1] and frame[4]:
-            name = json.loads(token) if "\\" in token else token[1:-1]
-            path = (*frame[0], name)
-            if path in keys and name in duplicate_check[-1]:
-                # Keep the first occurrence; the duplicate is reported by the parser.
-                frame[2] = None
-            else:
-                keys[path] = start
-                frame[2] = name
-            duplicate_check[-1].add(name)
-            frame[4] = False
-            continue
-        if frame is None:
-            path = ()
-        elif frame[1]:
-            path = (*frame[0], frame[2]) if frame[2] is not None else (*frame[0], "\0")
-        else:
-            path = (*frame[0], frame[3])
-            frame[3] += 1
-        values.setdefault(path, start)
-        if head in "{[":
-            frames.append([path, head == "{", None, 0, head == "{"])
-            duplicate_check.append(set())
-    return positions
+class _JsonLocator:
+    """Offsets of JSON values and keys, found lazily, one container at a time.
+
+    Asking for ``tools[3].examples[1].command`` indexes the top-level object, the ``tools``
+    array, that one tool and its ``examples`` — and nothing else. Sibling values are skipped with
+    the C scanner of the ``json`` module, so even a very large catalog is located in
+    milliseconds, and only when a diagnostic needs a position.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+        self._containers: dict[KeyPath, dict[str | int, tuple[int | None, int]]] = {}
+        self._root = self._skip_space(0)
+
+    def value(self, path: KeyPath) -> int | None:
+        """Offset of the value at ``path``."""
+        found = self._find(path)
+        return found[1] if found else None
+
+    def key(self, path: KeyPath) -> int | None:
+        """Offset of the key that names the value at ``path`` (``None`` for array items)."""
+        found = self._find(path)
+        return found[0] if found else None
+
+    def duplicate(self) -> tuple[str, KeyPath | None]:
+        """The first key written twice in one object, and its path (for the error message)."""
+        pending: list[KeyPath] = [()]
+        while pending:
+            path = pending.pop(0)
+            start = self.value(path) if path else self._root
+            if start is None or self.text[start : start + 1] not in ("{", "["):
+                continue
+            repeated = self._children(path, start, report_duplicate=True)
+            if repeated is not None:
+                return repeated
+            pending.extend((*path, child) for child in self._containers[path])
+        return "?", None
+
+    def _find(self, path: KeyPath) -> tuple[int | None, int] | None:
+        found: tuple[int | None, int] = (None, self._root)
+        for depth, part in enumerate(path):
+            container = path[:depth]
+            children = self._containers.get(container)
+            if children is None:
+                start = found[1]
+                if self.text[start : start + 1] not in ("{", "["):
+                    return None
+                self._children(container, start)
+                children = self._containers[container]
+            child = children.get(part)
+            if child is None:
+                return None
+            found = child
+        return found
+
+    def _children(
+        self, path: KeyPath, start: int, *, report_duplicate: bool = False
+    ) -> tuple[str, KeyPath] | None:
+        text = self.text
+        children: dict[str | int, tuple[int | None, int]] = {}
+        self._containers[path] = children
+        is_object = text[start] == "{"
+        position = self._skip_space(start + 1)
+        index = 0
+        while position < len(text) and text[position] not in "}]":
+            key_at: int | None = None
+            name: str | int = index
+            if is_object:
+                key_at = position
+                name, position = _scanstring(text, position + 1)
+                position = self._skip_space(self._skip_space(position) + 1)  # past the colon
+                if report_duplicate and name in children:
+                    return str(name), (*path, name)
+            value_at = position
+            _, position = self._scan(text, position)
+            children.setdefault(name, (key_at, value_at))
+            index += 1
+            position = self._skip_space(position)
+            if text[position : position + 1] == ",":
+                position = self._skip_space(position + 1)
+        return None
+
+    def _skip_space(self, position: int) -> int:
+        match = _WHITESPACE.match(self.text, position)
+        return match.end() if match else position
+
+
+def _scanstring(text: str, position: int) -> tuple[str, int]:
+    # json's C string scanner: decodes the string that starts after the opening quote.
+    value, end = json.decoder.scanstring(text, position)  # type: ignore[attr-defined]
+    return str(value), int(end)
 
 
 # -- TOML ---------------------------------------------------------------------------------------

@@ -9,12 +9,14 @@ arguments against it with the ``jsonschema`` validator; a disagreement is ``sche
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from exampleguard.contract import EffectiveTool
 from exampleguard.model import Parameter, ParamType
 
-__all__ = ["DIALECT", "argument_schema", "schema_errors"]
+__all__ = ["DIALECT", "SchemaCheck", "argument_schema", "schema_errors"]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -127,11 +129,120 @@ def _parameter_schema(parameter: Parameter) -> dict[str, Any]:
     return schema
 
 
+class SchemaCheck:
+    """Checks argument objects against their tools' schemas, without repeating work.
+
+    A tool's schema is an object schema whose only top-level keywords are ``type``,
+    ``properties``, ``required`` and ``additionalProperties: false``. An argument object is valid
+    exactly when its keys include the required ones and name only declared properties, and each
+    value satisfies its property's subschema. The key relations are plain set relations and are
+    checked as such; every value is judged by jsonschema against its subschema, and the verdict
+    is remembered per (subschema, value) — catalogs repeat both heavily. An object that fails is
+    validated whole again by jsonschema, for its own messages.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[int, _CompiledTool] = {}
+        self._validators: dict[str, Any] = {}
+        self._subschema_keys: dict[tuple[Any, ...], str] = {}
+        self._verdicts: dict[tuple[str, Any], bool] = {}
+
+    def errors(self, tool: EffectiveTool, arguments: dict[str, Any]) -> list[str]:
+        """Why ``arguments`` fail ``tool``'s schema, as messages (empty when they validate)."""
+        compiled = self._tools.get(id(tool))
+        if compiled is None:
+            compiled = self._compile(tool)
+            self._tools[id(tool)] = compiled
+        if self._valid(compiled, arguments):
+            return []
+        return _messages(_validator(argument_schema(tool)), arguments)
+
+    def _compile(self, tool: EffectiveTool) -> _CompiledTool:
+        properties: dict[str, str] = {}
+        required: set[str] = set()
+        for parameter in tool.parameters:
+            if parameter.eager:
+                continue
+            properties[parameter.name] = self._subschema(parameter)
+            if _required(tool, parameter):
+                required.add(parameter.name)
+        return _CompiledTool(properties, frozenset(required))
+
+    def _subschema(self, parameter: Parameter) -> str:
+        # Parameters with the same validation-relevant fields share one compiled validator
+        # (descriptions do not affect validity).
+        signature = _signature(parameter)
+        key = self._subschema_keys.get(signature)
+        if key is None:
+            schema = {k: v for k, v in _parameter_schema(parameter).items() if k != "description"}
+            key = json.dumps(schema, sort_keys=True)
+            if key not in self._validators:
+                self._validators[key] = _validator(schema)
+            self._subschema_keys[signature] = key
+        return key
+
+    def _valid(self, compiled: _CompiledTool, arguments: dict[str, Any]) -> bool:
+        names = arguments.keys()
+        if not compiled.required <= names or not names <= compiled.properties.keys():
+            return False
+        for name, value in arguments.items():
+            key = compiled.properties[name]
+            verdict_key = (key, _frozen(value))
+            verdict = self._verdicts.get(verdict_key)
+            if verdict is None:
+                verdict = self._validators[key].is_valid(value)
+                self._verdicts[verdict_key] = verdict
+            if not verdict:
+                return False
+        return True
+
+
+@dataclass(slots=True)
+class _CompiledTool:
+    properties: dict[str, str]
+    required: frozenset[str]
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a JSON value; distinct for values JSON Schema tells apart."""
+    if isinstance(value, list):
+        return ("list", tuple(_frozen(item) for item in value))
+    if isinstance(value, dict):
+        return ("object", tuple(sorted((k, _frozen(v)) for k, v in value.items())))
+    # The type keeps True apart from 1 and 1.0 from 1, as JSON Schema's types do.
+    return (type(value).__name__, value)
+
+
+def _signature(parameter: Parameter) -> tuple[Any, ...]:
+    return (
+        parameter.positional,
+        tuple(parameter.type) if isinstance(parameter.type, list) else parameter.type,
+        tuple(parameter.choices) if parameter.choices is not None else None,
+        parameter.nargs,
+        parameter.multiple,
+        parameter.count,
+        parameter.values_per_occurrence,
+        parameter.min,
+        parameter.max,
+        parameter.min_open,
+        parameter.max_open,
+    )
+
+
 def schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """Every way ``arguments`` fails ``schema``, as messages (empty when it validates)."""
+    return _messages(_validator(schema), arguments)
+
+
+def _validator(schema: dict[str, Any]) -> Any:
     from jsonschema import Draft202012Validator  # noqa: PLC0415 - only needed for the check
 
-    validator = Draft202012Validator(schema)
+    return Draft202012Validator(schema)
+
+
+def _messages(validator: Any, arguments: dict[str, Any]) -> list[str]:
+    if validator.is_valid(arguments):
+        return []
     messages: list[str] = []
     for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
         where = ".".join(str(part) for part in error.path)
