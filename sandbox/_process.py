@@ -1,0 +1,297 @@
+"""Start one launch, drain its output under a cap, enforce timeout and cancel, reap its tree."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import selectors
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sandbox._launch import Launch
+from sandbox._registry import LiveRun, ProcessRegistry, wait_gone
+from sandbox._types import Limits
+
+_POLL_S = 0.05
+"""How often cancel and process exit are checked while output is quiet."""
+_KILL_GRACE_S = 2.0
+"""How long a killed tree may take to disappear before the run stops claiming it did."""
+_EXIT_GRACE_S = 0.5
+"""How long to keep draining after the backend exited (only escaped env children lag)."""
+_STARTUP_S = 10.0
+"""How long bubblewrap may take to report its child before the run goes on without knowing it."""
+_READ_BYTES = 1 << 20
+_PIPE_BYTES = 1 << 20
+
+EndedBy = Literal["exit", "timeout", "interrupt"]
+
+
+@dataclass
+class _Capture:
+    """The first ``limit`` bytes of a stream; the rest is counted as truncation and dropped."""
+
+    limit: int
+    data: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        if len(chunk) > max(room, 0):
+            self.truncated = True
+
+
+@dataclass
+class Execution:
+    """The raw facts of one execution, before they are judged into an outcome."""
+
+    returncode: int | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    duration_s: float = 0.0
+    ended_by: EndedBy = "exit"
+    spawn_error: str | None = None
+    status: dict[str, int] = field(default_factory=dict)
+    """bubblewrap's --json-status-fd reports: ``child-pid`` and, if the child ran, ``exit-code``."""
+    tree_confirmed: bool = True
+    """False when a killed tree could not be seen to die within the grace period."""
+
+
+def execute(
+    launch: Launch, limits: Limits, cancel: threading.Event | None, registry: ProcessRegistry
+) -> Execution:
+    """Run ``launch`` to its end and return what happened; never raises for the run's failures.
+
+    The calling thread spawns the backend and stays in here until the backend is reaped, so
+    bubblewrap's --die-with-parent (tied to the spawning thread) cannot fire early.
+    """
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
+            close_fds=True,
+            # Own session: the terminal's Ctrl-C reaches exampleguard, which kills runs itself.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return Execution(spawn_error=f"cannot start {launch.argv[0]}: {exc.strerror or exc}")
+    finally:
+        launch.spawned()
+    result = Execution()
+    status = bytearray()
+    init = None
+    if launch.status_fd is not None:
+        # Learn the namespace's init before anyone may kill the run (see LiveRun).
+        try:
+            init = _await_child_pid(launch.status_fd, status, result, start + _STARTUP_S)
+        except BaseException:
+            LiveRun(proc, namespace_init=None, find_init=False).kill()
+            proc.wait()
+            raise
+    live = LiveRun(proc, namespace_init=init, find_init=launch.child_is_init)
+    registry.add(live)
+    try:
+        _supervise(
+            proc,
+            live=live,
+            launch=launch,
+            limits=limits,
+            cancel=cancel,
+            start=start,
+            result=result,
+            status=status,
+        )
+    finally:
+        # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
+        if not _exited(proc.pid):
+            live.kill()
+        result.returncode = live.reap()
+        result.duration_s = time.monotonic() - start
+        status_complete = False
+        if launch.status_fd is not None:
+            status_complete = _drain_status(launch.status_fd, status, result)
+        if live.killed:
+            result.tree_confirmed = _tree_dead(live, result, status_complete)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        registry.discard(live)
+        live.finished.set()
+    return result
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    *,
+    live: LiveRun,
+    launch: Launch,
+    limits: Limits,
+    cancel: threading.Event | None,
+    start: float,
+    result: Execution,
+    status: bytearray,
+) -> None:
+    """Drain the output and wait for the backend's exit, killing it on timeout or cancel."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out, err = _Capture(limits.output_bytes), _Capture(limits.output_bytes)
+    captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    for fd in captures:
+        with contextlib.suppress(OSError):
+            # Bigger pipes: fewer wakeups while a flood is drained (best effort).
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    deadline = start + limits.timeout_s
+    # None while the run goes on; then how long to keep draining before giving up on the pipes.
+    stop_draining: float | None = None
+    with _ExitWatch(proc.pid) as exit_watch, selectors.DefaultSelector() as selector:
+        for watched in (*captures, launch.status_fd, exit_watch.fd):
+            if watched is not None:
+                selector.register(watched, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            exited = exit_watch.exited()
+            if stop_draining is None:
+                if live.interrupted.is_set() or (cancel is not None and cancel.is_set()):
+                    result.ended_by = "interrupt"
+                elif now >= deadline:
+                    result.ended_by = "timeout"
+                if result.ended_by != "exit":
+                    live.kill(interrupt=result.ended_by == "interrupt")
+                    stop_draining = now + _KILL_GRACE_S
+                elif exited:
+                    if launch.backend == "env":
+                        # What stayed in the env backend's process group dies with the run.
+                        live.kill()
+                    stop_draining = now + _EXIT_GRACE_S
+            pipes_open = any(fd in selector.get_map() for fd in captures)
+            if exited and (not pipes_open or (stop_draining is not None and now >= stop_draining)):
+                break
+            if stop_draining is not None and now >= stop_draining:
+                # Killed, yet not seen to exit: reaping below waits for it.
+                break
+            horizon = deadline if stop_draining is None else stop_draining
+            wait = min(exit_watch.poll_s, max(0.0, horizon - now))
+            for key, _ in selector.select(wait):
+                fd = int(key.fd)
+                if fd == exit_watch.fd:
+                    selector.unregister(fd)
+                    continue
+                chunk = os.read(fd, _READ_BYTES)
+                if not chunk:
+                    selector.unregister(fd)
+                elif fd == launch.status_fd:
+                    status += chunk
+                else:
+                    captures[fd].feed(chunk)
+    _parse_status(status, result)
+    if live.interrupted.is_set():
+        # Killed from another thread (kill_all) while this loop only saw the exit.
+        result.ended_by = "interrupt"
+    result.stdout, result.stderr = bytes(out.data), bytes(err.data)
+    result.stdout_truncated, result.stderr_truncated = out.truncated, err.truncated
+
+
+class _ExitWatch:
+    """Notices the backend's exit without reaping it.
+
+    A pidfd in the selector where the kernel has them (Linux 5.3), otherwise polling with
+    waitid(WNOWAIT) every few milliseconds.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.fd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self.fd = os.pidfd_open(pid)
+        self.poll_s = _POLL_S if self.fd is not None else 0.002
+        self._exited = False
+
+    def exited(self) -> bool:
+        """Tell whether the backend has exited (it stays unreaped)."""
+        if not self._exited:
+            self._exited = _exited(self.pid)
+        return self._exited
+
+    def __enter__(self) -> _ExitWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+def _exited(pid: int) -> bool:
+    """Tell whether our child ``pid`` has exited, leaving it unreaped (its pid stays ours)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid != 0
+
+
+def _parse_status(status: bytearray, result: Execution) -> int | None:
+    """Take ``child-pid`` and ``exit-code`` from bubblewrap's JSON reports; return the pid."""
+    for line in bytes(status).splitlines():
+        with contextlib.suppress(ValueError):
+            report = json.loads(line)
+            if isinstance(report, dict):
+                result.status.update(
+                    {k: v for k, v in report.items() if k in ("child-pid", "exit-code")}
+                )
+    pid = result.status.get("child-pid")
+    return pid if isinstance(pid, int) else None
+
+
+def _await_child_pid(fd: int, status: bytearray, result: Execution, deadline: float) -> int | None:
+    """Read bubblewrap's status until it names its child (milliseconds after the start).
+
+    Neither the run's timeout nor cancel cuts this short: killing bubblewrap before its child
+    is known could orphan the sandbox (see LiveRun); both take effect right after.
+    """
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (pid := _parse_status(status, result)) is None:
+            now = time.monotonic()
+            if now >= deadline:
+                return None
+            if selector.select(min(_POLL_S, deadline - now)):
+                chunk = os.read(fd, _READ_BYTES)
+                if not chunk:
+                    return None
+                status += chunk
+    return pid
+
+
+def _drain_status(fd: int, status: bytearray, result: Execution) -> bool:
+    """Read what is left on the status pipe without blocking; True if it reached its end."""
+    os.set_blocking(fd, False)
+    complete = False
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, _READ_BYTES):
+            status += chunk
+        complete = True
+    _parse_status(status, result)
+    return complete
+
+
+def _tree_dead(live: LiveRun, result: Execution, status_complete: bool) -> bool:
+    """After a kill: wait until the namespace's init is gone, which means its whole tree is."""
+    init = live.namespace_init or result.status.get("child-pid")
+    if init is not None:
+        return wait_gone(init, _KILL_GRACE_S)
+    # bubblewrap's status pipe closed without naming a child: it died before forking one.
+    return status_complete

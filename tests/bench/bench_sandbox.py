@@ -1,0 +1,162 @@
+"""Per-run overhead of each sandbox backend against a bare ``subprocess.run`` of the same command.
+
+Usage: ``python tests/bench/bench_sandbox.py OUT.json [--runs N] [--command /bin/true]``
+
+All measurements happen in this one process, interleaved round by round so that drift in the
+machine's load hits every column alike; each column reports the median wall time of N runs.
+``bwrap (bare)`` is bubblewrap's own hardened command line without anything of ``sandbox`` (no
+work dir, no status pipe, no seccomp program), which separates bubblewrap's cost from ours.
+The target: bubblewrap through ``sandbox.run`` at most 6 ms per run over bare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import sandbox  # noqa: E402 - after making the checkout importable when run as a script
+from sandbox._host import BWRAP_BASE_MOUNTS, BWRAP_FLAGS  # noqa: E402
+
+TARGET_OVERHEAD_MS = 6.0
+
+
+def _timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return (time.perf_counter() - start) * 1000
+
+
+def _sandboxed(
+    argv: tuple[str, ...], isolation: sandbox.Isolation, path: str
+) -> Callable[[], object]:
+    policy = sandbox.Policy(argv=argv, isolation=isolation, source_env={"PATH": path})
+
+    def action() -> object:
+        outcome = sandbox.run(policy)
+        if outcome.status is not sandbox.Status.PASSED:
+            raise SystemExit(
+                f"{outcome.backend}: {outcome.status} {outcome.detail} {outcome.stderr}"
+            )
+        return outcome
+
+    return action
+
+
+def _plain(argv: list[str]) -> Callable[[], object]:
+    def action() -> object:
+        return subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, capture_output=True)
+
+    return action
+
+
+def _columns(command: str, scratch: Path) -> dict[str, Callable[[], object]]:
+    """Every column this machine can measure, bare first."""
+    path = os.environ.get("PATH", os.defpath)
+    columns: dict[str, Callable[[], object]] = {"bare": _plain([command])}
+    backends = {r.name: r for r in sandbox.probe_backends(path=path)}
+    bwrap = backends["bwrap"]
+    if bwrap.available and bwrap.executable:
+        columns["bwrap (bare)"] = _plain(
+            [bwrap.executable, *BWRAP_BASE_MOUNTS, *BWRAP_FLAGS, "--", command]
+        )
+        columns["bwrap"] = _sandboxed((command,), sandbox.Isolation.AUTO, path)
+    if backends["unshare"].available:
+        # Hide bwrap from PATH so that auto falls to unshare, as on a machine without it.
+        only = scratch / "bin"
+        only.mkdir()
+        for program in ("unshare", "prlimit", "setpriv"):
+            found = shutil.which(program)
+            if found:
+                (only / program).symlink_to(found)
+        columns["unshare"] = _sandboxed((command,), sandbox.Isolation.AUTO, str(only))
+    columns["env"] = _sandboxed((command,), sandbox.Isolation.ENV, path)
+    return columns
+
+
+def measure(command: str, runs: int) -> dict[str, object]:
+    """Interleave ``runs`` rounds over every column; return the medians and ratios."""
+    with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as scratch:
+        columns = _columns(command, Path(scratch))
+        for action in columns.values():
+            action()  # warm-up: backend probe, page cache, first-import costs
+        samples: dict[str, list[float]] = {name: [] for name in columns}
+        for _ in range(runs):
+            for name, action in columns.items():
+                samples[name].append(_timed(action))
+    bare = statistics.median(samples["bare"])
+    results = {
+        name: {
+            "median_ms": round(statistics.median(values), 3),
+            "overhead_ms": round(statistics.median(values) - bare, 3),
+            "ratio": round(statistics.median(values) / bare, 2),
+            "p90_ms": round(sorted(values)[int(len(values) * 0.9) - 1], 3),
+        }
+        for name, values in samples.items()
+    }
+    bwrap = results.get("bwrap")
+    return {
+        "command": command,
+        "runs": runs,
+        "machine": {
+            "python": platform.python_version(),
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "euid": os.geteuid(),
+        },
+        "columns": results,
+        "target": {
+            "bwrap_overhead_ms_max": TARGET_OVERHEAD_MS,
+            "met": None if bwrap is None else bwrap["overhead_ms"] <= TARGET_OVERHEAD_MS,
+        },
+    }
+
+
+def render(report: dict[str, object]) -> str:
+    """The report as a text table."""
+    columns = report["columns"]
+    assert isinstance(columns, dict)
+    lines = [
+        f"{report['command']}, median of {report['runs']} runs",
+        f"{'column':<14}{'median ms':>11}{'p90 ms':>9}{'overhead ms':>13}{'ratio':>8}",
+    ]
+    for name, row in columns.items():
+        lines.append(
+            f"{name:<14}{row['median_ms']:>11.2f}{row['p90_ms']:>9.2f}"
+            f"{row['overhead_ms']:>13.2f}{row['ratio']:>7.2f}x"
+        )
+    target = report["target"]
+    assert isinstance(target, dict)
+    lines.append(f"target: bwrap overhead <= {target['bwrap_overhead_ms_max']} ms: {target['met']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print the table, write the JSON; exit 1 if the bubblewrap target is missed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("output", type=Path, help="where to write the JSON report")
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--command", default=shutil.which("true") or "/bin/true")
+    args = parser.parse_args(argv)
+    report = measure(args.command, args.runs)
+    print(render(report))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0 if report["target"]["met"] is not False else 1  # type: ignore[index]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Run one sandboxed probe as the calling (non-root) user and print the outcome as JSON.
+
+The suite runs this with ``setpriv --reuid 65534`` so that the bubblewrap backend is exercised
+by an unprivileged caller too. Argument: a JSON spec with ``argv``, ``project_dir``,
+``probe_dir``, ``source_env`` and optional ``limits``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import sandbox
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[1])
+    real = Path(sys.executable).resolve()
+    readable = {
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        real.parent.parent,
+        Path(spec["probe_dir"]),
+    }
+    policy = sandbox.Policy(
+        argv=tuple(spec["argv"]),
+        project_dir=Path(spec["project_dir"]),
+        readable=tuple(sorted(readable)),
+        pass_env=tuple(spec.get("pass_env", ())),
+        source_env=spec["source_env"],
+        limits=sandbox.Limits(**spec.get("limits", {})),
+    )
+    outcome = sandbox.run(policy)
+    print(json.dumps(dataclasses.asdict(outcome)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,275 @@
+"""Escape probe: attempts each escape a sandbox must block and prints one JSON verdict per attempt.
+
+Run as a program (standard library only): ``python probe.py MODE CONFIG_JSON``. The config is
+passed inline so that nothing but the interpreter and this file must be visible in a sandbox,
+and it carries a unique token so that every process of the probe (forks included) can be found
+in the host's /proc afterwards.
+
+Modes:
+- ``attempts``: run each attempt in ``config["attempts"]``; print ``{"attempt", "escaped",
+  "detail"}`` per line. ``escaped`` is true when the attempt reached what it aimed at.
+- ``grandchild``: double-fork a SIGTERM-ignoring daemon that writes ``config["marker"]`` after
+  ``config["delay"]`` seconds, then lingers; the probe itself exits at once.
+- ``sleep``: ignore SIGTERM, fork a child that does too, and sleep forever.
+- ``flood``: write ``config["bytes"]`` bytes to stdout.
+- ``alloc``: allocate ``config["mb"]`` MiB and print ``allocated``.
+- ``fork``: try to start ``config["count"]`` sleeping children; print how many started.
+- ``crash``: dereference a null pointer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DEAD_PROXY = "http://127.0.0.1:9"
+PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+TIMEOUT_S = 3.0
+
+
+def _ping(sock: socket.socket) -> bool:
+    sock.sendall(b"ping")
+    return sock.recv(4) == b"pong"
+
+
+def tcp(cfg: dict[str, Any]) -> tuple[bool, str]:
+    with socket.create_connection(("127.0.0.1", cfg["tcp_port"]), timeout=TIMEOUT_S) as sock:
+        return _ping(sock), "connected"
+
+
+def udp(cfg: dict[str, Any]) -> tuple[bool, str]:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(TIMEOUT_S)
+        # Connected, so that a closed port fails at once (ECONNREFUSED) instead of timing out.
+        sock.connect(("127.0.0.1", cfg["udp_port"]))
+        sock.send(b"ping")
+        data = sock.recv(16)
+        return data == b"pong", "answered"
+
+
+def abstract_unix(cfg: dict[str, Any]) -> tuple[bool, str]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT_S)
+        sock.connect("\0" + cfg["abstract_name"])
+        return _ping(sock), "connected"
+
+
+def dns_loopback(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Resolve a name through a DNS server listening on the host's loopback."""
+    query = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+    query += b"".join(bytes([len(p)]) + p.encode() for p in ["probe", "test"]) + b"\0"
+    query += struct.pack(">HH", 1, 1)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(TIMEOUT_S)
+        sock.connect(("127.0.0.1", cfg["dns_port"]))
+        sock.send(query)
+        answer = sock.recv(512)
+    address = socket.inet_ntoa(answer[-4:])
+    return address == "192.0.2.53", f"resolved to {address}"
+
+
+def dns_system(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Resolve a public name through the system resolver."""
+    found = socket.getaddrinfo(cfg["dns_name"], 443, type=socket.SOCK_STREAM)
+    return bool(found), f"resolved to {found[0][4][0]}"
+
+
+def read_home_secret(cfg: dict[str, Any]) -> tuple[bool, str]:
+    text = Path(cfg["home_secret"]).read_text(encoding="utf-8")
+    return text == cfg["secret"], "read the secret planted in $HOME"
+
+
+def read_pw_home_secret(cfg: dict[str, Any]) -> tuple[bool, str]:
+    text = Path(cfg["pw_home_secret"]).read_text(encoding="utf-8")
+    return text == cfg["secret"], "read the secret planted in the password database's home"
+
+
+def list_pw_home(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Entries of the passwd home other than those the run was allowed to see."""
+    allowed = set(cfg.get("pw_home_allowed", ()))
+    extra = sorted({p.name for p in Path(cfg["pw_home"]).iterdir()} - allowed)
+    return bool(extra), f"visible: {extra[:8]}"
+
+
+def _write(path: str) -> tuple[bool, str]:
+    Path(path).write_text("escaped", encoding="utf-8")
+    return True, f"wrote {path}"
+
+
+def write_project(cfg: dict[str, Any]) -> tuple[bool, str]:
+    return _write(cfg["project_file"])
+
+
+def write_host_tmp(cfg: dict[str, Any]) -> tuple[bool, str]:
+    return _write(cfg["host_tmp_file"])
+
+
+def write_var_tmp(cfg: dict[str, Any]) -> tuple[bool, str]:
+    return _write(cfg["var_tmp_file"])
+
+
+def env_credentials(cfg: dict[str, Any]) -> tuple[bool, str]:
+    visible = [name for name in cfg["credential_names"] if name in os.environ]
+    return bool(visible), f"visible: {visible}"
+
+
+def proxies(cfg: dict[str, Any]) -> tuple[bool, str]:
+    live = {name: os.environ.get(name) for name in PROXY_NAMES}
+    live = {name: value for name, value in live.items() if value != DEAD_PROXY}
+    no_proxy = os.environ.get("NO_PROXY"), os.environ.get("no_proxy")
+    escaped = bool(live) or no_proxy != ("", "")
+    return escaped, f"not dead: {live}, NO_PROXY={no_proxy}"
+
+
+def own_home(cfg: dict[str, Any]) -> tuple[bool, str]:
+    cwd = Path.cwd().resolve()
+    names = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+    outside = {
+        name: os.environ.get(name)
+        for name in (*names, "TMPDIR")
+        if cwd not in Path(os.environ.get(name, "/")).resolve().parents
+    }
+    if "XDG_RUNTIME_DIR" in os.environ:
+        outside["XDG_RUNTIME_DIR"] = os.environ["XDG_RUNTIME_DIR"]
+    return bool(outside), f"outside the work dir: {outside}"
+
+
+def host_process_visible(cfg: dict[str, Any]) -> tuple[bool, str]:
+    pid = cfg["host_pid"]
+    return Path(f"/proc/{pid}").exists(), f"/proc/{pid} of the host's test process"
+
+
+def capabilities(cfg: dict[str, Any]) -> tuple[bool, str]:
+    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        if line.startswith(("CapEff:", "CapPrm:", "CapAmb:")) and int(line.split()[1], 16):
+            return True, line
+    return False, "no effective, permitted or ambient capability"
+
+
+def fs_unix_stream(cfg: dict[str, Any]) -> tuple[bool, str]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT_S)
+        sock.connect(cfg["fs_socket"])
+        return _ping(sock), f"connected to {cfg['fs_socket']}"
+
+
+def fs_unix_dgram(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Reach a datagram socket through a socketpair, which socket(AF_UNIX) filters miss."""
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    with left, right:
+        left.sendto(b"ping", cfg["fs_dgram_socket"])
+    return True, f"sent a datagram to {cfg['fs_dgram_socket']}"
+
+
+ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
+    fn.__name__: fn
+    for fn in (
+        tcp,
+        udp,
+        abstract_unix,
+        dns_loopback,
+        dns_system,
+        read_home_secret,
+        read_pw_home_secret,
+        list_pw_home,
+        write_project,
+        write_host_tmp,
+        write_var_tmp,
+        env_credentials,
+        proxies,
+        own_home,
+        host_process_visible,
+        capabilities,
+        fs_unix_stream,
+        fs_unix_dgram,
+    )
+}
+
+
+def attempts(cfg: dict[str, Any]) -> None:
+    for name in cfg["attempts"]:
+        try:
+            escaped, detail = ATTEMPTS[name](cfg)
+        except Exception as exc:
+            escaped, detail = False, f"{type(exc).__name__}: {exc}"
+        print(json.dumps({"attempt": name, "escaped": escaped, "detail": detail}), flush=True)
+
+
+def grandchild(cfg: dict[str, Any]) -> None:
+    if os.fork() > 0:
+        return
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    time.sleep(cfg["delay"])
+    with contextlib.suppress(OSError):
+        Path(cfg["marker"]).write_text("survived", encoding="utf-8")
+    time.sleep(cfg.get("linger", 30))
+    os._exit(0)
+
+
+def sleep(cfg: dict[str, Any]) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.fork()  # both processes ignore SIGTERM and sleep
+    print("sleeping", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+def flood(cfg: dict[str, Any]) -> None:
+    chunk = b"x" * (1 << 20)
+    remaining = cfg["bytes"]
+    out = sys.stdout.buffer
+    while remaining > 0:
+        out.write(chunk[: min(remaining, len(chunk))])
+        remaining -= len(chunk)
+    out.flush()
+
+
+def alloc(cfg: dict[str, Any]) -> None:
+    block = bytearray(cfg["mb"] * 1024 * 1024)
+    print("allocated", len(block), flush=True)
+
+
+def fork(cfg: dict[str, Any]) -> None:
+    started = []
+    for _ in range(cfg["count"]):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(5)
+            os._exit(0)
+        started.append(pid)
+    print(len(started), flush=True)
+    for pid in started:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+def crash(cfg: dict[str, Any]) -> None:
+    ctypes.string_at(0)
+
+
+MODES: dict[str, Callable[[dict[str, Any]], None]] = {
+    fn.__name__: fn for fn in (attempts, grandchild, sleep, flood, alloc, fork, crash)
+}
+
+if __name__ == "__main__":
+    MODES[sys.argv[1]](json.loads(sys.argv[2]))

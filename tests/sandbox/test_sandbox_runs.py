@@ -1,0 +1,337 @@
+"""Runs through the real backends: statuses, limits, output cap, cancel, kill_all, threads."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sbx_support import (
+    PROBE,
+    REPO,
+    RssSampler,
+    World,
+    interpreter_readable,
+    needs_bwrap,
+    needs_root,
+    needs_unshare,
+    nobody_python,
+    probe_argv,
+    processes_with,
+    run_as_nobody,
+    unshare_only_path,
+)
+
+import sandbox
+from sandbox import Guarantee, Isolation, Limits, Status
+
+pytestmark = pytest.mark.sandbox
+
+BACKENDS = [
+    pytest.param("bwrap", marks=needs_bwrap),
+    pytest.param("unshare", marks=needs_unshare),
+    "env",
+]
+NAMESPACE_BACKENDS = BACKENDS[:2]
+
+
+def _policy(
+    backend: str, world: World, tmp_path: Path, argv: tuple[str, ...], **kw: Any
+) -> sandbox.Policy:
+    """A policy that lands on ``backend``: unshare by hiding bwrap from PATH, env by name."""
+    if backend == "unshare":
+        path = unshare_only_path(tmp_path)
+        kw.setdefault("source_env", {**world.source_env, "PATH": path})
+    elif backend == "env":
+        kw.setdefault("isolation", Isolation.ENV)
+    return world.policy(argv, **kw)
+
+
+def _run(
+    backend: str, world: World, tmp_path: Path, argv: tuple[str, ...], **kw: Any
+) -> sandbox.Outcome:
+    outcome = sandbox.run(_policy(backend, world, tmp_path, argv, **kw))
+    assert outcome.backend == backend
+    return outcome
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("code", "expect", "status"),
+    [(0, 0, Status.PASSED), (3, 3, Status.PASSED), (3, 0, Status.FAILED), (0, 5, Status.FAILED)],
+)
+def test_exit_status_is_judged_against_expect_exit(
+    backend: str, *, code: int, expect: int, status: Status, world: World, tmp_path: Path
+) -> None:
+    argv = ("/bin/sh", "-c", f"echo out; echo err >&2; exit {code}")
+    outcome = _run(backend, world, tmp_path, argv, expect_exit=expect)
+    assert (outcome.status, outcome.exit_code) == (status, code)
+    assert (outcome.stdout, outcome.stderr) == ("out\n", "err\n")
+    assert not outcome.stdout_truncated
+    assert outcome.detail is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_segfault_is_a_crash_with_the_signal(backend: str, world: World, tmp_path: Path) -> None:
+    outcome = _run(backend, world, tmp_path, probe_argv("crash", world.config([])))
+    assert outcome.status is Status.CRASHED
+    assert outcome.exit_code is None
+    assert outcome.detail is not None
+    assert "SIGSEGV" in outcome.detail
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_missing_executable_is_not_started(backend: str, world: World, tmp_path: Path) -> None:
+    outcome = _run(backend, world, tmp_path, ("no-such-program-for-sandbox-tests",))
+    assert outcome.status is Status.NOT_STARTED
+    assert outcome.detail == "executable not found: no-such-program-for-sandbox-tests"
+    assert outcome.guarantees == ()
+
+
+@needs_bwrap
+def test_an_executable_invisible_inside_is_not_started(world: World, tmp_path: Path) -> None:
+    # Found on the host, but inside the sandbox only through a readable path it lacks.
+    script = world.home / "tool"
+    script.write_text("#!/var/tmp/no-such-interpreter\n", encoding="utf-8")
+    script.chmod(0o755)
+    outcome = sandbox.run(world.policy((str(script),)))
+    assert outcome.status is Status.NOT_STARTED, outcome
+    assert outcome.detail is not None
+    assert "no-such-interpreter" in outcome.detail or "execvp" in outcome.detail
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_timeout_kills_the_whole_tree(backend: str, world: World, tmp_path: Path) -> None:
+    # The probe and its child both ignore SIGTERM and sleep forever.
+    argv = probe_argv("sleep", world.config([]))
+    outcome = _run(backend, world, tmp_path, argv, limits=Limits(timeout_s=1.0))
+    assert outcome.status is Status.TIMED_OUT
+    assert outcome.exit_code is None
+    assert 1.0 <= outcome.duration_s < 6
+    assert "sleeping" in outcome.stdout
+    assert Guarantee.TIMEOUT in outcome.guarantees
+    assert processes_with(world.token) == []
+
+
+@pytest.mark.parametrize("backend", [*NAMESPACE_BACKENDS[:1], "env"])
+def test_a_flood_is_capped_and_memory_stays_flat(
+    backend: str, world: World, tmp_path: Path
+) -> None:
+    cap = 1 << 20
+    argv = probe_argv("flood", world.config([], bytes=200 * 2**20))
+    with RssSampler() as rss:
+        outcome = _run(
+            backend, world, tmp_path, argv, limits=Limits(timeout_s=120, output_bytes=cap)
+        )
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert outcome.stdout_truncated
+    assert not outcome.stderr_truncated
+    assert len(outcome.stdout) == cap
+    assert Guarantee.OUTPUT_CAP in outcome.guarantees
+    assert rss.peak - rss.baseline < 32 * 2**20, (rss.baseline, rss.peak)
+
+
+@pytest.mark.parametrize("backend", NAMESPACE_BACKENDS)
+def test_memory_limit(backend: str, world: World, tmp_path: Path) -> None:
+    argv = probe_argv("alloc", world.config([], mb=384))
+    free = _run(backend, world, tmp_path, argv)
+    assert free.status is Status.PASSED, free.stderr
+    assert Guarantee.MEMORY_LIMIT in free.not_guaranteed
+    capped = _run(backend, world, tmp_path, argv, limits=Limits(memory_mb=128))
+    assert capped.status is Status.FAILED
+    assert "MemoryError" in capped.stderr
+    assert Guarantee.MEMORY_LIMIT in capped.guarantees
+
+
+@needs_bwrap
+def test_process_limit(world: World, tmp_path: Path) -> None:
+    argv = probe_argv("fork", world.config([], count=64))
+    free = _run("bwrap", world, tmp_path, argv)
+    assert (free.status, free.stdout.strip()) == (Status.PASSED, "64"), free.stderr
+    capped = _run("bwrap", world, tmp_path, argv, limits=Limits(max_processes=16))
+    assert capped.status is Status.PASSED, capped.stderr
+    assert Guarantee.PROCESS_LIMIT in capped.guarantees
+    assert int(capped.stdout) < 16
+
+
+@needs_bwrap
+@needs_root
+def test_process_limit_for_a_non_root_caller(world: World) -> None:
+    python = nobody_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ that uid 65534 can run")
+    spec = {
+        "argv": probe_argv("fork", world.config([], count=64), python=python),
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "source_env": {"PATH": "/usr/bin:/bin", "HOME": str(world.home)},
+        "limits": {"max_processes": 16, "memory_mb": 512},
+    }
+    outcome = run_as_nobody(spec, python)
+    assert (outcome["backend"], outcome["status"]) == ("bwrap", "passed"), outcome["stderr"]
+    assert {"process-limit", "memory-limit"} <= set(outcome["guarantees"])
+    assert int(outcome["stdout"]) < 16
+
+
+@needs_unshare
+@needs_root
+def test_unshare_does_not_claim_a_process_limit_for_root(world: World, tmp_path: Path) -> None:
+    # Host root is exempt from RLIMIT_NPROC and a pids cgroup would not hold without mounts.
+    argv = probe_argv("fork", world.config([], count=8))
+    outcome = _run("unshare", world, tmp_path, argv, limits=Limits(max_processes=4))
+    assert Guarantee.PROCESS_LIMIT in outcome.not_guaranteed
+
+
+def _start(
+    policy: sandbox.Policy, **kw: Any
+) -> tuple[threading.Thread, dict[str, sandbox.Outcome]]:
+    found: dict[str, sandbox.Outcome] = {}
+
+    def target() -> None:
+        found["outcome"] = sandbox.run(policy, **kw)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread, found
+
+
+def _wait_for(predicate: Any, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cancel_stops_a_run_promptly(backend: str, world: World, tmp_path: Path) -> None:
+    cancel = threading.Event()
+    argv = probe_argv("sleep", world.config([]))
+    thread, found = _start(_policy(backend, world, tmp_path, argv), cancel=cancel)
+    _wait_for(lambda: len(processes_with(world.token)) >= 2)
+    started = time.monotonic()
+    cancel.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.monotonic() - started < 2
+    outcome = found["outcome"]
+    assert (outcome.status, outcome.detail) == (Status.CRASHED, "interrupted")
+    assert processes_with(world.token) == []
+
+
+def test_cancel_before_the_start_runs_nothing(world: World) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    marker = world.host_tmp / "ran"
+    outcome = sandbox.run(
+        world.policy(("/bin/sh", "-c", f"touch {marker}"), isolation=Isolation.ENV),
+        cancel=cancel,
+    )
+    assert (outcome.status, outcome.detail) == (Status.NOT_STARTED, "interrupted")
+    assert not marker.exists()
+
+
+@needs_bwrap
+def test_kill_all_ends_every_live_run(world: World) -> None:
+    registry = sandbox.ProcessRegistry()
+    argv = probe_argv("sleep", world.config([]))
+    runs = [_start(world.policy(argv), registry=registry) for _ in range(3)]
+    _wait_for(lambda: registry.live_count() == 3 and len(processes_with(world.token)) >= 6)
+    assert registry.kill_all() == 3
+    assert registry.live_count() == 0
+    for thread, found in runs:
+        thread.join(5)
+        assert not thread.is_alive()
+        assert (found["outcome"].status, found["outcome"].detail) == (Status.CRASHED, "interrupted")
+    assert processes_with(world.token) == []
+
+
+def test_module_kill_all_uses_the_default_registry(world: World) -> None:
+    argv = probe_argv("sleep", world.config([]))
+    thread, found = _start(world.policy(argv, isolation=Isolation.ENV))
+    _wait_for(lambda: len(processes_with(world.token)) >= 2)
+    assert sandbox.kill_all() == 1
+    thread.join(5)
+    assert found["outcome"].detail == "interrupted"
+    assert processes_with(world.token) == []
+
+
+@needs_bwrap
+def test_parallel_runs_get_their_own_work_dirs(world: World, tmp_path: Path) -> None:
+    fixtures = tmp_path / "fixtures"
+    (fixtures / "sub").mkdir(parents=True)
+    (fixtures / "sub" / "data.txt").write_text("fixture\n", encoding="utf-8")
+    script = 'cat sub/data.txt; echo "$PWD $HOME $TMPDIR"; touch "$TMPDIR/mine"; ls -A "$TMPDIR"'
+    policy = world.policy(("/bin/sh", "-c", script), fixtures=fixtures)
+    runs = [_start(policy) for _ in range(6)]
+    outcomes = []
+    for thread, found in runs:
+        thread.join(30)
+        outcomes.append(found["outcome"])
+    assert {o.status for o in outcomes} == {Status.PASSED}
+    lines = [o.stdout.splitlines() for o in outcomes]
+    assert {line[0] for line in lines} == {"fixture"}
+    assert {line[2] for line in lines} == {"mine"}
+    work_dirs = [line[1].split()[0] for line in lines]
+    assert len(set(work_dirs)) == 6
+    for work_dir, line in zip(work_dirs, lines, strict=True):
+        _, home, tmp = line[1].split()
+        assert (home, tmp) == (f"{work_dir}/.home", f"{work_dir}/.tmp")
+        assert not Path(work_dir).exists()  # removed after the run
+
+
+def test_the_work_dir_is_removed_even_when_the_run_locks_it(world: World) -> None:
+    script = "mkdir -p locked/inner && touch locked/inner/f && chmod 000 locked/inner locked; pwd"
+    outcome = sandbox.run(world.policy(("/bin/sh", "-c", script), isolation=Isolation.ENV))
+    assert outcome.status is Status.PASSED
+    assert not Path(outcome.stdout.strip()).exists()
+
+
+def _driver(world: World, jobs: int, per_run: int = 4, **extra: object) -> subprocess.Popen[bytes]:
+    """Start interrupt_driver.py with ``jobs`` sleeping runs; return once all are running."""
+    spec = {
+        "argv": probe_argv("sleep", world.config([])),
+        "readable": [str(p) for p in interpreter_readable()],
+        "jobs": jobs,
+        **extra,
+    }
+    driver = subprocess.Popen(
+        [sys.executable, str(PROBE.with_name("interrupt_driver.py")), json.dumps(spec)],
+        # The driver's work dirs go to the world's temp dir: a SIGKILLed driver cannot remove them.
+        env={**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(world.host_tmp)},
+    )
+    # Per run under bwrap: bwrap, its init, the probe and its child (unshare: the probe is the
+    # init, so 3); plus the driver itself.
+    _wait_for(lambda: len(processes_with(world.token)) >= per_run * jobs + 1)
+    return driver
+
+
+@needs_bwrap
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_sigterm_kills_every_run_before_exit_130(world: World, jobs: int) -> None:
+    driver = _driver(world, jobs)
+    try:
+        driver.send_signal(signal.SIGTERM)
+        assert driver.wait(15) == 130
+    finally:
+        driver.kill()
+        driver.wait()
+    assert processes_with(world.token) == []
+
+
+@pytest.mark.parametrize("backend", NAMESPACE_BACKENDS)
+def test_a_killed_caller_takes_its_runs_along(backend: str, world: World, tmp_path: Path) -> None:
+    if backend == "unshare":
+        path = unshare_only_path(tmp_path)
+        driver = _driver(world, 3, per_run=3, path=path)
+    else:
+        driver = _driver(world, 3)
+    driver.kill()  # SIGKILL: no handler, no cleanup; only parent-death signals remain
+    driver.wait()
+    _wait_for(lambda: processes_with(world.token) == [], timeout=5)
