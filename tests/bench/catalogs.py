@@ -2,7 +2,7 @@
 
 Each tool is a command two levels deep (``bench gNN cNNNN``) with realistic parameters: integer
 positionals, options with values (quoted ones included), a choice, a bounded integer, a repeatable
-option, flags and constraints. Examples are 4–12 tokens. The same tools are built as Click commands
+option, flags and constraints. Examples are 4 to 12 tokens. The same tools are built as Click commands
 so Click's own parser can be timed on exactly the same command lines.
 """
 
