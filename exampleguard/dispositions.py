@@ -441,7 +441,6 @@ def _uncovered(contract: Contract, excluded: set[tuple[str, ...]]) -> list[Diagn
 
 # -- writing records ----------------------------------------------------------------------------
 
-LOCK_FILE = ".exampleguard.lock"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -504,9 +503,8 @@ def render_exclusion(exclusion: Exclusion) -> str:
 def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
     """Append ``block`` to ``path`` keeping every existing byte, atomically and under a lock.
 
-    The lock is a separate file in the folder: the target itself is replaced by a rename, so a
-    lock on it would protect nothing. The old text is read inside the lock, so two concurrent
-    writers both land. The result is parsed before it replaces the file: a write that would
+    The lock is on the folder: the target itself is replaced by a rename, so a lock on it would
+    protect nothing. The old text is read inside the lock, so two concurrent writers both land. The result is parsed before it replaces the file: a write that would
     leave invalid TOML is refused.
     """
     import tomllib  # noqa: PLC0415 - only writers need it
@@ -516,7 +514,7 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     _refuse_escape(folder, root, str(folder))
-    with locked(folder / LOCK_FILE):
+    with locked(folder):
         if path.is_symlink():
             raise RecordError(f"{path.name} is a symlink; refusing to replace it")
         try:

@@ -2,8 +2,9 @@
 
 Every write goes to a temporary file in the same directory, is flushed to disk, and replaces the
 target with one ``rename``: a reader — or a crash — sees the old file or the new one, never a mix.
-Read-modify-write sequences hold an exclusive lock on a *separate* lock file: a lock on the
-target itself would protect nothing, because the rename replaces the locked inode.
+Read-modify-write sequences hold an exclusive lock on the *directory* that holds the target:
+a lock on the target itself would protect nothing, because the rename replaces the locked
+inode, and locking the directory needs no lock file left behind in the user's repository.
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ def _sync_directory(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_path`` (created if needed) for the duration."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+def locked(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` (created if needed) for the duration."""
+    directory.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         yield

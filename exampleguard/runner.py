@@ -108,7 +108,7 @@ def count(config: Config, *, write: bool) -> TextOutcome:
         summary = "".join(f"{d.message}\n" for d in drift)
         return TextOutcome(text + summary, 1 if drift else 0)
     try:
-        with locked(path.with_name(f".{path.name}.lock")):
+        with locked(path.parent):
             write_atomically(path, text)
     except OSError as error:
         return TextOutcome(
