@@ -1,9 +1,9 @@
 """Generated catalogs for the benchmarks, and the equivalent Click application.
 
 Each tool is a command two levels deep (``bench gNN cNNNN``) with realistic parameters: integer
-positionals, options with values (quoted ones included), a choice, a bounded integer, a repeatable
-option, flags and constraints. Examples are 4 to 12 tokens. The same tools are built as Click commands
-so Click's own parser can be timed on exactly the same command lines.
+positionals, options with values (quoted ones included), a choice, a bounded integer, a
+repeatable option, flags and constraints. Examples have 4 to 12 tokens. The same tools are built
+as Click commands so Click's own parser can be timed on exactly the same command lines.
 """
 
 from __future__ import annotations
