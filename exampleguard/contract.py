@@ -417,9 +417,9 @@ class _Builder:
             target = _match_overlay(overlay, visible)
             if target is None:
                 what = (
-                    f"the flag(s) {', '.join(overlay.flags)}"
+                    f"flag {', '.join(overlay.flags)}"
                     if overlay.flags
-                    else f"a positional parameter {overlay.name!r}"
+                    else f"positional parameter {overlay.name!r}"
                 )
                 self.report(
                     "overlay-drift",

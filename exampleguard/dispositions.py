@@ -504,8 +504,9 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
     """Append ``block`` to ``path`` keeping every existing byte, atomically and under a lock.
 
     The lock is on the folder: the target itself is replaced by a rename, so a lock on it would
-    protect nothing. The old text is read inside the lock, so two concurrent writers both land. The result is parsed before it replaces the file: a write that would
-    leave invalid TOML is refused.
+    protect nothing. The old text is read inside the lock, so two concurrent writers both land.
+    The result is parsed before it replaces the file: a write that would leave invalid TOML is
+    refused.
     """
     import tomllib  # noqa: PLC0415 - only writers need it
 

@@ -9,7 +9,7 @@ checked. :func:`evaluate` then checks every example; it never prints and never w
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from exampleguard.bind import Binding, Role, bind
@@ -152,7 +152,11 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
                     program=catalog.catalog.program if catalog else None,
                 )
             except SourceError as error:
-                errors.append(error.diagnostic)
+                diagnostic = error.diagnostic
+                if diagnostic.code == "tree-unavailable":
+                    # Point at the setting people edit, not at the spec string.
+                    diagnostic = replace(diagnostic, location=config.location("tree"))
+                errors.append(diagnostic)
     elif catalog is not None and catalog.catalog.dialect is None:
         errors.append(
             Diagnostic(

@@ -109,7 +109,7 @@ class Document:
             if offset is None:
                 offset = positions.value(path)
             if offset is not None:
-                return self._line_column(offset)
+                return self.line_column(offset)
             if not path:
                 return None
             path = path[:-1]
@@ -130,10 +130,11 @@ class Document:
         if start is None:
             return self.location(key)
         raw = _raw_offset(self.text, start, offset, self.kind)
-        line, column = self._line_column(raw)
+        line, column = self.line_column(raw)
         return Location(self.display, line, column, format_key(key) or None)
 
-    def _line_column(self, offset: int) -> tuple[int, int]:
+    def line_column(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of character ``offset`` of the text."""
         if self._line_starts is None:
             self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
         line = bisect.bisect_right(self._line_starts, offset)
@@ -216,8 +217,13 @@ def parse_document(text: str, path: Path, display: str, kind: Literal["json", "t
             _invalid(display, f"has the key {error.key!r} twice in one object", line, column)
         ) from None
     except _ConstantError as error:
+        document = Document(path, display, text, None, kind)
+        offset = _constant_position(text)
+        line, column = document.line_column(offset) if offset is not None else (None, None)
         raise SourceError(
-            _invalid(display, f"is not valid JSON: {error.constant} is not a JSON value")
+            _invalid(
+                display, f"is not valid JSON: {error.constant} is not a JSON value", line, column
+            )
         ) from None
     except tomllib.TOMLDecodeError as error:
         message = str(error)
@@ -310,11 +316,13 @@ def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tup
     where = format_key(full) or "the top level"
     if kind == "extra_forbidden":
         offending = error["loc"][-1]
-        parent = format_key(full[:-1]) or "the top level"
-        return document.location(full), f"unknown key {offending!r} in {parent}"
+        container = format_key(full[:-1]) or "the top level"
+        return document.location(full), f"unknown key {offending!r} in {container}"
     if kind == "missing":
-        missing = error["loc"][len(loc)]
-        return document.location(full), f"missing required key {missing!r} in {where}"
+        missing = error["loc"][-1]
+        parent = full[:-1] if full and full[-1] == missing else full
+        shown = format_key(parent) or "the top level"
+        return document.location(parent), f"missing required key {missing!r} in {shown}"
     value = error.get("input")
     return document.location(full, at_key=False), f"{where}: {_reword(error['msg'], value)}"
 
@@ -425,6 +433,17 @@ def _parse_json(text: str) -> Any:
         key, path = _JsonLocator(text).duplicate()
         raise _DuplicateKeyError(key, path)
     return data
+
+
+_CONSTANT_OUTSIDE_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
+
+
+def _constant_position(text: str) -> int | None:
+    # Strings are matched whole, so a constant found is never inside one.
+    for match in _CONSTANT_OUTSIDE_STRINGS.finditer(text):
+        if match.group(1):
+            return match.start(1)
+    return None
 
 
 def _count_keys(data: Any) -> int:
@@ -743,6 +762,12 @@ def _raw_offset(text: str, start: int, offset: int, kind: Literal["json", "toml"
     while remaining > 0 and position < len(text):
         position = _next_raw_char(text, position, literal=literal)
         remaining -= 1
+    if not literal:
+        # A line-ending backslash yields no character: the character at this offset is the
+        # first one after it (on the next line).
+        match = _LINE_ENDING_BACKSLASH.match(text, position)
+        if match:
+            position = match.end()
     return position
 
 

@@ -158,7 +158,10 @@ def _parameter(action: argparse.Action, name: str) -> dict[str, Any]:
         if action.required:
             record["required"] = True
     else:
-        record["required"] = bool(action.required)
+        # argparse marks `*` and REMAINDER positionals required, but their patterns match
+        # nothing too: they are always satisfied, and never missing.
+        vacuous = action.nargs in (argparse.ZERO_OR_MORE, argparse.REMAINDER)
+        record["required"] = bool(action.required) and not vacuous
     if action.help == argparse.SUPPRESS:
         record["hidden"] = True
     elif isinstance(action.help, str) and action.help.strip():

@@ -84,9 +84,13 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
     children = _subcommands(command, context) if group else []
     default_name = _default_command(command, context, children) if group else None
     runnable = not group or bool(getattr(command, "invoke_without_command", False))
-    parameters = [
-        record for param in command.get_params(context) if (record := _parameter(param)) is not None
-    ]
+    parameters = _unique_names(
+        [
+            record
+            for param in command.get_params(context)
+            if (record := _parameter(param)) is not None
+        ]
+    )
     entry: dict[str, Any] = {
         "path": path,
         "aliases": aliases,
@@ -113,6 +117,27 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             [*path, name],
             [[*path, alias] for alias in child_aliases],
         )
+
+
+def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give parameters that share a destination names of their own, after their longest flag.
+
+    ``--upper`` and ``--lower`` both storing into ``transform`` become ``transform`` and
+    ``lower``: constraints and argument objects need one name per parameter.
+    """
+    used: set[str] = set()
+    for record in records:
+        name = record["name"]
+        if name in used and record.get("flags"):
+            longest = max(record["flags"], key=len)
+            name = longest.lstrip("-+/").replace("-", "_") or name
+        base, counter = name, 2
+        while name in used:
+            name = f"{base}_{counter}"
+            counter += 1
+        record["name"] = name
+        used.add(name)
+    return records
 
 
 def _subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
@@ -220,7 +245,8 @@ def _option(param: Any) -> dict[str, Any]:
     if getattr(param, "multiple", False):
         record["multiple"] = True
     prompt = getattr(param, "prompt", None)
-    if prompt is not None and prompt is not False:
+    # With prompt_required=False, Click prompts only for a bare flag given without its value.
+    if prompt is not None and prompt is not False and getattr(param, "prompt_required", True):
         record["prompt"] = True
     required = bool(param.required) and not _has_default(param)
     if required:

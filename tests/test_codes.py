@@ -1,0 +1,176 @@
+"""The code registry: every SPEC code is registered, documented and explained by the CLI."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support.project import run_cli
+
+from exampleguard.codes import CODES, Code, Stage, lookup
+from exampleguard.diagnostics import Severity
+
+# SPEC section 4, "Required diagnostic codes", copied verbatim.
+SPEC_CODES = [
+    "parse-error",
+    "shell-construct",
+    "shell-comment",
+    "shell-expansion",
+    "repeated-option",
+    "wrong-program",
+    "unknown-command",
+    "not-runnable",
+    "unknown-flag",
+    "missing-value",
+    "unexpected-value",
+    "bad-type",
+    "bad-choice",
+    "missing-required",
+    "extra-positional",
+    "require-one-of",
+    "require-together",
+    "mutually-exclusive",
+    "bypass-flag",
+    "too-many-examples",
+    "duplicate-example",
+    "example-too-long",
+    "duplicate-tool",
+    "tool-unbound",
+    "overlay-drift",
+    "alias-collision",
+    "dryrun-flag-unknown",
+    "uncovered-command",
+    "exclusion-invalid",
+    "exclusion-stale",
+    "exclusion-duplicate",
+    "disposition-invalid",
+    "disposition-stale",
+    "disposition-duplicate",
+    "counts-drift",
+    "counts-missing",
+    "dryrun-failed",
+    "dryrun-timeout",
+    "isolation-unavailable",
+]
+
+# Codes that mean "the run could not be evaluated" (SPEC section 6: exit 2).
+UNUSABLE = {
+    "config-invalid",
+    "file-unreadable",
+    "file-invalid",
+    "tree-unavailable",
+    "executable-missing",
+    "isolation-unavailable",
+}
+
+NAME_FORMAT = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+def test_the_spec_list_is_complete() -> None:
+    assert len(SPEC_CODES) == 39
+    assert len(set(SPEC_CODES)) == len(SPEC_CODES)
+
+
+@pytest.mark.parametrize("name", SPEC_CODES)
+def test_every_spec_code_is_registered(name: str) -> None:
+    assert name in CODES
+    assert lookup(name) is CODES[name]
+
+
+@pytest.mark.parametrize("name", list(CODES))
+def test_every_registered_code_is_documented(name: str) -> None:
+    entry = CODES[name]
+    assert isinstance(entry, Code)
+    assert entry.name == name
+    assert NAME_FORMAT.match(name)
+    for field in ("summary", "what", "why", "example", "fix", "since"):
+        value = getattr(entry, field)
+        assert isinstance(value, str)
+        assert value.strip(), f"{name}.{field} is empty"
+    assert "\n" not in entry.summary, "a summary is one line (the `explain` listing)"
+    assert entry.what != entry.why
+    assert isinstance(entry.severity, Severity)
+    assert isinstance(entry.stage, Stage)
+    assert entry.exit_code in (1, 2)
+
+
+@pytest.mark.parametrize("name", list(CODES))
+def test_exit_code_follows_spec_section_6(name: str) -> None:
+    entry = CODES[name]
+    if name in UNUSABLE:
+        assert (entry.severity, entry.exit_code) == (Severity.ERROR, 2)
+    else:
+        assert entry.exit_code == 1, "a defect found by evaluating is exit 1"
+
+
+def test_warnings_are_exactly_shell_expansion_and_repeated_option() -> None:
+    warnings = {name for name, entry in CODES.items() if entry.severity is Severity.WARNING}
+    assert warnings == {"shell-expansion", "repeated-option"}
+
+
+def test_unknown_code_lookup_raises() -> None:
+    with pytest.raises(KeyError):
+        lookup("no-such-code")
+
+
+def test_the_registry_is_immutable() -> None:
+    entry = CODES["unknown-flag"]
+    with pytest.raises(AttributeError):
+        entry.summary = "changed"  # type: ignore[misc]
+
+
+# -- exampleguard explain -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["unknown-flag", "shell-expansion", "file-invalid"])
+def test_explain_prints_the_entry(tmp_path: Path, name: str) -> None:
+    entry = CODES[name]
+    result = run_cli(["explain", name], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith(f"{name} ({entry.severity.value}, since {entry.since}): {entry.summary}")
+    for section, text in (
+        ("What it means", entry.what),
+        ("Why it matters", entry.why),
+        ("How to fix it", entry.fix),
+    ):
+        assert section in out
+        assert text in out
+    for line in entry.example.splitlines():
+        assert line in out
+    meaning = {
+        "unknown-flag": "fails the run (exit 1)",
+        "shell-expansion": "is a warning and never fails the run",
+        "file-invalid": "stops the run (exit 2)",
+    }[name]
+    assert meaning in out
+
+
+def test_explain_lists_every_code(tmp_path: Path) -> None:
+    result = run_cli(["explain"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(CODES)
+    for line, (name, entry) in zip(lines, CODES.items(), strict=True):
+        assert line.split()[0] == name
+        assert line.split()[1] == entry.severity.value
+        assert line.endswith(entry.summary)
+
+
+@pytest.mark.parametrize(
+    ("given", "suggestion"),
+    [("unknown-flags", "unknown-flag"), ("overlay-drfit", "overlay-drift"), ("zzzz", None)],
+    ids=["plural", "typo", "no-close-match"],
+)
+def test_explain_an_unknown_code(tmp_path: Path, given: str, suggestion: str | None) -> None:
+    result = run_cli(["explain", given], cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert f"unknown code {given!r}" in result.stderr
+    if suggestion is None:
+        assert "Did you mean" not in result.stderr
+    else:
+        assert f"Did you mean {suggestion}?" in result.stderr
+    assert "exampleguard explain" in result.stderr
+    assert "Traceback" not in result.stderr
