@@ -637,20 +637,27 @@ class _ClickBinder(_Base):
                     unknown.append(char)
                     continue
                 # Click stops at the first unknown character of a bundle.
+                alone = len(text) == 2
                 self.unknown_option(
-                    piece, level.node, name, offset=piece.offset + position - 1, length=1
+                    piece,
+                    level.node,
+                    name,
+                    offset=piece.offset if alone else piece.offset + position - 1,
+                    length=2 if alone else 1,
                 )
                 if position > 2:
                     self.role(piece, Role.OPTION)
                 return
+            alone = len(text) == 2
             occurrence = Occurrence(
                 parameter=option.parameter,
                 level=level.node.path,
                 spelling=name,
                 negated=option.negated,
                 word=piece.word,
-                offset=piece.offset + position - 1,
-                length=1,
+                # Alone, the flag is the whole word; in a bundle, its own character.
+                offset=piece.offset if alone else piece.offset + position - 1,
+                length=2 if alone else 1,
             )
             self.role(piece, Role.OPTION)
             if option.takes_value:
@@ -1137,7 +1144,7 @@ class _ArgparseBinder(_Base):
             offset=offset if source is not None else (given[0].offset if given else 0),
             length=length if source is not None else None,
             values=given,
-            bare=not parameter.positional and not parameter.is_flag and not given,
+            bare=parameter.values_per_occurrence == "?" and not parameter.positional and not given,
         )
         for value in given:
             self.role(value, Role.POSITIONAL if parameter.positional else Role.VALUE)
@@ -1256,9 +1263,9 @@ class _ArgparseBinder(_Base):
         """Whether argparse would take the converted value for the default (an identity test).
 
         argparse compares with ``is``: an optional positional that received nothing yields the
-        default object itself, and CPython shares small integers, the empty string and
-        one-character Latin-1 strings, so such a value equal to the default counts as "not
-        given" when argparse checks mutual exclusion and required groups.
+        default object itself, and CPython shares small integers and the empty string, so such
+        a value equal to the default counts as "not given" when argparse checks mutual
+        exclusion and required groups.
         """
         default = parameter.default
         values = occurrence.values
@@ -1282,7 +1289,9 @@ class _ArgparseBinder(_Base):
                 return False
             return -5 <= number <= 256 and number == default
         if kind in ("string", "path") and isinstance(default, str):
-            return len(text) <= 1 and (not text or ord(text) < 256) and text == default
+            # Only the empty string is shared: words from the command line are new objects
+            # even when they are one character long (measured against real processes).
+            return text == default == ""
         return False
 
     def _check_values(self, parameter: Parameter, occurrence: Occurrence) -> None:

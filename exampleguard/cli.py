@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -71,7 +71,7 @@ class ListFormat(StrEnum):
 
 
 ConfigOption = Annotated[
-    Optional[Path],  # noqa: UP045 - Typer reads the annotation at runtime
+    Path | None,
     typer.Option(
         "--config",
         help="Configuration file (pyproject.toml or exampleguard.toml). Default: found by "
@@ -83,13 +83,13 @@ FormatOption = Annotated[
     OutputFormat, typer.Option("--format", "-f", help="Report format.", case_sensitive=False)
 ]
 OutputOption = Annotated[
-    Optional[Path],  # noqa: UP045
+    Path | None,
     typer.Option(
         "--output", "-o", help="Write the report to FILE instead of stdout.", dir_okay=False
     ),
 ]
 ShardOption = Annotated[
-    Optional[str],  # noqa: UP045
+    str | None,
     typer.Option(
         "--shard",
         metavar="K/N",
@@ -102,8 +102,19 @@ ShardOption = Annotated[
 # -- shared plumbing ----------------------------------------------------------------------------
 
 
+def _stdout(text: str) -> None:
+    # An example may hold text that is not valid Unicode (a lone surrogate): it is reported,
+    # and its report must still be printable.
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
+
+
 def _stderr(text: str) -> None:
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    line = text if text.endswith("\n") else text + "\n"
+    sys.stderr.flush()
+    sys.stderr.buffer.write(line.encode("utf-8", "backslashreplace"))
+    sys.stderr.buffer.flush()
 
 
 def _fail_with(
@@ -142,8 +153,7 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
 
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _stdout(text)
         return
     from exampleguard.files import write_atomically  # noqa: PLC0415
 
@@ -212,15 +222,15 @@ def dryrun(
     output_format: FormatOption = OutputFormat.text,
     output: OutputOption = None,
     jobs: Annotated[
-        Optional[int],  # noqa: UP045
+        int | None,
         typer.Option("--jobs", "-j", min=1, help="Runs in parallel (default: the CPU count)."),
     ] = None,
     tool: Annotated[
-        Optional[list[str]],  # noqa: UP045
+        list[str] | None,
         typer.Option("--tool", metavar="ID", help="Run only this tool's examples (repeatable)."),
     ] = None,
     example: Annotated[
-        Optional[list[str]],  # noqa: UP045
+        list[str] | None,
         typer.Option(
             "--example", metavar="TOOL_ID[INDEX]", help="Run only this example (repeatable)."
         ),
@@ -296,7 +306,7 @@ def sandbox_command(config: ConfigOption = None) -> None:
 
     del config  # accepted for uniformity: every command takes --config
     outcome = runner.sandbox_report()
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -317,7 +327,7 @@ def counts(
     outcome = runner.count(loaded, write=write)
     if outcome.unusable:
         _fail_with(outcome.unusable)
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -328,7 +338,7 @@ def counts(
 def tree(
     config: ConfigOption = None,
     tree_spec: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option(
             "--tree",
             metavar="SPEC",
@@ -340,7 +350,7 @@ def tree(
         TreeFormat, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
     ] = TreeFormat.text,
     program: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--program", help="Program name to record (default: guessed)."),
     ] = None,
 ) -> None:
@@ -356,7 +366,7 @@ def tree(
     )
     if outcome.unusable:
         _fail_with(outcome.unusable)
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(EXIT_OK)
 
 
@@ -382,7 +392,7 @@ def schema(
         SchemaKind, typer.Argument(help="Which format, or `tool` for a tool's argument schema.")
     ],
     tool_id: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Argument(
             metavar="[TOOL_ID]", help="With `tool`: the tool whose arguments to describe."
         ),
@@ -404,14 +414,14 @@ def schema(
         outcome = runner.format_schema(kind.value)
     if outcome.unusable:
         _fail_with(outcome.unusable)
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(outcome.exit_code)
 
 
 @app.command()
 def explain(
     code: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Argument(help="A diagnostic code, such as unknown-flag. Omit to list every code."),
     ] = None,
     config: ConfigOption = None,
@@ -423,7 +433,7 @@ def explain(
     if code is None:
         width = max(len(name) for name in CODES)
         for entry in CODES.values():
-            sys.stdout.write(f"{entry.name:<{width}}  {entry.severity.value:<7}  {entry.summary}\n")
+            _stdout(f"{entry.name:<{width}}  {entry.severity.value:<7}  {entry.summary}\n")
         raise typer.Exit(EXIT_OK)
     found = CODES.get(code)
     if found is None:
@@ -439,7 +449,7 @@ def explain(
     exit_meaning = "fails the run (exit 1)" if entry.exit_code == 1 else "stops the run (exit 2)"
     if entry.severity.value == "warning":
         exit_meaning = "is a warning and never fails the run"
-    sys.stdout.write(
+    _stdout(
         f"{entry.name} ({entry.severity.value}, since {entry.since}): {entry.summary}\n\n"
         f"What it means\n  {entry.what}\n\n"
         f"Why it matters\n  {entry.why}\n\n"
@@ -464,11 +474,11 @@ def dispositions_add(
         str, typer.Option("--reason", help="What the dry run needs that CI does not have.")
     ],
     reviewer: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--reviewer", help="Who reviewed the decision."),
     ] = None,
     evidence: Annotated[
-        Optional[list[str]],  # noqa: UP045
+        list[str] | None,
         typer.Option("--evidence", help="A reference backing the decision (repeatable)."),
     ] = None,
     dry_run: Annotated[
@@ -492,7 +502,7 @@ def dispositions_add(
     )
     if outcome.unusable:
         _fail_with(outcome.unusable, summary="exampleguard refused the record; nothing was written")
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(EXIT_OK)
 
 
@@ -503,7 +513,7 @@ def dispositions_exclude(
         str, typer.Option("--reason", help="Why agents are not offered this command.")
     ],
     reviewer: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--reviewer", help="Who reviewed the decision."),
     ] = None,
     dry_run: Annotated[
@@ -520,7 +530,7 @@ def dispositions_exclude(
     )
     if outcome.unusable:
         _fail_with(outcome.unusable, summary="exampleguard refused the record; nothing was written")
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(EXIT_OK)
 
 
@@ -537,7 +547,7 @@ def dispositions_list(
     outcome = runner.list_records(_load_config(config), as_json=output_format is ListFormat.json)
     if outcome.unusable:
         _fail_with(outcome.unusable)
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(EXIT_OK)
 
 
@@ -549,7 +559,7 @@ def dispositions_check(config: ConfigOption = None) -> None:
     outcome = runner.check_records(_load_config(config))
     if outcome.unusable:
         _fail_with(outcome.unusable)
-    sys.stdout.write(_render(outcome.report, OutputFormat.text, None))
+    _stdout(_render(outcome.report, OutputFormat.text, None))
     raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
 
 
@@ -567,7 +577,7 @@ def init(
         ),
     ],
     program: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option("--program", help="The program name agents type (default: from the tree)."),
     ] = None,
     config: ConfigOption = None,
@@ -579,7 +589,7 @@ def init(
     outcome = runner.init_project(Path.cwd(), spec_text=tree_spec, program=program)
     if outcome.unusable:
         _fail_with(outcome.unusable, summary="exampleguard init changed nothing")
-    sys.stdout.write(outcome.text)
+    _stdout(outcome.text)
     raise typer.Exit(EXIT_OK)
 
 

@@ -336,7 +336,9 @@ def check_dispositions(
     return review
 
 
-def check_exclusions(loaded: LoadedDispositions, contract: Contract) -> Review:
+def check_exclusions(
+    loaded: LoadedDispositions, contract: Contract, catalog_tools: Location | None = None
+) -> Review:
     """Check coverage both ways and every exclusion (SPEC 3.5); needs a tree to mean anything."""
     review = Review()
     first: dict[tuple[str, ...], Record[Exclusion]] = {}
@@ -406,7 +408,7 @@ def check_exclusions(loaded: LoadedDispositions, contract: Contract) -> Review:
             continue
         review.excluded.add(path)
     if contract.tree is not None:
-        review.diagnostics.extend(_uncovered(contract, review.excluded))
+        review.diagnostics.extend(_uncovered(contract, review.excluded, catalog_tools))
     return review
 
 
@@ -420,7 +422,9 @@ def _exact(contract: Contract, path: Sequence[str]) -> CommandNode | None:
     return node
 
 
-def _uncovered(contract: Contract, excluded: set[tuple[str, ...]]) -> list[Diagnostic]:
+def _uncovered(
+    contract: Contract, excluded: set[tuple[str, ...]], where: Location | None
+) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for node in contract.runnable_leaves():
         if node.tool is not None or node.path in excluded:
@@ -434,6 +438,7 @@ def _uncovered(contract: Contract, excluded: set[tuple[str, ...]]) -> list[Diagn
                 "and no exclusion",
                 hint=f"Add a tool with command {list(node.path)}, or run "
                 f"`exampleguard dispositions exclude {shown} --reason ...`.",
+                location=where,
             )
         )
     return found
@@ -519,11 +524,13 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
         if path.is_symlink():
             raise RecordError(f"{path.name} is a symlink; refusing to replace it")
         try:
-            old = path.read_text(encoding="utf-8") if path.exists() else ""
+            # Bytes, not read_text: newline translation would rewrite a CRLF file's old lines.
+            old = path.read_bytes().decode("utf-8") if path.exists() else ""
         except UnicodeDecodeError:
             raise RecordError(f"{path.name} is not UTF-8 text; refusing to rewrite it") from None
-        separator = "" if not old else ("\n" if old.endswith("\n") else "\n\n")
-        new = f"{old}{separator}{block}"
+        newline = "\r\n" if "\r\n" in old else "\n"
+        separator = "" if not old else (newline if old.endswith("\n") else newline * 2)
+        new = f"{old}{separator}{block.replace(chr(10), newline)}"
         try:
             records = tomllib.loads(new).get(kind, [])
         except tomllib.TOMLDecodeError as error:

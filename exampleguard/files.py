@@ -29,7 +29,9 @@ def write_atomically(path: Path, text: str) -> None:
         mode = 0o644
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+        with os.fdopen(
+            handle, "w", encoding="utf-8", errors="backslashreplace", newline=""
+        ) as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())

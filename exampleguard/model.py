@@ -105,6 +105,7 @@ class Parameter(StrictModel):
     min_open: bool = False
     max_open: bool = False
     formats: list[str] | None = None
+    item_choices: list[list[str | int | float] | None] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Parameter:
@@ -122,6 +123,8 @@ class Parameter(StrictModel):
             raise ValueError("a count parameter takes no value")
         if isinstance(self.type, list) and len(self.type) != self.values_per_occurrence:
             raise ValueError("a list of types needs one type per value (nargs)")
+        if self.item_choices is not None and len(self.item_choices) != self.values_per_occurrence:
+            raise ValueError("item_choices needs one entry (or null) per value (nargs)")
         return self
 
     @cached_property

@@ -216,7 +216,10 @@ def evaluate(
     review = check_dispositions(
         inputs.records, inputs.catalog.catalog, config.settings.reason_codes
     )
-    exclusions = check_exclusions(inputs.records, contract)
+    # A command without a tool is a gap in the catalog's `tools`: that is where it is reported.
+    exclusions = check_exclusions(
+        inputs.records, contract, inputs.catalog.document.location(("tools",))
+    )
     review.excluded = exclusions.excluded
     if repository_checks:
         diagnostics.extend(review.diagnostics)

@@ -20,6 +20,7 @@ __all__ = [
     "ExampleItem",
     "RepositoryItem",
     "pytest_addoption",
+    "pytest_collect_file",
     "pytest_collection_modifyitems",
 ]
 
@@ -65,20 +66,41 @@ def _load(config: pytest.Config) -> Any:
         return None
 
 
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    """Append the catalog's items when exampleguard is enabled."""
+def _state_for(config: pytest.Config) -> dict[str, Any] | None:
+    """The plugin's state when it is enabled (set up on first use), else ``None``."""
+    if _STATE_KEY in config.stash:
+        state = config.stash[_STATE_KEY]
+        return state if state.get("enabled") else None
     wanted, dry = _enabled(config)
     settings = _load(config)
-    if not wanted and not (settings is not None and settings.settings.pytest):
-        return
+    enabled = wanted or (settings is not None and settings.settings.pytest)
+    config.stash[_STATE_KEY] = {"enabled": enabled, "config": settings, "dry": dry}
+    if not enabled:
+        return None
     if settings is None:
         raise pytest.UsageError(
             "exampleguard: no configuration found (exampleguard.toml or [tool.exampleguard])"
         )
-    config.stash[_STATE_KEY] = {"config": settings, "dry": dry}
-    catalog = CatalogFile.from_parent(session, path=settings.catalog_path)
+    return config.stash[_STATE_KEY]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect the catalog when pytest is pointed at it (``pytest catalog.json::TOOL[0]``)."""
+    state = _state_for(parent.config)
+    if state is None or file_path != state["config"].catalog_path:
+        return None
+    state["collected"] = True
+    return CatalogFile.from_parent(parent, path=file_path)
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Append the catalog's items when enabled and the catalog was not collected as a file."""
+    state = _state_for(config)
+    if state is None or state.get("collected"):
+        return
+    catalog = CatalogFile.from_parent(session, path=state["config"].catalog_path)
     items.extend(catalog.collect())
 
 
@@ -162,8 +184,10 @@ class ExampleItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        """Where the item comes from."""
-        return self.path, None, f"{self.tool}[{self.index}]"
+        """Where the item comes from, and the name failure headers show."""
+        # pytest rewrites a domain that ends the node id as Python dotted names, turning a tool
+        # id's dots into `::`; the trailing space keeps the name out of that rewriting.
+        return self.path, None, f"{self.name} "
 
 
 class RepositoryItem(ExampleItem):
@@ -180,13 +204,15 @@ class RepositoryItem(ExampleItem):
         state = _state(self)
         if state["evaluation"] is None:
             raise ExampleFailure(_lines(state["unusable"]))
-        failing = [d for d in state["evaluation"].diagnostics if d.is_error and d.example is None]
+        evaluation = state["evaluation"]
+        owned = {id(d) for result in evaluation.examples for d in result.diagnostics}
+        failing = [d for d in evaluation.diagnostics if d.is_error and id(d) not in owned]
         if failing:
             raise ExampleFailure(_lines(failing))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """Where the item comes from."""
-        return self.path, None, self.name
+        return self.path, None, f"{self.name} "
 
 
 class DryRunItem(ExampleItem):

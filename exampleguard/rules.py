@@ -269,7 +269,7 @@ def check_bypass(
     for index, word in enumerate(words):
         if index == 0 or index in flagged_words or index > separator:
             continue
-        if binding.roles[index] in (Role.VALUE, Role.SEPARATOR, Role.COMMAND, Role.OPTION):
+        if binding.roles[index] in (Role.VALUE, Role.SEPARATOR, Role.COMMAND):
             continue
         head = word.split("=", 1)[0]
         if head in banned.words:

@@ -1,26 +1,41 @@
-"""Shell-accurate tokenizing of one example (SPEC 4, step 1).
+r"""Shell-accurate tokenizing of one example (SPEC 4, step 1).
 
 An example is a line an agent may paste into a shell. It is valid only when bash would run it as
 exactly one simple command, so that the argv bash builds is the argv the program receives when it
 is called directly. :func:`tokenize` turns the example into that argv (:class:`Word` records with
 their character spans) and reports everything that breaks the rule as :class:`ShellProblem`
-records: pipes, lists, redirects, substitutions, expansions, comments, assignments and parse
-errors are errors; globs, brace expansion and tilde expansion are warnings.
+records: pipes, lists, newlines, redirects, here-documents, subshells, compound commands,
+substitutions, parameter and arithmetic expansion, ``$'…'`` and ``$"…"``, leading assignments,
+comments and parse errors are errors; globs, brace expansion and tilde expansion are warnings.
 
-Two paths produce the same :class:`Tokens`:
+Two paths produce the same :class:`Tokens` (a property test proves it):
 
-* a fast path, one compiled regular expression, for the common plain example: words made of a
+* the fast path, one compiled regular expression, for the common plain example: words made of a
   safe character set, single-quoted strings, and double-quoted strings without ``$``, backtick,
-  backslash or ``!``, separated by spaces and tabs. Nothing in such a text can be a shell
-  construct, so it has no problems and its words are the quote-stripped pieces;
-* the accurate path, built on bashlex for the command structure, for everything else. bashlex is
-  imported only when the fast path declines (it costs about 120 ms to import).
+  backslash or ``!``, separated by spaces and tabs, and no keyword or ``=`` in the first word.
+  Nothing in such a text is a shell construct, so its words are the quote-stripped pieces;
+* the accurate path for everything else, in three layers: a lexer of our own (quoting, nesting,
+  comments, expansions, continuations, here-document bodies, exactly as bash's lexer sees them);
+  bashlex for the command structure (lists, pipelines, redirects, assignments, compound commands)
+  and the word spans; and bash's own expansion rules, ported (``braces.c``, ``pathexp.c``,
+  ``subst.c``, ``general.c``), for quote removal and the glob, brace and tilde warnings. bashlex
+  is imported only when the fast path declines (importing it costs about 120 ms).
 
-Where bashlex disagrees with bash, bash wins: quote removal, comments, newlines, ``$'…'`` and
-``$"…"``, glob, brace and tilde expansion are computed here from the raw text, following bash's
-own rules (``braces.c``, ``pathexp.c``, ``subst.c``); bashlex supplies the structure and the
-spans. The test suite proves the two paths equal and checks the expansion verdicts against a real
-bash.
+bashlex's bugs, and how each is handled here:
+
+* it re-reads single-quoted text as unquoted (``a'$X'`` gets a parameter, ``a'`'`` raises,
+  ``a'${'`` loops forever, allocating memory) and misplaces comments (``a;#b`` runs ``b``): it
+  is given a text where the content of '…', ``$'…'`` and ``$((…))`` is ``_`` and top-level
+  comments are blanks, always of the same length, so every span stays where it was;
+* it raises on ``$((…))`` (hidden as above) and on a trailing backslash-newline (lines are joined
+  first, as bash's input reader does, and spans mapped back);
+* it drops the backslash of ``"\a"`` (bash keeps it), calls ``$é`` and ``a$`` parameters and
+  misses ``$X`` after a ``~`` prefix: quote removal and expansions come from our lexer instead;
+* it takes the word after a plain word ``{`` for a keyword (``notes add { }`` fails): parsed again
+  with a placeholder for such braces;
+* it keeps the quotes of a here-document delimiter, and raises on ``time``, ``case``,
+  ``coproc``, ``select``, ``[[``: the construct is reported from the text;
+* it is slower than linear in the number of commands: hence :data:`MAX_CHARS`.
 """
 
 from __future__ import annotations
@@ -33,10 +48,11 @@ from typing import Any, Final, Literal
 __all__ = ["MAX_CHARS", "ShellProblem", "Tokens", "Word", "tokenize"]
 
 MAX_CHARS: Final = 16384
-"""Longest text :func:`tokenize` parses; longer text is a ``parse-error``.
+"""Longest text :func:`tokenize` parses; longer text is a ``parse-error``, reported at once.
 
-bashlex is slower than linear in the number of commands (a 32k-character pipeline takes seconds),
-so the limit keeps every call bounded. It is four times the default ``max_example_chars``.
+bashlex is slower than linear in the number of commands (8,192 commands of a 16k-character text
+take about a second, a 32k-character pipeline several), so the limit bounds every call. It is
+four times the default ``max_example_chars``.
 """
 
 
@@ -336,13 +352,6 @@ def _failure(text: str, error: Exception, lex: _Lex) -> Tokens:
         return Tokens((), (_error("parse-error", message, 0, n),))
     if isinstance(error, NotImplementedError):
         reason = str(error)
-        if "arithmetic expansion" in reason or "arithmetic substitution" in reason:
-            # The lexer hides every arithmetic expansion it sees from bashlex; one that still
-            # reaches bashlex sits in backquotes, which the lexer does not look into.
-            opener = re.search(r"\$\(\(|\$\[", text)
-            start, end = (opener.start(), opener.end()) if opener else (0, n)
-            message = f"arithmetic expansion {_show(text[start:end])} is evaluated by the shell"
-            return Tokens((), (_error("shell-construct", message, start, end),))
         for marker, keyword in _NOT_IMPLEMENTED:
             if marker in reason:
                 start, end = _find_keyword(text, keyword)
@@ -613,29 +622,42 @@ class _Lex:
     newlines: list[int] = field(default_factory=list)
     dollar_quotes: list[tuple[int, int]] = field(default_factory=list)
     expansions: list[tuple[int, int]] = field(default_factory=list)  # outermost ones
-    arithmetic: list[tuple[int, int]] = field(default_factory=list)
     brace_words: list[int] = field(default_factory=list)  # one-character words `{` and `}`
     literal: list[tuple[int, int]] = field(default_factory=list)  # inside '…' and $'…'
+    double_quoted: list[tuple[int, int]] = field(default_factory=list)  # inside top-level "…"
     continuations: list[int] = field(default_factory=list)  # backslash-newlines bash removes
     heredocs: list[tuple[int, int]] = field(default_factory=list)  # `<<WORD` operators
     unclosed: tuple[int, str] | None = None
     trailing_backslash: int | None = None
 
     def hide_literal_text(self, text: str) -> str:
-        """Text for bashlex: quoted-literal content as `_`, top-level comments as blanks.
+        """Text for bashlex, of the same length: only what it needs to see, nothing to misread.
 
         bash never looks inside '…' or a comment, but bashlex does: its word expansion re-reads
         the content of a single-quoted part as unquoted text (a `$X` there becomes a parameter,
-        `a'`'` raises, `a'${'` loops forever). Replacing what bash treats as literal with
-        characters of the same length keeps every span and leaves nothing for bashlex to misread.
-        Arithmetic expansions are hidden the same way (bashlex raises NotImplementedError for
-        them); the lexer reports them.
+        `a'`'` raises, `a'${'` loops forever). Nor does bashlex need the inside of an expansion,
+        which the lexer reports whole; left there, it recurses into it, raises on `$((…))`, and
+        its tilde rule can skip an opening backquote and loop on the `${` behind it. So the
+        content of quotes and expansions becomes `_` and top-level comments become blanks; every
+        span stays where it was.
         """
-        if not self.literal and not self.comments and not self.arithmetic:
+        if not (self.literal or self.comments or self.expansions or self.double_quoted):
             return text
         chars = list(text)
-        for start, end in (*self.literal, *self.arithmetic):
+        # Inside double quotes only expansions matter, and the lexer reports those itself;
+        # bashlex misreads some quoted text (`0"<("` as a process substitution).
+        for start, end in (*self.literal, *self.double_quoted):
             chars[start:end] = "_" * (end - start)
+        for start, end in self.expansions:
+            if text.startswith(("$((", "$["), start):  # bashlex cannot parse these at all
+                inner = (start, end)
+            elif text.startswith("`", start):
+                inner = (start + 1, end - 1)
+            elif text.startswith(("$(", "${", "<(", ">("), start):
+                inner = (start + 2, end - 1)
+            else:
+                continue  # `$NAME`: nothing inside
+            chars[inner[0] : inner[1]] = "_" * (inner[1] - inner[0])
         for start, end in self.comments:
             chars[start:end] = " " * (end - start)
         return "".join(chars)
@@ -665,10 +687,11 @@ class _Lexer:
     def pop(self, end: int) -> None:
         frame = self.stack.pop()
         self.expansion_frames -= frame.kind != "dq"
+        if frame.kind == "dq" and self.expansion_frames == 0:
+            opening = 2 if frame.dollar else 1
+            self.lex.double_quoted.append((frame.start + opening, end - 1))
         if frame.outermost:
             self.lex.expansions.append((frame.start, end))
-        if frame.kind in ("arith", "bracket"):
-            self.lex.arithmetic.append((frame.start, end))
         if frame.dollar and not self.stack:
             self.lex.dollar_quotes.append((frame.start, end))
 

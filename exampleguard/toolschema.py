@@ -66,7 +66,11 @@ def _required(tool: EffectiveTool, parameter: Parameter) -> bool:
 
 def _value_schema(parameter: Parameter, position: int) -> dict[str, Any]:
     value_type = parameter.value_type(position)
-    if parameter.choices is not None:
+    items = parameter.item_choices
+    if items is not None and position < len(items):
+        if items[position] is not None:
+            return {"enum": list(items[position] or [])}
+    elif parameter.choices is not None:
         return {"enum": list(parameter.choices)}
     schema = dict(_JSON_TYPES[value_type])
     if value_type in ("integer", "number"):
@@ -226,6 +230,7 @@ def _signature(parameter: Parameter) -> tuple[Any, ...]:
         parameter.max,
         parameter.min_open,
         parameter.max_open,
+        tuple(tuple(c) if c is not None else None for c in parameter.item_choices or ()),
     )
 
 

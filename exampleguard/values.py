@@ -31,6 +31,8 @@ _CLICK_BOOLEANS = {
     "f": False,
     "y": True,
     "n": False,
+    # Click 8.2 and later read an empty value as absent, that is False.
+    "": False,
 }
 
 
@@ -59,8 +61,13 @@ def convert(
     Returns the typed value and ``None``, or the text and the reason it does not convert.
     """
     value_type = parameter.value_type(position)
-    if parameter.choices is not None and check_choices and dialect == "click":
-        return _click_choice(parameter, text)
+    item_choices = parameter.item_choices
+    if item_choices is not None and position < len(item_choices):
+        if item_choices[position] is not None and check_choices:
+            choices = item_choices[position] or []
+            return _click_choice(choices, text, case_sensitive=parameter.case_sensitive)
+    elif parameter.choices is not None and check_choices and dialect == "click":
+        return _click_choice(parameter.choices, text, case_sensitive=parameter.case_sensitive)
     value, problem = _convert_type(value_type, text, parameter, syntax=syntax)
     if problem is not None:
         return text, problem
@@ -72,18 +79,18 @@ def convert(
     return value, None
 
 
-def _click_choice(parameter: Parameter, text: str) -> Conversion:
-    choices = [str(choice) for choice in parameter.choices or ()]
-    if parameter.case_sensitive:
-        if text in choices:
-            return text, None
-    else:
-        folded = text.casefold()
-        for choice in choices:
-            if choice.casefold() == folded:
-                return choice, None
+def _click_choice(
+    choices: list[str | int | float], text: str, *, case_sensitive: bool
+) -> Conversion:
+    # Click compares the string forms (case-folded unless case-sensitive) and gives back the
+    # choice itself, so a numeric choice stays a number.
+    wanted = text if case_sensitive else text.casefold()
+    for choice in choices:
+        shown = str(choice)
+        if (shown if case_sensitive else shown.casefold()) == wanted:
+            return choice, None
     return text, ValueError_(
-        "bad-choice", f"{text!r} is not one of {', '.join(repr(c) for c in choices)}"
+        "bad-choice", f"{text!r} is not one of {', '.join(repr(str(c)) for c in choices)}"
     )
 
 

@@ -311,8 +311,15 @@ def _describe_type(param: Any, record: dict[str, Any]) -> None:
     if param_type is None:
         return
     if getattr(param_type, "is_composite", False) and hasattr(param_type, "types"):
-        types = [_click_type_name(item, {}) for item in param_type.types]
-        record["type"] = types
+        parts: list[dict[str, Any]] = [{} for _ in param_type.types]
+        record["type"] = [
+            _click_type_name(item, part) for item, part in zip(param_type.types, parts, strict=True)
+        ]
+        if any("choices" in part for part in parts):
+            # A tuple may mix free values and choices (click.Tuple([str, click.Choice(...)])).
+            record["item_choices"] = [part.get("choices") for part in parts]
+            if any(part.get("case_sensitive") is False for part in parts):
+                record["case_sensitive"] = False
         return
     name = _click_type_name(param_type, record)
     if name != "string":

@@ -30,9 +30,11 @@ def build_report(
     diagnostics = [*evaluation.diagnostics, *extra_diagnostics]
     failed_runs = any(run["status"] != "passed" for run in runs)
     ok = not any(d.is_error for d in diagnostics) and not failed_runs and not interrupted
+    catalog = evaluation.inputs.catalog.document.display
     return {
         "format": REPORT_FORMAT,
         "ok": ok,
+        "catalog": catalog,
         "counts": evaluation.counts.model_dump(),
         "examples": [
             {

@@ -116,12 +116,14 @@ class ShardEntry(StrictModel):
 class Report(StrictModel):
     """A whole run: verdicts, diagnostics, counts and dry runs.
 
-    ``interrupted`` and ``shard`` are additions to SPEC section 6: a run stopped by Ctrl-C or
-    SIGTERM is marked, and a shard's report says which shard it is.
+    ``catalog``, ``interrupted`` and ``shard`` are additions to SPEC section 6: the catalog file
+    the run checked (JUnit names its suite after it, SARIF falls back to it), whether Ctrl-C or
+    SIGTERM stopped the run, and which shard a shard's report covers.
     """
 
     format: Literal["exampleguard.report/v1"]
     ok: bool
+    catalog: str | None = None
     counts: Counts
     examples: list[ExampleEntry]
     diagnostics: list[DiagnosticEntry]

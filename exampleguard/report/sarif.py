@@ -41,7 +41,7 @@ def _rules() -> list[dict[str, Any]]:
     ]
 
 
-def _result(diagnostic: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
+def _result(diagnostic: dict[str, Any], index: dict[str, int], fallback: str) -> dict[str, Any]:
     message = diagnostic["message"]
     if diagnostic.get("hint"):
         message += f" ({diagnostic['hint']})"
@@ -51,8 +51,11 @@ def _result(diagnostic: dict[str, Any], index: dict[str, int]) -> dict[str, Any]
         "level": "error" if diagnostic["severity"] == "error" else "warning",
         "message": {"text": message},
     }
-    if diagnostic.get("file"):
-        physical: dict[str, Any] = {"artifactLocation": {"uri": diagnostic["file"]}}
+    # GitHub code scanning rejects a whole upload if one result has no location; a finding
+    # that is about no file in particular is placed on the catalog.
+    file = diagnostic.get("file") or fallback
+    if file:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": file}}
         location = diagnostic.get("location") or {}
         if location.get("line") is not None:
             region: dict[str, Any] = {"startLine": location["line"]}
@@ -82,7 +85,8 @@ def render_sarif(data: dict[str, Any]) -> str:
     """Render report data as a SARIF 2.1.0 log."""
     rules = _rules()
     index = {rule["id"]: position for position, rule in enumerate(rules)}
-    results = [_result(d, index) for d in data["diagnostics"] if d["code"] in index]
+    fallback = data.get("catalog") or ""
+    results = [_result(d, index, fallback) for d in data["diagnostics"] if d["code"] in index]
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",

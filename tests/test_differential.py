@@ -1,0 +1,907 @@
+"""Differential tests: the binder's verdict equals the real parser's, argv for argv.
+
+For each application — the Click, Typer and argparse fixture apps and the real third-party Click
+CLI ``sqlite-utils`` — the command tree is extracted in-process, bound to an empty catalog, and
+hypothesis generates command lines from that tree: valid ones (a real path spelled by name or
+alias, options at their level with valid values in every spelling, bundles, required
+positionals) and mutations of them (unknown flags, misspelled commands, missing values, wrong
+types, bad choices, booleans given a value, extra or missing positionals, options at the wrong
+level, exclusive options together, ``--``, values that start with ``-``, abbreviations, negative
+numbers, unicode digits, empty strings, eager options). For every one, exampleguard's parsing
+verdict — no binder problem other than the ``repeated-option`` warning — must equal the
+framework's own (``click_accepts``: Click's ``make_context`` through the command chain;
+``argparse_accepts``: ``parse_args`` with ``error()`` raising).
+
+The comparison is proven to have teeth: a binder that ignores one class of problem is caught.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import argparse_app
+import click_app
+import pytest
+import sqlite_utils.cli
+import typer_app
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from exampleguard.adapters.argparser import extract_argparse
+from exampleguard.adapters.clickfamily import as_click_command, extract_click
+from exampleguard.bind import Problem, bind
+from exampleguard.catalog import Catalog, LoadedCatalog
+from exampleguard.contract import Contract, build_contract
+from exampleguard.model import Parameter
+from exampleguard.sources import Document
+from exampleguard.tree import Tree, TreeCommand
+from tests.support.frameworks import argparse_accepts, click_accepts
+
+# Typer's completion flags install or print shell completion for real when parsed: never generated.
+TYPER_COMPLETION_FLAGS = frozenset({"--install-completion", "--show-completion"})
+
+STRINGS = ("x", "note", "draft", "a b", "é", "1", "Text", "json", "origin", "sh", "q")
+BAD_VALUES = (
+    "x",
+    "",
+    " ",
+    " 5 ",
+    "1.5",
+    "5.0",
+    "1e3",
+    "٣",  # ARABIC-INDIC DIGIT THREE: int() accepts it, pydantic does not
+    "\uff15",  # FULLWIDTH DIGIT FIVE
+    "²",  # a digit for str.isdigit(), not for int()
+    "1_0",
+    "0x1f",
+    "inf",
+    "nan",
+    "-1",
+    "-0",
+    "+3",
+    "-5",
+    "-.5",
+    "-x",
+    "--",
+    "-",
+    "--x",
+    "TEXT",
+    "Json",
+    "true",
+    "Yes",
+    "maybe",
+    "2024-13-01",
+    "2024-02-29",
+    "12345678-1234-5678-1234-567812345678",
+    "not-a-uuid",
+    "a=b",
+    "=",
+    "11",
+    "0",
+)
+UNKNOWN_FLAGS = ("--bogus", "-z", "--nope=1", "-Z", "+z", "--x-y", "---", "-=")
+DASH_VALUES = ("-x", "-5", "--x", "-", "-1", "--", "-0.5", "-1e3", "-v")
+NEGATIVE_NUMBERS = ("-1", "-5", "-0.5", "-.5", "-1e3", "-12")
+EAGER_WORDS = ("--help", "-h", "--version")
+BOOLEAN_WORDS = ("true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n", "TRUE")
+EXTRA_WORDS = ("extra", "3", "x y", "rm", "tags", "-", "é")
+
+
+def _empty_catalog(program: str) -> LoadedCatalog:
+    catalog = Catalog.model_validate(
+        {"format": "exampleguard.catalog/v1", "program": program, "tools": []}
+    )
+    return LoadedCatalog(catalog, Document(Path("catalog.json"), "catalog.json", "{}", {}, "json"))
+
+
+@dataclass
+class App:
+    """One application under test: its tree, contract, parser verdict and generation pools."""
+
+    name: str
+    program: str
+    tree: Tree
+    accepts: Callable[[Sequence[str]], bool]
+    excluded_flags: frozenset[str] = frozenset()
+    excluded_commands: frozenset[tuple[str, ...]] = frozenset()
+    bad_values: tuple[str, ...] = BAD_VALUES
+    mutations: tuple[Callable[..., list[Word]], ...] = ()
+    contract: Contract = field(init=False)
+    commands: list[TreeCommand] = field(init=False)
+    options: list[tuple[TreeCommand, Parameter]] = field(init=False)
+    command_words: list[str] = field(init=False)
+    short_chars: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.contract = build_contract(_empty_catalog(self.program), self.tree)
+        self.commands = [
+            c for c in self.tree.commands if tuple(c.path) not in self.excluded_commands
+        ]
+        self.options = [
+            (command, parameter)
+            for command in self.commands
+            for parameter in option_parameters(self, command)
+        ]
+        words = {w for c in self.commands for w in c.path}
+        words.update(alias[-1] for c in self.commands for alias in c.aliases)
+        self.command_words = sorted(words)
+        self.short_chars = "".join(
+            sorted({f[1] for _, p in self.options for f in p.all_flags if is_short(f)})
+        )
+
+
+def option_parameters(app: App, command: TreeCommand) -> list[Parameter]:
+    """The options of ``command`` the generator may give (never eager, never excluded ones)."""
+    return [
+        p
+        for p in command.parameters
+        if not p.positional and not p.eager and not set(p.all_flags) & app.excluded_flags
+    ]
+
+
+def is_short(flag: str) -> bool:
+    """``-y``, ``+f``, ``-1``: one prefix character and one more character."""
+    return len(flag) == 2 and flag[0] != flag[1]
+
+
+def is_long(flag: str) -> bool:
+    """``--tag``, ``++force``, ``-depth``: what may carry ``=value``."""
+    return len(flag) > 2
+
+
+def from_os(argv: Sequence[str]) -> list[str]:
+    """The argv as a program's ``sys.argv`` holds it: each word freshly decoded from bytes.
+
+    It matters for argparse, which tells a value from its default by identity (``is``): a word
+    decoded from the command line is never the parser's own default object, except where
+    CPython shares objects (the empty string, one-character strings from decoding, and the
+    small integers conversions produce). Literal strings of this test module would be
+    interned together with the application's defaults and hide the difference.
+    """
+    return [os.fsdecode(os.fsencode(word)) for word in argv]
+
+
+def _argparse_verdict() -> Callable[[Sequence[str]], bool]:
+    parser = argparse_app.build_parser()
+    return lambda argv: argparse_accepts(parser, from_os(argv))
+
+
+@cache
+def fixture_app(name: str) -> App:
+    """The fixture application ``name``: click, typer or argparse."""
+    if name == "click":
+        return App(
+            "click",
+            "notes",
+            Tree.model_validate(extract_click(click_app.cli, "notes")),
+            lambda argv: click_accepts(click_app.cli, from_os(argv)),
+        )
+    if name == "typer":
+        command = as_click_command(typer_app.app)
+        return App(
+            "typer",
+            "notes",
+            Tree.model_validate(extract_click(command, "notes")),
+            lambda argv: click_accepts(command, from_os(argv)),
+            excluded_flags=TYPER_COMPLETION_FLAGS,
+        )
+    assert name == "argparse"
+    return App(
+        "argparse",
+        "notes",
+        Tree.model_validate(extract_argparse(argparse_app.build_parser(), "notes")),
+        _argparse_verdict(),
+    )
+
+
+# -- generation -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """A generated word and what the generator meant it to be."""
+
+    text: str
+    kind: str  # command, option, value, positional, separator, noise
+    parameter: Parameter | None = None
+
+
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+
+
+@cache
+def ints(low: int, high: int) -> st.SearchStrategy[int]:
+    """``st.integers`` built once per range (building strategies dominates generation time)."""
+    return st.integers(low, high)
+
+
+def choose(draw: Draw, options: Sequence[Any]) -> Any:
+    """One of ``options`` (drawn as an index, which needs no new strategy)."""
+    return options[draw(ints(0, len(options) - 1))]
+
+
+BOOLEANS = st.booleans()
+SHORT_TEXT = st.one_of(
+    st.sampled_from(STRINGS),
+    st.text(string.ascii_letters + string.digits + "_é ", min_size=1, max_size=6),
+)
+
+
+def value_for(draw: Draw, app: App, parameter: Parameter, position: int) -> str:
+    """A value the parameter's type and choices accept (most of the time: ranges are kept)."""
+    if parameter.choices:
+        choice = str(choose(draw, parameter.choices))
+        if not parameter.case_sensitive and draw(BOOLEANS):
+            choice = choice.upper()
+        return choice
+    kind = parameter.value_type(position)
+    if kind == "integer":
+        low = -20 if parameter.min is None else int(parameter.min) + int(parameter.min_open)
+        high = 120 if parameter.max is None else int(parameter.max) - int(parameter.max_open)
+        return str(draw(ints(low, max(low, high))))
+    if kind == "number":
+        low = -20.0 if parameter.min is None else float(parameter.min)
+        high = 120.0 if parameter.max is None else float(parameter.max)
+        number = draw(
+            st.floats(
+                low,
+                high,
+                exclude_min=parameter.min_open,
+                exclude_max=parameter.max_open,
+                allow_nan=False,
+            )
+        )
+        return choose(draw, [repr(number), f"{number:g}", str(round(number))])
+    if kind == "boolean":
+        return choose(draw, BOOLEAN_WORDS)
+    if kind == "datetime":
+        pattern = (parameter.formats or ["%Y-%m-%d"])[0]
+        return draw(st.dates()).strftime(pattern)
+    if kind == "uuid":
+        return str(draw(st.uuids()))
+    return draw(SHORT_TEXT)
+
+
+def option_chunk(draw: Draw, app: App, parameter: Parameter) -> list[Word]:
+    """One occurrence of an option, in one of its spellings."""
+    flags = [f for f in parameter.flags if f not in app.excluded_flags]
+    if parameter.is_flag:
+        flag = choose(draw, flags + parameter.negation_flags)
+        if parameter.count:
+            times = draw(ints(1, 3))
+            if is_short(flag) and draw(BOOLEANS):
+                return [Word(flag + flag[1] * (times - 1), "option", parameter)]
+            return [Word(flag, "option", parameter)] * times
+        return [Word(flag, "option", parameter)]
+    flag = choose(draw, flags)
+    nargs = parameter.values_per_occurrence
+    if nargs == "?":
+        count = draw(ints(0, 1))
+    elif nargs == "+":
+        count = draw(ints(1, 3))
+    elif nargs in ("*", "...", -1):
+        count = draw(ints(0, 3))
+    else:
+        assert isinstance(nargs, int)
+        count = nargs
+    values = [value_for(draw, app, parameter, i) for i in range(count)]
+    if count == 1 and draw(BOOLEANS):
+        if is_long(flag):
+            return [Word(f"{flag}={values[0]}", "option", parameter)]
+        return [Word(flag + values[0], "option", parameter)]
+    return [Word(flag, "option", parameter), *(Word(v, "value", parameter) for v in values)]
+
+
+def option_chunks(draw: Draw, app: App, command: TreeCommand, *, leaf: bool) -> list[list[Word]]:
+    """Some options of one level: required ones nearly always, others now and then."""
+    chunks: list[list[Word]] = []
+    for parameter in option_parameters(app, command):
+        wanted = parameter.required is True and leaf
+        if draw(ints(0, 9)) < (9 if wanted else 2):
+            times = draw(ints(1, 2)) if parameter.multiple else 1
+            chunks.extend(option_chunk(draw, app, parameter) for _ in range(times))
+    shorts = [
+        (f, p)
+        for p in option_parameters(app, command)
+        for f in p.all_flags
+        if is_short(f) and f[0] == "-"
+    ]
+    if len(shorts) >= 2 and draw(ints(0, 4)) == 0:
+        # A bundle of short options; a value-taking one ends it, with its value attached or next.
+        picked = [choose(draw, shorts) for _ in range(draw(ints(2, 3)))]
+        text = "-" + "".join(f[1] for f, _ in picked)
+        last = picked[-1][1]
+        bundle = [Word(text, "option", last)]
+        if not last.is_flag and last.values_per_occurrence == 1:
+            value = value_for(draw, app, last, 0)
+            if draw(BOOLEANS):
+                bundle = [Word(text + value, "option", last)]
+            else:
+                bundle.append(Word(value, "value", last))
+        chunks.append(bundle)
+    return chunks
+
+
+def positional_words(draw: Draw, app: App, command: TreeCommand) -> list[Word]:
+    """Values for the command's positionals, by nargs and required state."""
+    words: list[Word] = []
+    for parameter in command.parameters:
+        if not parameter.positional:
+            continue
+        nargs = parameter.values_per_occurrence
+        if nargs in (-1, "*", "..."):
+            count = draw(ints(0, 3))
+        elif nargs == "+":
+            count = draw(ints(1, 3))
+        elif nargs == "?":
+            count = draw(ints(0, 1))
+        else:
+            assert isinstance(nargs, int)
+            count = nargs if parameter.is_required or draw(BOOLEANS) else 0
+        words.extend(
+            Word(
+                value_for(draw, app, parameter, i % max(1, nargs if isinstance(nargs, int) else 1)),
+                "positional",
+                parameter,
+            )
+            for i in range(count)
+        )
+    return words
+
+
+def interleave(draw: Draw, base: list[Word], chunks: list[list[Word]]) -> list[Word]:
+    """Insert each chunk at a random place among ``base`` (never inside another chunk)."""
+    pieces: list[list[Word]] = [[word] for word in base]
+    for chunk in chunks:
+        pieces.insert(draw(ints(0, len(pieces))), chunk)
+    return [word for piece in pieces for word in piece]
+
+
+def command_word(draw: Draw, command: TreeCommand) -> str:
+    """The last word of the command's path: its name or one of its aliases."""
+    names = [command.path[-1], *(alias[-1] for alias in command.aliases)]
+    return choose(draw, names)
+
+
+@st.composite
+def valid_argvs(draw: Draw, app: App) -> tuple[list[Word], TreeCommand]:
+    """A command line built from the tree: a real path, options at their levels, positionals."""
+    command: TreeCommand = choose(draw, app.commands)
+    words: list[Word] = []
+    for depth in range(len(command.path) + 1):
+        level = app.tree.command(command.path[:depth])
+        assert level is not None
+        if depth < len(command.path):
+            for chunk in option_chunks(draw, app, level, leaf=False):
+                words.extend(chunk)
+            child = app.tree.command(command.path[: depth + 1])
+            assert child is not None
+            if level.default_command == child.path[-1] and draw(ints(0, 3)) == 0:
+                continue  # a default-command group routes there without the word
+            words.append(Word(command_word(draw, child), "command"))
+        else:
+            chunks = option_chunks(draw, app, level, leaf=True)
+            if command.settings.allow_interspersed_args or app.tree.dialect == "argparse":
+                words.extend(interleave(draw, positional_words(draw, app, level), chunks))
+            else:
+                for chunk in chunks:
+                    words.extend(chunk)
+                words.extend(positional_words(draw, app, level))
+    return words, command
+
+
+# -- mutations ------------------------------------------------------------------------------------
+
+
+def _insert(draw: Draw, words: list[Word], new: list[Word]) -> list[Word]:
+    at = draw(ints(0, len(words)))
+    return [*words[:at], *new, *words[at:]]
+
+
+def _indices(words: list[Word], *kinds: str) -> list[int]:
+    return [i for i, w in enumerate(words) if w.kind in kinds]
+
+
+def _replace(
+    draw: Draw, words: list[Word], kinds: tuple[str, ...], texts: Sequence[str]
+) -> list[Word]:
+    candidates = _indices(words, *kinds)
+    text = choose(draw, texts)
+    if not candidates:
+        return _insert(draw, words, [Word(text, "noise")])
+    at = choose(draw, candidates)
+    return [*words[:at], Word(text, "noise"), *words[at + 1 :]]
+
+
+def typo(draw: Draw, word: str) -> str:
+    """A misspelling of ``word``: a letter dropped, doubled or swapped, a suffix, upper case."""
+    how = choose(draw, ["drop", "double", "swap", "suffix", "upper"])
+    at = draw(ints(0, max(0, len(word) - 1)))
+    if how == "drop" and len(word) > 1:
+        return word[:at] + word[at + 1 :]
+    if how == "double":
+        return word[: at + 1] + word[at:]
+    if how == "swap" and len(word) > 2:
+        at = min(at, len(word) - 2)
+        return word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+    if how == "upper":
+        return word.upper()
+    return word + "s"
+
+
+def m_unknown_flag(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _insert(draw, words, [Word(choose(draw, UNKNOWN_FLAGS), "noise")])
+
+
+def m_misspelled_command(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    candidates = _indices(words, "command")
+    if not candidates:
+        return _insert(draw, words, [Word(choose(draw, app.command_words), "noise")])
+    at = choose(draw, candidates)
+    other = choose(draw, app.command_words)
+    text = choose(draw, [typo(draw, words[at].text), other])
+    return [*words[:at], Word(text, "noise"), *words[at + 1 :]]
+
+
+def m_drop_word(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    if not words:
+        return words
+    at = draw(ints(0, len(words) - 1))
+    return [*words[:at], *words[at + 1 :]]
+
+
+def m_drop_value(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    candidates = _indices(words, "value", "positional")
+    if not candidates:
+        return m_drop_word(draw, app, words, leaf)
+    at = choose(draw, candidates)
+    return [*words[:at], *words[at + 1 :]]
+
+
+def m_bad_value(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _replace(draw, words, ("value", "positional"), app.bad_values)
+
+
+def m_bad_attached_value(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    options = [i for i in _indices(words, "option") if "=" in words[i].text]
+    if not options:
+        return m_bad_value(draw, app, words, leaf)
+    at = choose(draw, options)
+    head = words[at].text.split("=", 1)[0]
+    bad = choose(draw, app.bad_values)
+    return [*words[:at], Word(f"{head}={bad}", "noise"), *words[at + 1 :]]
+
+
+def m_flag_with_value(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    flags = [
+        flag
+        for command, parameter in app.options
+        if parameter.is_flag and (command is leaf or draw(BOOLEANS))
+        for flag in parameter.all_flags
+        if is_long(flag)
+    ]
+    if not flags:
+        return m_unknown_flag(draw, app, words, leaf)
+    flag = choose(draw, flags)
+    value = choose(draw, ["x", "1", "", "true", "no"])
+    return _insert(draw, words, [Word(f"{flag}={value}", "noise")])
+
+
+def m_extra_positional(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _insert(draw, words, [Word(choose(draw, EXTRA_WORDS), "noise")])
+
+
+def m_wrong_level(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    if not app.options:
+        return words
+    _, parameter = choose(draw, app.options)
+    return _insert(draw, words, option_chunk(draw, app, parameter))
+
+
+def m_same_level_again(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    """Exclusive options together (all members of a framework group), or an option again."""
+    groups = leaf.constraints.mutually_exclusive
+    by_name = {p.name: p for p in option_parameters(app, leaf)}
+    if groups and draw(BOOLEANS):
+        group = choose(draw, groups)
+        for name in group:
+            if name in by_name:
+                words = _insert(draw, words, option_chunk(draw, app, by_name[name]))
+        return words
+    options = option_parameters(app, leaf)
+    if not options:
+        return words
+    return _insert(draw, words, option_chunk(draw, app, choose(draw, options)))
+
+
+def m_bundle(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    if not app.short_chars:
+        return words
+    letters = draw(st.text(app.short_chars + "z", min_size=2, max_size=3))
+    return _insert(draw, words, [Word("-" + letters, "noise")])
+
+
+def m_separator(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _insert(draw, words, [Word("--", "separator")])
+
+
+def m_dash_value(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _replace(draw, words, ("value", "positional"), DASH_VALUES)
+
+
+def m_abbreviate(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    longs = [
+        i
+        for i in _indices(words, "option")
+        if words[i].text[:2] in ("--", "++") and len(words[i].text) > 4
+    ]
+    if not longs:
+        return words
+    at = choose(draw, longs)
+    head, sep, tail = words[at].text.partition("=")
+    cut = draw(ints(3, len(head) - 1))
+    return [*words[:at], Word(head[:cut] + sep + tail, "noise"), *words[at + 1 :]]
+
+
+def m_negative_number(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _insert(draw, words, [Word(choose(draw, NEGATIVE_NUMBERS), "noise")])
+
+
+def m_duplicate(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    if not words:
+        return words
+    return _insert(draw, words, [choose(draw, words)])
+
+
+def m_swap(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    if len(words) < 2:
+        return words
+    at = draw(ints(0, len(words) - 2))
+    return [*words[:at], words[at + 1], words[at], *words[at + 2 :]]
+
+
+def m_eager(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    return _insert(draw, words, [Word(choose(draw, EAGER_WORDS), "noise")])
+
+
+def m_empty(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    if draw(BOOLEANS):
+        return _insert(draw, words, [Word("", "noise")])
+    return _replace(draw, words, ("value", "positional"), [""])
+
+
+def m_soup(draw: Draw, app: App, words: list[Word], leaf: TreeCommand) -> list[Word]:
+    """A few words from anywhere: any level's option strings (bare or with a value), command
+    words, values good and bad."""
+    for _ in range(draw(ints(1, 3))):
+        source = draw(ints(0, 3))
+        if source == 0 and app.options:
+            _, parameter = choose(draw, app.options)
+            text = choose(draw, parameter.all_flags)
+            if draw(BOOLEANS):
+                text += "=" + choose(draw, app.bad_values)
+        elif source == 1:
+            text = choose(draw, app.command_words)
+        else:
+            text = choose(draw, app.bad_values)
+        words = _insert(draw, words, [Word(text, "noise")])
+    return words
+
+
+MUTATIONS = (
+    m_unknown_flag,
+    m_misspelled_command,
+    m_drop_word,
+    m_drop_value,
+    m_bad_value,
+    m_bad_attached_value,
+    m_flag_with_value,
+    m_extra_positional,
+    m_wrong_level,
+    m_same_level_again,
+    m_bundle,
+    m_separator,
+    m_dash_value,
+    m_abbreviate,
+    m_negative_number,
+    m_duplicate,
+    m_swap,
+    m_eager,
+    m_empty,
+    m_soup,
+)
+
+
+@st.composite
+def argvs(draw: Draw, app: App) -> list[str]:
+    """A valid command line from the tree, with zero to three mutations applied."""
+    words, leaf = draw(valid_argvs(app))
+    for _ in range(choose(draw, [0, 0, 1, 1, 1, 2, 2, 3])):
+        mutate = choose(draw, app.mutations or MUTATIONS)
+        words = mutate(draw, app, words, leaf)
+    argv = [word.text for word in words]
+    # Belt and braces: whatever a mutation did, an excluded flag is never parsed.
+    return [w for w in argv if w.split("=", 1)[0] not in app.excluded_flags]
+
+
+# -- the comparison -------------------------------------------------------------------------------
+
+
+def exampleguard_problems(app: App, argv: Sequence[str]) -> list[Problem]:
+    """The binder's problems that count for the parsing verdict (warnings aside)."""
+    binding = bind(app.contract, [app.program, *argv])
+    return [p for p in binding.problems if p.code != "repeated-option"]
+
+
+Verdict = Callable[[App, Sequence[str]], list[Problem]]
+
+
+def disagreement(app: App, argv: Sequence[str], problems_of: Verdict) -> tuple[bool, str | None]:
+    """The framework's verdict, and a message with the argv and both verdicts if they differ."""
+    framework = app.accepts(argv)
+    problems = problems_of(app, argv)
+    ours = not problems
+    if framework == ours:
+        return framework, None
+    said = [f"{p.code}: {p.message}" for p in problems]
+    return framework, (
+        f"verdicts differ for {app.program} {list(argv)!r}: the {app.name} parser "
+        f"{'accepts' if framework else 'rejects'} it, exampleguard "
+        f"{'accepts' if ours else 'rejects'} it (problems: {said or 'none'})"
+    )
+
+
+def run_differential(
+    app: App, *, examples: int, problems_of: Verdict = exampleguard_problems, **overrides: Any
+) -> Counter[bool]:
+    """Run the property on ``examples`` generated argvs; count the framework's verdicts."""
+    verdicts: Counter[bool] = Counter()
+
+    @settings(
+        max_examples=examples,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        **overrides,
+    )
+    @given(argv=argvs(app))
+    def agree(argv: list[str]) -> None:
+        framework, message = disagreement(app, argv, problems_of)
+        verdicts[framework] += 1
+        assert message is None, message
+
+    agree()
+    return verdicts
+
+
+def assert_balanced(verdicts: Counter[bool], examples: int) -> None:
+    # The generator is only a test if both verdicts are common: a generator whose argvs were all
+    # rejected (or all accepted) would agree trivially.
+    assert verdicts[True] >= examples // 8, verdicts
+    assert verdicts[False] >= examples // 8, verdicts
+
+
+@pytest.mark.parametrize(
+    ("name", "examples"),
+    [("click", 1500), ("typer", 1200), ("argparse", 1500)],
+)
+def test_binder_verdict_equals_the_framework_parser(name: str, examples: int) -> None:
+    assert_balanced(run_differential(fixture_app(name), examples=examples), examples)
+
+
+# -- pinned command lines --------------------------------------------------------------------------
+
+# Edge cases worth a deterministic check on every run, whatever hypothesis draws: default-command
+# routing, eager options, optional values, abbreviations, negative numbers, identity-sensitive
+# defaults, unicode digits, empty values. Each must get the framework's own verdict.
+PINNED: dict[str, tuple[tuple[str, ...], ...]] = {
+    "click": (
+        ("rm", "3"),
+        ("delete", "-yt", "a"),
+        ("delete", "-ty"),
+        ("delete", "--format", "JSON"),
+        ("delete", "--ratio", "0"),
+        ("delete", "--ratio", "0.5"),
+        ("delete", "--limit", "٣"),
+        ("delete", "--limit", "11"),
+        ("delete", "-q", "3"),
+        ("-q", "delete", "3"),
+        ("delete", "--help", "--bogus"),
+        ("--version",),
+        ("view",),
+        ("view", "--raw"),
+        ("view", "first"),
+        ("view", "page", "--width", "-1"),
+        ("tags",),
+        ("tags", "--sort", "name"),
+        ("tags", "rename", "a"),
+        ("run", "--bogus", "x"),
+        ("grep", "+w", "-depth", "3", "p", "q"),
+        ("grep", "p"),
+        ("add", "x", "--priority", "1", "--editor"),
+        ("add", "x", "--priority", "1", "--editor", "--no-color"),
+        ("add", "x", "--priority", "1", "-vvv", "--no-color"),
+        ("add", "x", "--priority", "1", "--pair", "a", "b"),
+        ("add", "x", "--priority", "1", "--when", "2024-02-30"),
+        ("add", "x", "--priority", "1", "--archived", "TRUE"),
+        ("add", "x", "--priority", "1", "--archived", ""),
+        ("add", "x", "--priority", "1", "--archived", " "),
+        ("add", "x", "--priority", "1", "--color=yes"),
+        ("add", "--priority", "1"),
+    ),
+    "typer": (
+        (),
+        ("tags",),
+        ("tags", "list"),
+        ("delete", "--limit", "٣"),
+        ("delete", "--format", "JSON"),
+        ("add", "x", "--priority", " 5 "),
+        ("add", "x", "--priority", "5.0"),
+        ("add", "x", "--priority", "1_0"),
+        ("add", "x", "--priority", "1", "--level", "HIGH"),
+        ("add", "x", "--priority", "1", "--ratio", "1.5"),
+        ("add", "x", "--priority", "1", "--point", "1", "inf"),
+        ("-vv", "delete", "3"),
+    ),
+    "argparse": (
+        ("sync", "--branch", "x"),
+        ("sync", "--branch", "x", "--push"),
+        ("sync", "--branch=x", "--push"),
+        ("sync", "--branch", "y", "--push"),
+        ("sync", "--branch", "", "--push"),
+        ("sync", "+f", "--push"),
+        ("sync", "++f", "--pull", "upstream"),
+        ("delete", "--all", "--older-than", "5"),
+        ("delete", "--all", "--older-than", "6"),
+        ("delete", "--form", "json"),
+        ("delete", "-5"),
+        ("delete", "--format", "yaml"),
+        ("add", "x", "--prio", "2"),
+        ("add", "x", "--priority", "2", "--point", "1", "-2"),
+        ("add", "x", "--priority", "2", "--label"),
+        ("tags", "merge", "a", "b", "c", "-1"),
+        ("tags", "merge", "-5", "b", "c"),
+        ("tags", "mv", "a", "b"),
+        ("run", "--shell", "x", "--bogus", "y"),
+        ("run", "x", "--bogus"),
+        ("grep", "p", "q", "--kind"),
+        ("rm", "3", "-h"),
+        ("--version",),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "argv"),
+    [(name, argv) for name, argvs_ in PINNED.items() for argv in argvs_],
+    ids=[
+        f"{name}: {' '.join(map(repr, argv))}" for name, argvs_ in PINNED.items() for argv in argvs_
+    ],
+)
+def test_pinned_command_lines(name: str, argv: tuple[str, ...]) -> None:
+    _, message = disagreement(fixture_app(name), argv, exampleguard_problems)
+    assert message is None, message
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("sync", "--branch", "x"),
+        ("sync", "--branch", "x", "--push"),
+        ("sync", "--branch", "", "--push"),
+        ("delete", "--all", "--older-than", "5"),
+    ],
+    ids=" ".join,
+)
+def test_in_process_argparse_verdict_matches_a_real_process(argv: tuple[str, ...]) -> None:
+    """The harness gives argparse the argv as ``sys.argv`` would: proven against a real process."""
+    script = "import sys, argparse_app; argparse_app.build_parser().parse_args(sys.argv[1:])"
+    environment = {**os.environ, "PYTHONPATH": str(Path(argparse_app.__file__).parent)}
+    result = subprocess.run(
+        [sys.executable, "-c", script, *argv],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode in (0, 2), result.stderr
+    assert fixture_app("argparse").accepts(argv) is (result.returncode == 0), result.stderr
+
+
+# -- the comparison has teeth ---------------------------------------------------------------------
+
+
+def ignoring_unknown_flags(app: App, argv: Sequence[str]) -> list[Problem]:
+    """A deliberately broken binder: it never reports ``unknown-flag``."""
+    return [p for p in exampleguard_problems(app, argv) if p.code != "unknown-flag"]
+
+
+@pytest.mark.parametrize("name", ["click", "typer", "argparse"])
+def test_the_differential_check_catches_a_flipped_verdict(name: str) -> None:
+    app = fixture_app(name)
+    argv = ["delete", "--bogus"] if name != "argparse" else ["delete", "3", "--bogus"]
+    # The planted defect shows on a known argv ...
+    _, message = disagreement(app, argv, ignoring_unknown_flags)
+    assert message is not None
+    assert "--bogus" in message
+    assert "parser rejects it, exampleguard accepts it" in message
+    # ... and the generated differential run finds it on its own.
+    with pytest.raises(AssertionError, match="verdicts differ"):
+        run_differential(
+            app,
+            examples=400,
+            problems_of=ignoring_unknown_flags,
+            database=None,
+            derandomize=True,
+            phases=[Phase.generate],
+        )
+
+
+# -- a real third-party CLI -----------------------------------------------------------------------
+
+
+def sqlite_utils_app(directory: Path) -> App:
+    """sqlite-utils: 48 commands, a default-command group, many option kinds.
+
+    File existence is deliberately not checked by exampleguard while several sqlite-utils
+    arguments are ``click.Path(exists=True)``; so the parser runs in ``directory`` (the working
+    directory) where every word of the argv names an existing regular file, and existence never
+    decides its verdict. ``bulk`` is left out: its FILE argument is a non-lazy ``click.File`` that
+    ``make_context`` opens and leaves open. The empty string cannot name a file, so it is never
+    generated.
+    """
+
+    def accepts(argv: Sequence[str]) -> bool:
+        for word in argv:
+            if word not in ("", ".", "..") and "/" not in word and "\0" not in word:
+                (directory / word).touch()
+        return click_accepts(sqlite_utils.cli.cli, from_os(argv), program="sqlite-utils")
+
+    return App(
+        "sqlite-utils",
+        "sqlite-utils",
+        Tree.model_validate(extract_click(sqlite_utils.cli.cli, "sqlite-utils")),
+        accepts,
+        excluded_commands=frozenset({("bulk",)}),
+        bad_values=tuple(v for v in BAD_VALUES if v.strip()),
+        mutations=tuple(m for m in MUTATIONS if m is not m_empty),
+    )
+
+
+SQLITE_PINNED = (
+    (),
+    ("--version",),
+    ("data.db", "select 1"),
+    ("query", "data.db", "select 1", "--csv"),
+    ("tables", "data.db", "--counts", "--columns"),
+    ("rows", "data.db", "t", "--limit", "x"),
+    ("transform", "data.db", "t", "--type", "c", "integer"),
+    ("transform", "data.db", "t", "--type", "c", "notatype"),
+    ("insert", "data.db", "t", "data.json", "--type", "c", "notatype"),
+)
+
+
+@pytest.mark.parametrize("argv", SQLITE_PINNED, ids=lambda argv: " ".join(argv) or "(nothing)")
+def test_pinned_sqlite_utils_command_lines(
+    argv: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, message = disagreement(sqlite_utils_app(tmp_path), argv, exampleguard_problems)
+    assert message is None, message
+
+
+def test_binder_verdict_equals_click_for_sqlite_utils(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = sqlite_utils_app(tmp_path)
+    assert len(app.commands) > 40
+    examples = 800
+    assert_balanced(run_differential(app, examples=examples), examples)

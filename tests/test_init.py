@@ -1,0 +1,201 @@
+"""``exampleguard init`` on the fixture apps: a clean start, and a refusal that changes nothing."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import run_cli
+
+CLICK = "click:click_app:cli"
+CLICK_LEAVES = [
+    ["add"],
+    ["delete"],
+    ["grep"],
+    ["run"],
+    ["tags", "merge"],
+    ["tags", "rename"],
+    ["view", "page"],
+    ["view", "show"],
+]
+PYPROJECT = """\
+[project]
+name = "notes"   # the application
+version = "1.0"
+
+# Formatting, kept exactly as it was.
+[tool.ruff]
+line-length = 90"""
+
+
+def _files(root: Path) -> dict[str, bytes | None]:
+    """Every file and folder under ``root`` (folders as ``None``), with the files' bytes."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes() if path.is_file() else None
+        for path in sorted(root.rglob("*"))
+    }
+
+
+def _init(root: Path, spec: str = CLICK, *extra: str):
+    return run_cli(["init", "--tree", spec, "--program", "notes", *extra], cwd=root)
+
+
+def test_init_in_an_empty_project_then_validate_is_clean(tmp_path) -> None:
+    result = _init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "agent-catalog.json (8 tools, no examples yet)" in result.stdout
+    config = tomllib.loads((tmp_path / "exampleguard.toml").read_text(encoding="utf-8"))
+    assert config == {"catalog": "agent-catalog.json", "tree": CLICK}
+    catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
+    assert catalog["format"] == "exampleguard.catalog/v1"
+    assert catalog["program"] == "notes"
+    # One tool per public runnable leaf: not the hidden `debug`, not the groups.
+    assert [tool["command"] for tool in catalog["tools"]] == CLICK_LEAVES
+    assert [tool["id"] for tool in catalog["tools"]][:2] == ["notes.add", "notes.delete"]
+    assert all(tool["examples"] == [] for tool in catalog["tools"])
+    assert (tmp_path / "dispositions").is_dir()
+    assert list((tmp_path / "dispositions").iterdir()) == []
+    counts = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
+    assert counts == {
+        "format": "exampleguard.counts/v1",
+        "tools": 8,
+        "examples": 0,
+        "contract_validated": 0,
+        "dry_run_eligible": 0,
+        "dry_run_narrowed": 0,
+        "excluded": 0,
+    }
+    validated = run_cli(["validate"], cwd=tmp_path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert validated.stdout == "All checks passed: 0 examples of 8 tools.\n"
+
+
+@pytest.mark.parametrize(
+    ("spec", "tools"),
+    [
+        pytest.param("typer:typer_app:app", 3, id="typer"),
+        pytest.param("argparse:argparse_app:build_parser", 6, id="argparse factory"),
+        pytest.param("argparse:argparse_app:parser", 6, id="argparse parser"),
+    ],
+)
+def test_init_on_other_frameworks_then_validate_is_clean(tmp_path, spec, tools) -> None:
+    result = _init(tmp_path, spec)
+    assert result.returncode == 0, result.stderr
+    catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
+    assert len(catalog["tools"]) == tools
+    validated = run_cli(["validate"], cwd=tmp_path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_the_starter_catalog_takes_examples(tmp_path) -> None:
+    assert _init(tmp_path).returncode == 0
+    path = tmp_path / "agent-catalog.json"
+    catalog = json.loads(path.read_text(encoding="utf-8"))
+    delete = next(tool for tool in catalog["tools"] if tool["command"] == ["delete"])
+    delete["examples"] = [{"command": "notes delete 3 4 --dry-run"}]
+    path.write_text(json.dumps(catalog, indent=2), encoding="utf-8")
+    drift = run_cli(["validate"], cwd=tmp_path)
+    assert drift.returncode == 1
+    assert "counts-drift" in drift.stdout
+    assert run_cli(["counts", "--write"], cwd=tmp_path).returncode == 0
+    clean = run_cli(["validate"], cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout
+
+
+@pytest.mark.parametrize("newline_at_end", [True, False], ids=["newline at end", "no newline"])
+def test_init_keeps_every_line_of_an_existing_pyproject(tmp_path, newline_at_end) -> None:
+    old = PYPROJECT + ("\n" if newline_at_end else "")
+    (tmp_path / "pyproject.toml").write_text(old, encoding="utf-8")
+    result = _init(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "pyproject.toml [tool.exampleguard]" in result.stdout
+    assert not (tmp_path / "exampleguard.toml").exists()
+    new = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    assert new.startswith(old)
+    data = tomllib.loads(new)
+    assert data["project"] == {"name": "notes", "version": "1.0"}
+    assert data["tool"]["ruff"] == {"line-length": 90}
+    assert data["tool"]["exampleguard"] == {"catalog": "agent-catalog.json", "tree": CLICK}
+    validated = run_cli(["validate"], cwd=tmp_path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+@pytest.mark.parametrize(
+    "existing", [None, PYPROJECT + "\n"], ids=["exampleguard.toml", "pyproject.toml"]
+)
+def test_init_twice_refuses_the_second_time_and_changes_nothing(tmp_path, existing) -> None:
+    if existing is not None:
+        (tmp_path / "pyproject.toml").write_text(existing, encoding="utf-8")
+    assert _init(tmp_path).returncode == 0
+    before = _files(tmp_path)
+    again = _init(tmp_path)
+    assert again.returncode == 2
+    assert again.stdout == ""
+    assert "changed nothing" in again.stderr
+    assert "already exists" in again.stderr
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        pytest.param(
+            "pyproject.toml",
+            '[project]\nname = "notes"\n\n[tool.exampleguard]\ncatalog = "mine.json"\n',
+            "already has a [tool.exampleguard] table",
+            id="a [tool.exampleguard] table",
+        ),
+        pytest.param(
+            "exampleguard.toml", 'catalog = "mine.json"\n', "exampleguard.toml", id="config"
+        ),
+        pytest.param("agent-catalog.json", "{}\n", "agent-catalog.json", id="catalog"),
+        pytest.param("exampleguard-counts.json", "{}\n", "exampleguard-counts.json", id="counts"),
+    ],
+)
+def test_init_refuses_when_anything_it_writes_exists(tmp_path, name, text, reason) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    before = _files(tmp_path)
+    result = _init(tmp_path)
+    assert result.returncode == 2
+    assert reason in result.stderr
+    assert "changed nothing" in result.stderr
+    assert _files(tmp_path) == before
+
+
+BROKEN_SPECS = [
+    pytest.param("click:no_such_module:cli", "tree-unavailable", id="module not found"),
+    pytest.param("click:click_app:no_such_attribute", "tree-unavailable", id="no such attribute"),
+    pytest.param("click:click_app", "config-invalid", id="no attribute part"),
+    pytest.param("nonsense", "config-invalid", id="not a spec"),
+    pytest.param("missing.tree.json", "file-unreadable", id="missing snapshot"),
+]
+
+
+@pytest.mark.parametrize(("spec", "code"), BROKEN_SPECS)
+@pytest.mark.parametrize("existing", [None, PYPROJECT], ids=["empty project", "with pyproject"])
+def test_init_with_a_broken_tree_spec_changes_nothing(tmp_path, spec, code, existing) -> None:
+    if existing is not None:
+        (tmp_path / "pyproject.toml").write_text(existing, encoding="utf-8")
+    before = _files(tmp_path)
+    result = _init(tmp_path, spec)
+    assert result.returncode == 2
+    assert code in result.stderr
+    assert "changed nothing" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _files(tmp_path) == before
+
+
+def test_init_that_fails_after_loading_the_tree_changes_nothing(tmp_path) -> None:
+    # An unreadable record in an existing dispositions/ folder stops the counts step, after the
+    # catalog and configuration were written: they must be taken back.
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (tmp_path / "dispositions").mkdir()
+    (tmp_path / "dispositions" / "old.toml").write_text("[[disposition]\n", encoding="utf-8")
+    before = _files(tmp_path)
+    result = _init(tmp_path)
+    assert result.returncode == 2
+    assert "dispositions/old.toml" in result.stderr
+    assert _files(tmp_path) == before
