@@ -126,10 +126,15 @@ def tokenize(text: str) -> Tokens:
 # (which starts a comment at the start of a word, so it is only allowed after the first piece).
 # Non-ASCII characters are word characters for bash (it splits on space, tab and newline only);
 # lone surrogates are excluded because they are not valid Unicode (a parse-error).
-_PLAIN_CHARS = "A-Za-z0-9_\\-./:,=@%+^\u0080-\ud7ff\ue000-\U0010ffff"
+# Written as the complement of what is excluded (ASCII controls and specials, and surrogates):
+# the same set as `[A-Za-z0-9_\-./:,=@%+^\u0080-\ud7ff\ue000-\U0010ffff]`, which the regex
+# compiler takes tens of milliseconds to optimise at every start-up.
+_EXCLUDED = "\\x00-\\x1f\\x7f \"!$&'()*;<>?\\[\\\\\\]`{|}~\ud800-\udfff"
+_PLAIN = f"[^{_EXCLUDED}#]"
+_PLAIN_OR_HASH = f"[^{_EXCLUDED}]"
 _SQ = "'[^'\x00\ud800-\udfff]*+'"
 _DQ = '"[^"$`\\\\!\x00\ud800-\udfff]*+"'
-_FAST_WORD_SRC = f"(?:[{_PLAIN_CHARS}]|{_SQ}|{_DQ})(?:[{_PLAIN_CHARS}#]|{_SQ}|{_DQ})*+"
+_FAST_WORD_SRC = f"(?:{_PLAIN}|{_SQ}|{_DQ})(?:{_PLAIN_OR_HASH}|{_SQ}|{_DQ})*+"
 # Possessive quantifiers: the pieces are distinguished by their first character, so nothing ever
 # needs to be given back, and a failing match stays linear in the length of the text.
 _FAST_TEXT = re.compile(f"[ \t]*+{_FAST_WORD_SRC}(?:[ \t]++{_FAST_WORD_SRC})*+[ \t]*+")
