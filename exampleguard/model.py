@@ -10,7 +10,6 @@ say what Click, Typer and argparse really accept.
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
@@ -72,9 +71,8 @@ class Constraints(StrictModel):
 class Parameter(StrictModel):
     """One option or positional parameter of a command.
 
-    The derived properties are computed once per instance (the binder asks them per word); an
-    instance is immutable, so derive a changed parameter with :meth:`with_changes`, never with
-    ``model_copy``, which would carry the cached values over.
+    An instance is immutable; derive a changed parameter with :meth:`with_changes`, which
+    validates the result.
 
     An option has ``flags``; a positional has ``positional = true`` and no flags. ``nargs`` is the
     number of values per occurrence: absent means 0 for a boolean or ``count`` option and 1
@@ -127,12 +125,12 @@ class Parameter(StrictModel):
             raise ValueError("item_choices needs one entry (or null) per value (nargs)")
         return self
 
-    @cached_property
+    @property
     def is_flag(self) -> bool:
         """Whether this is an option that takes no value (a boolean switch or a counter)."""
         return not self.positional and self.values_per_occurrence == 0
 
-    @cached_property
+    @property
     def values_per_occurrence(self) -> int | str:
         """The effective ``nargs``: the declared one, or the default for the type."""
         if self.nargs is not None:
@@ -141,12 +139,12 @@ class Parameter(StrictModel):
             return 1
         return 0 if self.count or self.type == "boolean" else 1
 
-    @cached_property
+    @property
     def variadic(self) -> bool:
         """Whether a positional takes any number of values."""
         return self.nargs in (-1, "*", "+", "...")
 
-    @cached_property
+    @property
     def is_required(self) -> bool:
         """Whether the parameter must be given: explicit ``required``, else SPEC's defaults.
 
@@ -159,7 +157,7 @@ class Parameter(StrictModel):
             return False
         return self.nargs not in (-1, "*", "?", "...")
 
-    @cached_property
+    @property
     def all_flags(self) -> list[str]:
         """Every option string that gives this parameter, negations included."""
         return [*self.flags, *self.negation_flags]

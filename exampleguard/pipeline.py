@@ -8,7 +8,7 @@ checked. :func:`evaluate` then checks every example; it never prints and never w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -465,7 +465,7 @@ class _ExampleChecker:
         )
 
     def _duplicates(self, tool: EffectiveTool, results: list[ExampleResult]) -> list[ExampleResult]:
-        seen: dict[str, ExampleResult] = {}
+        seen: dict[Hashable, ExampleResult] = {}
         updated: list[ExampleResult] = []
         for result in results:
             if result.arguments is None or result.path is None:

@@ -8,8 +8,7 @@ and the per-tool limits on examples (at most two, no duplicates).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -292,6 +291,15 @@ def _banned_by_flags(parameter: Parameter, negated: bool, banned: frozenset[str]
     return next((spelling for spelling in strings if spelling in banned), None)
 
 
-def duplicate_key(path: Sequence[str], arguments: dict[str, Any]) -> str:
+def duplicate_key(path: Sequence[str], arguments: dict[str, Any]) -> Hashable:
     """A canonical key: two examples with the same key do the same thing."""
-    return json.dumps([list(path), arguments], sort_keys=True, ensure_ascii=False, default=str)
+    return (tuple(path), _frozen(arguments))
+
+
+def _frozen(value: Any) -> Any:
+    # Hashable and exact: the type keeps True apart from 1, and 1 apart from 1.0.
+    if isinstance(value, dict):
+        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(_frozen(item) for item in value))
+    return (type(value).__name__, value)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 __all__ = ["MAX_CHARS", "ShellProblem", "Tokens", "Word", "tokenize"]
 
@@ -56,9 +56,11 @@ four times the default ``max_example_chars``.
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One shell word after quote removal, with where it came from."""
+class Word(NamedTuple):
+    """One shell word after quote removal, with where it came from.
+
+    A tuple rather than a dataclass: one is made for every word of every example.
+    """
 
     text: str
     """The argv element bash would pass: quotes removed, escapes resolved, continuations gone."""

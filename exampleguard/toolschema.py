@@ -218,19 +218,23 @@ def _frozen(value: Any) -> Any:
 
 
 def _signature(parameter: Parameter) -> tuple[Any, ...]:
+    # The declared fields that decide a parameter's subschema (derived ones follow from them).
+    kind = parameter.type
+    choices = parameter.choices
+    items = parameter.item_choices
     return (
         parameter.positional,
-        tuple(parameter.type) if isinstance(parameter.type, list) else parameter.type,
-        tuple(parameter.choices) if parameter.choices is not None else None,
+        tuple(kind) if isinstance(kind, list) else kind,
+        tuple(choices) if choices is not None else None,
         parameter.nargs,
         parameter.multiple,
         parameter.count,
-        parameter.values_per_occurrence,
+        parameter.required,
         parameter.min,
         parameter.max,
         parameter.min_open,
         parameter.max_open,
-        tuple(tuple(c) if c is not None else None for c in parameter.item_choices or ()),
+        tuple(tuple(c) if c is not None else None for c in items) if items else None,
     )
 
 
