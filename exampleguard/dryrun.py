@@ -97,7 +97,9 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
     prefix = (configured,) if isinstance(configured, str) else tuple(configured)
     head = prefix[0]
     # A relative path with a separator is relative to the configuration, like every path in it.
-    resolved = str((config.root / head).resolve()) if os.sep in head else shutil.which(head)
+    # Symlinks are kept: a virtualenv's python is a symlink, and following it would run the base
+    # interpreter without the virtualenv's packages.
+    resolved = os.path.abspath(config.root / head) if os.sep in head else shutil.which(head)  # noqa: PTH100 - resolve() would follow the symlink
     if resolved is None or not Path(resolved).exists():
         raise DryRunError(
             Diagnostic(
@@ -178,7 +180,9 @@ def plan(
         if dry_run.flag is not None and dry_run.flag not in result.given_flags:
             # After the command path: group options come before it, the command's own after.
             words.insert(result.command_end - 1, dry_run.flag)
-        fixtures = config.root / dry_run.fixtures if dry_run.fixtures else None
+        # The tool's own fixtures, else the configuration's for every run.
+        folder = dry_run.fixtures or config.settings.dryrun.fixtures
+        fixtures = config.root / folder if folder else None
         location = evaluation.inputs.catalog.document.location(
             ("tools", result.tool_index, "examples", result.index, "command"), at_key=False
         )

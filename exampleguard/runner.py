@@ -554,6 +554,17 @@ def dry_run(
                     message=f"--tool/--example names {tool_id!r}, which the catalog does not have",
                 )
             )
+    for tool_id, index in examples:
+        # A typo in an index must not turn into a dry run that runs nothing and passes.
+        if tool_id in known and index >= len(known[tool_id].examples):
+            problems.append(
+                Diagnostic(
+                    code="config-invalid",
+                    severity=Severity.ERROR,
+                    message=f"--example {tool_id}[{index}]: the tool has "
+                    f"{len(known[tool_id].examples)} example(s)",
+                )
+            )
     if problems:
         return DryRunOutcome(unusable=problems)
     selection = Selection(set(tools), set(examples))
