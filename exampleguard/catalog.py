@@ -7,13 +7,26 @@ line and column of the tool, example or parameter it is about.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, Strict, StringConstraints, field_validator
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from exampleguard.model import Constraints, Dialect, NonEmpty, Parameter, StrictModel
+from exampleguard.model import (
+    NO_CONSTRAINTS,
+    RECORD,
+    Constraints,
+    Dialect,
+    Flag,
+    NonEmpty,
+    Parameter,
+    StrictModel,
+    StrictRecord,
+    Text,
+    Whole,
+)
 from exampleguard.sources import (
     Document,
     KeyPath,
@@ -35,46 +48,52 @@ __all__ = [
 
 CATALOG_FORMAT = "exampleguard.catalog/v1"
 
-Evidence = Annotated[str, StringConstraints(strip_whitespace=False, min_length=1, pattern=r"\S")]
+Evidence = Annotated[
+    str, Strict(), StringConstraints(strip_whitespace=False, min_length=1, pattern=r"\S")
+]
 
 
-class Safety(StrictModel):
+@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+class Safety(StrictRecord):
     """Informational safety metadata. Nothing is inferred from it, least of all a dry run."""
 
     effect: Literal["read", "write", "destructive", "exec"] | None = None
     risk: Literal["low", "medium", "high"] | None = None
     confirmation: Literal["none", "required"] | None = None
-    idempotent: bool | None = None
+    idempotent: Flag | None = None
     bypass_flags: list[NonEmpty] = Field(default_factory=list)
 
 
-class DryRun(StrictModel):
+@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+class DryRun(StrictRecord):
     """An explicit, reviewed dry-run capability: the only thing that makes a tool eligible."""
 
     flag: NonEmpty | None
     reviewed: Literal[True]
     evidence: Evidence
     fixtures: NonEmpty | None = None
-    expect_exit: int = 0
+    expect_exit: Whole = 0
 
 
-class Example(StrictModel):
+@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+class Example(StrictRecord):
     """One worked example: a single command line that starts with the program."""
 
-    command: str
-    description: str | None = None
+    command: Text
+    description: Text | None = None
 
 
-class Tool(StrictModel):
+@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+class Tool(StrictRecord):
     """One runnable command offered to agents, with its parameters, rules and examples."""
 
     id: NonEmpty
     command: list[NonEmpty]
     aliases: list[list[NonEmpty]] = Field(default_factory=list)
-    summary: str | None = None
-    description: str | None = None
+    summary: Text | None = None
+    description: Text | None = None
     parameters: list[Parameter] = Field(default_factory=list)
-    constraints: Constraints = Field(default_factory=Constraints)
+    constraints: Constraints = Field(default_factory=lambda: NO_CONSTRAINTS)
     safety: Safety | None = None
     dry_run: DryRun | None = None
     examples: list[Example] = Field(default_factory=list)
@@ -102,10 +121,17 @@ class Catalog(StrictModel):
 
 @dataclass(frozen=True, slots=True)
 class LoadedCatalog:
-    """A validated catalog and the document it was read from."""
+    """A validated catalog and the document it was read from.
+
+    ``stated`` holds, for each parameter that states any, the overlay-relevant keys the file
+    writes explicitly (``type``, ``choices``, ...): an overlay that restates a default is still
+    compared with the executable. The parsed data itself is not kept; positions come from the
+    text.
+    """
 
     catalog: Catalog
     document: Document
+    stated: dict[tuple[int, int], frozenset[str]] = field(default_factory=dict)
 
     def tool_key(self, index: int) -> KeyPath:
         """Key path of the tool at ``index`` in the file."""
@@ -120,4 +146,27 @@ def load_catalog(path: Path, display: str) -> LoadedCatalog:
     """Read, parse and validate the catalog at ``path``; raise ``SourceError`` if it is unusable."""
     document = load_document(path, display)
     check_format(document, CATALOG_FORMAT)
-    return LoadedCatalog(validate_model(Catalog, document), document)
+    catalog = validate_model(Catalog, document)
+    stated = _stated_keys(document.data)
+    # The raw data is as large as the models built from it; everything later reads the models,
+    # and finds positions in the text.
+    document.data = None
+    return LoadedCatalog(catalog, document, stated)
+
+
+OVERLAY_KEYS = frozenset({"type", "choices", "multiple", "count", "nargs"})
+"""The parameter keys whose explicit values an overlay must match in the executable."""
+
+
+_SHARED: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _stated_keys(data: Any) -> dict[tuple[int, int], frozenset[str]]:
+    stated: dict[tuple[int, int], frozenset[str]] = {}
+    for tool_index, tool in enumerate(data.get("tools", [])):
+        for position, parameter in enumerate(tool.get("parameters", [])):
+            keys = OVERLAY_KEYS.intersection(parameter)
+            if keys:
+                # Few distinct sets exist; share them rather than keep one per parameter.
+                stated[(tool_index, position)] = _SHARED.setdefault(keys, keys)
+    return stated

@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 
 from exampleguard.catalog import Catalog, LoadedCatalog, Tool
 from exampleguard.diagnostics import Diagnostic, Location, Severity
-from exampleguard.model import Constraints, Dialect, Parameter
+from exampleguard.model import NO_CONSTRAINTS, Constraints, Dialect, Parameter
 from exampleguard.tree import ParserSettings, Tree, TreeCommand
 
 __all__ = ["CommandNode", "Contract", "EffectiveTool", "build_contract"]
 
 Path = tuple[str, ...]
 
+# Shared, immutable settings: a catalog of thousands of commands needs only these two.
+DEFAULT_SETTINGS = ParserSettings()
 _GROUP_SETTINGS_CLICK = ParserSettings(allow_interspersed_args=False, allow_extra_args=True)
 
 
@@ -38,8 +40,8 @@ class CommandNode:
     runnable: bool
     hidden: bool = False
     parameters: list[Parameter] = field(default_factory=list)
-    framework_constraints: Constraints = field(default_factory=Constraints)
-    settings: ParserSettings = field(default_factory=ParserSettings)
+    framework_constraints: Constraints = NO_CONSTRAINTS
+    settings: ParserSettings = DEFAULT_SETTINGS
     children: dict[str, CommandNode] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
     default_command: str | None = None
@@ -87,11 +89,12 @@ class EffectiveTool:
     node: CommandNode | None
     parameters: list[Parameter] = field(default_factory=list)
     catalog_required: frozenset[str] = frozenset()
-    constraints: Constraints = field(default_factory=Constraints)
+    constraints: Constraints = NO_CONSTRAINTS
     names: dict[str, str] = field(default_factory=dict)
-    """Catalog parameter name → effective parameter name (they differ only with overlays)."""
+    """Catalog parameter name → effective parameter name, where they differ (overlays)."""
     origin: dict[int, str] = field(default_factory=dict)
-    """Identity of a parameter as declared in the routing tree → its effective name."""
+    """Identity of a parameter as declared in the routing tree → its effective name. Empty
+    without a tree: the tool's command node declares the tool's own parameters."""
 
     @property
     def id(self) -> str:
@@ -221,7 +224,7 @@ class _Builder:
         )
 
     def _routing_from_catalog(self, dialect: Dialect) -> CommandNode:
-        group_settings = _GROUP_SETTINGS_CLICK if dialect == "click" else ParserSettings()
+        group_settings = _GROUP_SETTINGS_CLICK if dialect == "click" else DEFAULT_SETTINGS
         root = CommandNode(path=(), runnable=False, settings=group_settings)
         owner = self.owner
         for index, tool in enumerate(self.catalog.tools):
@@ -288,7 +291,7 @@ class _Builder:
         if node.is_group:
             node.inherited = _dedupe(_persistent_below(node))
         elif dialect == "click":
-            node.settings = ParserSettings()
+            node.settings = DEFAULT_SETTINGS
 
     def _routing_from_tree(self, tree: Tree) -> CommandNode:
         by_path: dict[Path, TreeCommand] = {}
@@ -369,8 +372,6 @@ class _Builder:
                 node=node,
                 parameters=list(tool.parameters),
                 constraints=tool.constraints,
-                names={p.name: p.name for p in tool.parameters},
-                origin={id(p): p.name for p in (node.parameters if node else ())},
             )
         else:
             effective = self._tool_on_tree(root, tree, index, tool)
@@ -430,7 +431,8 @@ class _Builder:
                 )
                 continue
             names[overlay.name] = target.name
-            for problem in _overlay_problems(overlay, target):
+            given = self.loaded.stated.get((index, position), frozenset())
+            for problem in _overlay_problems(overlay, target, given):
                 self.report(
                     "overlay-drift",
                     f"{tool.id}: parameter {overlay.name!r} {problem}",
@@ -621,9 +623,8 @@ def _match_overlay(overlay: Parameter, visible: list[Parameter]) -> Parameter | 
     return None
 
 
-def _overlay_problems(overlay: Parameter, target: Parameter) -> list[str]:
+def _overlay_problems(overlay: Parameter, target: Parameter, given: frozenset[str]) -> list[str]:
     problems: list[str] = []
-    given = overlay.model_fields_set
     missing = [flag for flag in overlay.flags if flag not in target.all_flags]
     if missing:
         problems.append(f"names {', '.join(missing)}, which the command does not accept")

@@ -10,11 +10,22 @@ say what Click, Typer and argparse really accept.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self, cast
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    Strict,
+    StringConstraints,
+    TypeAdapter,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 __all__ = [
+    "NO_CONSTRAINTS",
     "Constraints",
     "Dialect",
     "Nargs",
@@ -24,10 +35,18 @@ __all__ = [
     "is_value_option",
 ]
 
+# Strict by annotation as well as by configuration: the records below are pydantic dataclasses,
+# whose strictness has to live in their field types.
+Text = Annotated[str, Strict()]
+Flag = Annotated[bool, Strict()]
+Whole = Annotated[int, Strict()]
+Number = Annotated[int, Strict()] | Annotated[float, Strict()]
+# Literals need no marker: they match only their own values.
 Dialect = Literal["click", "argparse"]
 ParamType = Literal["string", "integer", "number", "boolean", "path", "datetime", "uuid"]
-Nargs = int | Literal["?", "*", "+", "..."]
-NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+Nargs = Whole | Literal["?", "*", "+", "..."]
+NonEmpty = Annotated[str, Strict(), StringConstraints(min_length=1)]
+Choice = Text | Annotated[int, Strict()] | Annotated[float, Strict()]
 
 
 class StrictModel(BaseModel):
@@ -36,39 +55,42 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class Constraints(StrictModel):
-    """Cross-parameter rules of one command, by parameter ``name``."""
-
-    require_one_of: list[list[NonEmpty]] = Field(default_factory=list)
-    require_together: list[list[NonEmpty]] = Field(default_factory=list)
-    mutually_exclusive: list[list[NonEmpty]] = Field(default_factory=list)
-
-    def merged(self, other: Constraints) -> Constraints:
-        """Return these constraints with ``other``'s groups added (duplicates kept once)."""
-
-        def union(mine: list[list[str]], theirs: list[list[str]]) -> list[list[str]]:
-            result = [list(group) for group in mine]
-            for group in theirs:
-                if group not in result:
-                    result.append(list(group))
-            return result
-
-        return Constraints(
-            require_one_of=union(self.require_one_of, other.require_one_of),
-            require_together=union(self.require_together, other.require_together),
-            mutually_exclusive=union(self.mutually_exclusive, other.mutually_exclusive),
-        )
-
-    def groups(self) -> list[tuple[str, list[str]]]:
-        """Every group with the name of the rule it belongs to."""
-        return [
-            *(("require_one_of", group) for group in self.require_one_of),
-            *(("require_together", group) for group in self.require_together),
-            *(("mutually_exclusive", group) for group in self.mutually_exclusive),
-        ]
+RECORD = ConfigDict(extra="forbid")
+"""The configuration of format records; their field types carry the strictness."""
 
 
-class Parameter(StrictModel):
+class StrictRecord:
+    """Base of format records that exist by the hundred thousand (parameters, examples).
+
+    They are frozen pydantic dataclasses with slots rather than models: a large catalog holds
+    one per parameter, and a model's per-instance dictionary costs several times the memory.
+    ``model_validate`` and ``model_dump`` behave as on a model.
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Self:
+        """Validate ``data`` into an instance (strict, unknown keys rejected)."""
+        return cast(Self, _adapter(cls).validate_python(data))
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """The instance as plain data; takes the options of ``BaseModel.model_dump``."""
+        return cast(dict[str, Any], _adapter(type(self)).dump_python(self, **options))
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(cls)
+    if adapter is None:
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
+
+
+@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+class Parameter(StrictRecord):
     """One option or positional parameter of a command.
 
     An instance is immutable; derive a changed parameter with :meth:`with_changes`, which
@@ -83,27 +105,27 @@ class Parameter(StrictModel):
 
     name: NonEmpty
     flags: list[NonEmpty] = Field(default_factory=list)
-    positional: bool = False
+    positional: Flag = False
     type: ParamType | list[ParamType] = "string"
-    choices: list[str | int | float] | None = None
-    required: bool | None = None
-    multiple: bool = False
+    choices: list[Choice] | None = None
+    required: Flag | None = None
+    multiple: Flag = False
     nargs: Nargs | None = None
     negation_flags: list[NonEmpty] = Field(default_factory=list)
-    count: bool = False
-    persistent: bool = False
-    description: str | None = None
+    count: Flag = False
+    persistent: Flag = False
+    description: Text | None = None
     default: JsonValue = None
-    hidden: bool = False
-    eager: bool = False
-    prompt: bool = False
-    case_sensitive: bool = True
-    min: int | float | None = None
-    max: int | float | None = None
-    min_open: bool = False
-    max_open: bool = False
-    formats: list[str] | None = None
-    item_choices: list[list[str | int | float] | None] | None = None
+    hidden: Flag = False
+    eager: Flag = False
+    prompt: Flag = False
+    case_sensitive: Flag = True
+    min: Number | None = None
+    max: Number | None = None
+    min_open: Flag = False
+    max_open: Flag = False
+    formats: list[Text] | None = None
+    item_choices: list[list[Choice] | None] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Parameter:
@@ -164,7 +186,7 @@ class Parameter(StrictModel):
 
     def with_changes(self, **changes: object) -> Parameter:
         """A new, validated parameter with ``changes`` applied."""
-        return Parameter.model_validate({**self.model_dump(exclude_unset=True), **changes})
+        return Parameter.model_validate({**self.model_dump(exclude_defaults=True), **changes})
 
     def value_type(self, position: int) -> ParamType:
         """The type of the ``position``-th value of one occurrence."""
@@ -178,6 +200,43 @@ class Parameter(StrictModel):
             return self.name.upper()
         longs = [flag for flag in self.flags if len(flag) > 2]
         return (longs or self.flags)[0]
+
+
+@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+class Constraints(StrictRecord):
+    """Cross-parameter rules of one command, by parameter ``name``."""
+
+    require_one_of: list[list[NonEmpty]] = Field(default_factory=list)
+    require_together: list[list[NonEmpty]] = Field(default_factory=list)
+    mutually_exclusive: list[list[NonEmpty]] = Field(default_factory=list)
+
+    def merged(self, other: Constraints) -> Constraints:
+        """Return these constraints with ``other``'s groups added (duplicates kept once)."""
+
+        def union(mine: list[list[str]], theirs: list[list[str]]) -> list[list[str]]:
+            result = [list(group) for group in mine]
+            for group in theirs:
+                if group not in result:
+                    result.append(list(group))
+            return result
+
+        return Constraints(
+            require_one_of=union(self.require_one_of, other.require_one_of),
+            require_together=union(self.require_together, other.require_together),
+            mutually_exclusive=union(self.mutually_exclusive, other.mutually_exclusive),
+        )
+
+    def groups(self) -> list[tuple[str, list[str]]]:
+        """Every group with the name of the rule it belongs to."""
+        return [
+            *(("require_one_of", group) for group in self.require_one_of),
+            *(("require_together", group) for group in self.require_together),
+            *(("mutually_exclusive", group) for group in self.mutually_exclusive),
+        ]
+
+
+NO_CONSTRAINTS = Constraints()
+"""The constraints of a command that has none (shared: records are immutable)."""
 
 
 def is_value_option(parameter: Parameter) -> bool:

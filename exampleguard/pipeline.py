@@ -281,6 +281,12 @@ class _ExampleChecker:
 
     def tool(self, tool: EffectiveTool) -> list[ExampleResult]:
         results = [self.example(tool, index) for index in range(len(tool.tool.examples))]
+        # What was prepared for this tool's examples is not needed again: let it go, so memory
+        # does not grow with the number of tools.
+        self._prepared.pop(id(tool), None)
+        self.schemas.forget(tool)
+        if tool.node is not None and tool.node.is_group is False:
+            tool.node.cache.clear()
         return self._duplicates(tool, results)
 
     def example(self, tool: EffectiveTool, index: int) -> ExampleResult:

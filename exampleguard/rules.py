@@ -55,6 +55,9 @@ def effective_name(tool: EffectiveTool, occurrence: Occurrence) -> str | None:
     name = tool.origin.get(id(occurrence.parameter))
     if name is not None:
         return name
+    if not tool.origin and tool.node is not None and occurrence.level == tool.node.path:
+        # Without a tree, the command's own level declares exactly the tool's parameters.
+        return occurrence.parameter.name
     wanted = set(occurrence.parameter.all_flags)
     for parameter in tool.parameters:
         if wanted & set(parameter.all_flags):

@@ -252,7 +252,7 @@ def validate_model(
     """
     payload = document.data if data is None else data
     try:
-        return model.model_validate(payload, strict=True)
+        return model.model_validate(payload)
     except ValidationError as error:
         problems = [_describe(document, key, payload, item) for item in error.errors()]
     first_location, first_message = problems[0]
@@ -314,11 +314,11 @@ def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tup
     kind = error["type"]
     full = key + loc
     where = format_key(full) or "the top level"
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         offending = error["loc"][-1]
         container = format_key(full[:-1]) or "the top level"
         return document.location(full), f"unknown key {offending!r} in {container}"
-    if kind == "missing":
+    if kind in ("missing", "missing_argument"):
         missing = error["loc"][-1]
         parent = full[:-1] if full and full[-1] == missing else full
         shown = format_key(parent) or "the top level"

@@ -161,6 +161,10 @@ class SchemaCheck:
             return []
         return _messages(_validator(argument_schema(tool)), arguments)
 
+    def forget(self, tool: EffectiveTool) -> None:
+        """Drop what was compiled for ``tool`` (its examples are all checked)."""
+        self._tools.pop(id(tool), None)
+
     def _compile(self, tool: EffectiveTool) -> _CompiledTool:
         properties: dict[str, str] = {}
         required: set[str] = set()

@@ -22,7 +22,14 @@ from typing import BinaryIO, Literal
 from pydantic import Field
 
 from exampleguard.diagnostics import Diagnostic, Location, Severity
-from exampleguard.model import Constraints, Dialect, NonEmpty, Parameter, StrictModel
+from exampleguard.model import (
+    NO_CONSTRAINTS,
+    Constraints,
+    Dialect,
+    NonEmpty,
+    Parameter,
+    StrictModel,
+)
 from exampleguard.sources import (
     Document,
     SourceError,
@@ -69,7 +76,7 @@ class TreeCommand(StrictModel):
     runnable: bool
     hidden: bool = False
     parameters: list[Parameter] = Field(default_factory=list)
-    constraints: Constraints = Field(default_factory=Constraints)
+    constraints: Constraints = Field(default_factory=lambda: NO_CONSTRAINTS)
     description: str | None = None
     default_command: NonEmpty | None = None
     default_if_no_args: bool = False
