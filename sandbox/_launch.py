@@ -23,7 +23,7 @@ from sandbox._limits import PidsCgroup, prlimit_prefix
 from sandbox._pyguard import install_guard
 from sandbox._seccomp import unix_socket_filter
 from sandbox._types import Guarantee, Policy
-from sandbox._workdir import WorkDir
+from sandbox._workdir import WorkDir, in_memory_dirs
 
 _ROOT = Path("/")
 _TMP = Path("/tmp")
@@ -148,7 +148,8 @@ def _bwrap_launch(
         ):
             # The policy asked for a whole home (as project dir or readable path): say so.
             launch.guarantees -= {Guarantee.HOME_MASKED}
-        argv += ["--bind", str(work.path), str(work.path), "--chdir", str(work.path)]
+        argv += ["--bind", str(work.path), str(work.path), *in_memory_dirs(work.path)]
+        argv += ["--chdir", str(work.path)]
         argv += [*BWRAP_FLAGS, "--json-status-fd", str(status_write)]
         pass_fds = [status_write]
         if host.bwrap_disable_userns:

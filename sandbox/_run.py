@@ -7,7 +7,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from sandbox._backends import select_backend
+from sandbox._backends import BWRAP, select_backend
 from sandbox._env import build_env
 from sandbox._host import host_info
 from sandbox._launch import Launch, build_launch
@@ -43,7 +43,7 @@ def run(
     if cancel is not None and cancel.is_set():
         return not_started(backend, "interrupted")
     try:
-        work = create_work_dir(policy.fixtures)
+        work = create_work_dir(policy.fixtures, make_dirs=backend != BWRAP)
     except OSError as exc:
         return not_started(backend, f"cannot prepare the work dir: {exc}")
     launch: Launch | None = None

@@ -25,6 +25,21 @@ _XDG = {
 }
 
 
+def in_memory_dirs(work: Path) -> list[str]:
+    """Arguments for bubblewrap that mount HOME and TMPDIR in memory, XDG dirs inside.
+
+    The directories appear at their usual paths inside the work dir; only their mount points
+    touch the disk. A fixture that ships its own ``.home`` or ``.tmp`` keeps it.
+    """
+    arguments: list[str] = []
+    for name in (_HOME, _TMP):
+        if not (work / name).exists():
+            arguments += ["--tmpfs", str(work / name)]
+    for relative in _XDG.values():
+        arguments += ["--dir", str(work / relative)]
+    return arguments
+
+
 @dataclass(frozen=True)
 class WorkDir:
     """A run's private directory: its cwd and the only place it may write."""
@@ -38,12 +53,14 @@ class WorkDir:
         return dirs
 
 
-def create_work_dir(fixtures: Path | None) -> WorkDir:
+def create_work_dir(fixtures: Path | None, *, make_dirs: bool = True) -> WorkDir:
     """Create a fresh, uniquely named work dir and copy the fixtures' contents into it.
 
     mkdtemp gives each run its own directory (mode 0700) even when runs start concurrently in
-    threads or processes. Raises OSError when the fixtures cannot be copied; the caller removes
-    nothing then, because this removes its own half-made directory.
+    threads or processes. With ``make_dirs`` the HOME, TMPDIR and XDG directories are made on
+    disk; bubblewrap instead mounts them in memory inside the sandbox (see ``_launch``), which
+    spares a dozen directory operations per run. Raises OSError when the fixtures cannot be
+    copied; the caller removes nothing then, because this removes its own half-made directory.
     """
     path = Path(tempfile.mkdtemp(prefix="sandbox-run-"))
     try:
@@ -51,7 +68,7 @@ def create_work_dir(fixtures: Path | None) -> WorkDir:
             # symlinks=True: a fixture symlink is copied as a link, never followed out of the tree.
             shutil.copytree(fixtures, path, symlinks=True, dirs_exist_ok=True)
         work = WorkDir(path)
-        for name in (_HOME, _TMP, *_XDG.values()):
+        for name in (_HOME, _TMP, *_XDG.values()) if make_dirs else ():
             try:
                 (path / name).mkdir(parents=True)
             except FileExistsError:
@@ -66,6 +83,14 @@ def create_work_dir(fixtures: Path | None) -> WorkDir:
 
 def remove_work_dir(path: Path) -> None:
     """Remove a work dir, including what the run made unreadable or unwritable inside it."""
+    with contextlib.suppress(OSError):
+        # The common case: a run that left nothing but the empty mount points of its home and
+        # temporary directory. Three rmdir calls instead of a tree walk.
+        for name in (_TMP, _HOME):
+            with contextlib.suppress(FileNotFoundError):
+                (path / name).rmdir()
+        path.rmdir()
+        return
 
     def make_removable(func: Callable[..., object], failed: str, _exc: object) -> None:
         # A run may chmod its own dirs to 000: give the owner its rights back and retry; a
