@@ -88,6 +88,9 @@ OutputOption = Annotated[
         "--output", "-o", help="Write the report to FILE instead of stdout.", dir_okay=False
     ),
 ]
+RecordDryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Print the record that would be written; write nothing.")
+]
 ShardOption = Annotated[
     str | None,
     typer.Option(
@@ -481,10 +484,7 @@ def dispositions_add(
         list[str] | None,
         typer.Option("--evidence", help="A reference backing the decision (repeatable)."),
     ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Print the record that would be written; write nothing."),
-    ] = False,
+    dry_run: RecordDryRunOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Record that one example of a tool is not dry-run, for an approved reason."""
@@ -516,10 +516,7 @@ def dispositions_exclude(
         str | None,
         typer.Option("--reviewer", help="Who reviewed the decision."),
     ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Print the record that would be written; write nothing."),
-    ] = False,
+    dry_run: RecordDryRunOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Exclude one exact runnable command from coverage, for a concrete reason."""

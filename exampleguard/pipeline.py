@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from exampleguard.bind import Binding, Role, bind
+from exampleguard.bind import Binding, Problem, Role, bind
 from exampleguard.catalog import LoadedCatalog, load_catalog
 from exampleguard.codes import lookup
 from exampleguard.config import Config
@@ -31,7 +31,6 @@ from exampleguard.model import Parameter
 from exampleguard.rules import (
     MAX_EXAMPLES,
     BannedSpellings,
-    Finding,
     arguments_of,
     banned_spellings,
     check_bypass,
@@ -335,8 +334,8 @@ class _ExampleChecker:
             )
             return self._result(tool, index, command, diagnostics)
         tokens = tokenize(command)
-        for problem in tokens.problems:
-            emit(problem.code, problem.message, Span(problem.start, problem.end))
+        for shell in tokens.problems:
+            emit(shell.code, shell.message, Span(shell.start, shell.end))
         if not tokens.words:
             if not tokens.problems:
                 emit(
@@ -356,15 +355,19 @@ class _ExampleChecker:
             # The tool itself is unbound (reported once, on the tool); there is no command to
             # bind its examples to.
             return self._result(tool, index, command, diagnostics, words=words)
-        binding = bind(self.contract, words)
-        for bound in binding.problems:
+
+        def located(problem: Problem) -> None:
             emit(
-                bound.code,
-                bound.message,
-                _word_span(tokens, bound.word, bound.offset, bound.length),
-                bound.hint,
-                _related(tokens, bound.related),
+                problem.code,
+                problem.message,
+                _word_span(tokens, problem.word, problem.offset, problem.length),
+                problem.hint,
+                _related(tokens, problem.related),
             )
+
+        binding = bind(self.contract, words)
+        for problem in binding.problems:
+            located(problem)
         arguments: dict[str, Any] | None = None
         if binding.node is not None and binding.node is not tool.node:
             other = binding.node.tool.id if binding.node.tool is not None else None
@@ -378,14 +381,8 @@ class _ExampleChecker:
             )
         elif binding.node is not None:
             arguments = arguments_of(tool, binding)
-            for finding in self._rules(tool, binding, words, command):
-                emit(
-                    finding.code,
-                    finding.message,
-                    _word_span(tokens, finding.word, finding.offset, finding.length),
-                    finding.hint,
-                    _related(tokens, finding.related),
-                )
+            for problem in self._rules(tool, binding, words, command):
+                located(problem)
             if not binding.eager and not any(d.is_error for d in diagnostics):
                 # The independent check: an example the binder accepts must also satisfy the
                 # tool's strict argument schema; any disagreement is a defect of its own.
@@ -408,7 +405,7 @@ class _ExampleChecker:
 
     def _rules(
         self, tool: EffectiveTool, binding: Binding, words: list[str], command: str
-    ) -> list[Finding]:
+    ) -> list[Problem]:
         prepared = self._prepared.get(id(tool))
         if prepared is None:
             # Resolved once per tool: every spelling of every banned parameter on its path, and

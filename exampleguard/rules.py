@@ -12,13 +12,12 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from exampleguard.bind import Binding, Occurrence, Role
+from exampleguard.bind import Binding, Occurrence, Problem, Role
 from exampleguard.contract import EffectiveTool
 from exampleguard.model import Parameter
 
 __all__ = [
     "BannedSpellings",
-    "Finding",
     "arguments_of",
     "banned_spellings",
     "check_bypass",
@@ -31,19 +30,6 @@ __all__ = [
 
 MAX_EXAMPLES = 2
 """Examples per tool beyond which every further one is ``too-many-examples``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """A rule violation, located by word (and characters within it) like binder problems."""
-
-    code: str
-    message: str
-    word: int | None = None
-    offset: int = 0
-    length: int | None = None
-    hint: str | None = None
-    related: tuple[tuple[str, int], ...] = ()
 
 
 def effective_name(tool: EffectiveTool, occurrence: Occurrence) -> str | None:
@@ -99,17 +85,17 @@ def check_required(
     binding: Binding,
     given: dict[str, list[Occurrence]],
     required: Sequence[Parameter] | None = None,
-) -> list[Finding]:
+) -> list[Problem]:
     """Requirements beyond the framework's: the catalog's, and options that would prompt."""
     if binding.eager:
         return []
-    findings: list[Finding] = []
+    findings: list[Problem] = []
     for parameter in must_give(tool) if required is None else required:
         if parameter.name in given:
             continue
         if parameter.prompt:
             findings.append(
-                Finding(
+                Problem(
                     "missing-required",
                     f"{parameter.display()} is missing, so the command would prompt for it; an "
                     "agent cannot answer a prompt",
@@ -118,7 +104,7 @@ def check_required(
             )
         elif parameter.name in tool.catalog_required:
             findings.append(
-                Finding(
+                Problem(
                     "missing-required",
                     f"the catalog requires {parameter.display()}",
                     hint=f"Give {parameter.display()} in the example.",
@@ -129,7 +115,7 @@ def check_required(
 
 def check_constraints(
     tool: EffectiveTool, binding: Binding, given: dict[str, list[Occurrence]]
-) -> list[Finding]:
+) -> list[Problem]:
     """``require_one_of``, ``require_together`` and ``mutually_exclusive`` (SPEC semantics)."""
     if binding.eager:
         return []
@@ -138,11 +124,11 @@ def check_constraints(
     def shown(names: Iterable[str]) -> str:
         return ", ".join(display.get(name, name) for name in names)
 
-    findings: list[Finding] = []
+    findings: list[Problem] = []
     for group in tool.constraints.require_one_of:
         if not any(name in given for name in group):
             findings.append(
-                Finding(
+                Problem(
                     "require-one-of",
                     f"one of {shown(group)} is required",
                     hint=f"Give one of {shown(group)}.",
@@ -154,7 +140,7 @@ def check_constraints(
             missing = [name for name in group if name not in given]
             first = given[present[0]][0]
             findings.append(
-                Finding(
+                Problem(
                     "require-together",
                     f"{shown(present)} must be given together with {shown(missing)}",
                     word=first.word,
@@ -172,7 +158,7 @@ def check_constraints(
         for name in ordered[1:]:
             later = given[name][0]
             findings.append(
-                Finding(
+                Problem(
                     "mutually-exclusive",
                     f"{display.get(name, name)} cannot be combined with "
                     f"{display.get(ordered[0], ordered[0])}",
@@ -229,7 +215,7 @@ def banned_spellings(banned: Sequence[str], accepted: Sequence[Parameter]) -> Ba
 
 def check_bypass(
     binding: Binding, words: Sequence[str], banned: BannedSpellings, text: str | None = None
-) -> list[Finding]:
+) -> list[Problem]:
     """Confirmation bypasses, in every spelling with the same effect (SPEC 4 step 5).
 
     A banned spelling bans its parameter's other option strings too (``-y`` for ``--yes``, in a
@@ -238,7 +224,7 @@ def check_bypass(
     """
     if not banned.words:
         return []
-    findings: list[Finding] = []
+    findings: list[Problem] = []
     flagged_words: set[int] = set()
     for occurrence in binding.occurrences:
         if occurrence.parameter.positional:
@@ -253,7 +239,7 @@ def check_bypass(
             "" if occurrence.spelling == spelling else f" ({occurrence.spelling} means {spelling})"
         )
         findings.append(
-            Finding(
+            Problem(
                 "bypass-flag",
                 f"{occurrence.spelling} skips the command's confirmation{same}",
                 word=occurrence.word,
@@ -276,7 +262,7 @@ def check_bypass(
         head = word.split("=", 1)[0]
         if head in banned.words:
             findings.append(
-                Finding(
+                Problem(
                     "bypass-flag",
                     f"{head} skips the command's confirmation",
                     word=index,

@@ -263,7 +263,6 @@ def add_disposition(
         BUILTIN_REASON_CODES,
         Disposition,
         RecordError,
-        append_record,
         disposition_file,
         is_concrete_reason,
         render_disposition,
@@ -322,16 +321,7 @@ def add_disposition(
         path = disposition_file(config.dispositions_path, tool_id)
     except RecordError as error:
         return _refuse("disposition-invalid", str(error))
-    shown = config.display(path)
-    if dry_run:
-        return TextOutcome(f"# would append to {shown}\n{block}")
-    try:
-        append_record(path, block, root=config.root, kind="disposition")
-    except RecordError as error:
-        return _refuse("file-unreadable", f"{shown}: {error}")
-    except OSError as error:
-        return _refuse("file-unreadable", f"cannot write {shown}: {error.strerror}")
-    return TextOutcome(f"appended to {shown}:\n{block}")
+    return _append(config, path, block, kind="disposition", dry_run=dry_run)
 
 
 def add_exclusion(
@@ -342,8 +332,6 @@ def add_exclusion(
     from exampleguard.dispositions import (  # noqa: PLC0415
         EXCLUSIONS_FILE,
         Exclusion,
-        RecordError,
-        append_record,
         is_concrete_reason,
         render_exclusion,
     )
@@ -383,11 +371,18 @@ def add_exclusion(
             )
     block = render_exclusion(Exclusion(path=path, reason=reason, reviewer=reviewer))
     target = config.dispositions_path / EXCLUSIONS_FILE
-    shown = config.display(target)
+    return _append(config, target, block, kind="exclusion", dry_run=dry_run)
+
+
+def _append(config: Config, path: Path, block: str, *, kind: str, dry_run: bool) -> TextOutcome:
+    """Append a validated record (or, with ``dry_run``, only show it)."""
+    from exampleguard.dispositions import RecordError, append_record  # noqa: PLC0415
+
+    shown = config.display(path)
     if dry_run:
         return TextOutcome(f"# would append to {shown}\n{block}")
     try:
-        append_record(target, block, root=config.root, kind="exclusion")
+        append_record(path, block, root=config.root, kind=kind)
     except RecordError as error:
         return _refuse("file-unreadable", f"{shown}: {error}")
     except OSError as error:
