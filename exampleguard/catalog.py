@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, Strict, StringConstraints, field_validator
+from pydantic import Field, Strict, StringConstraints
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from exampleguard.model import (
     NO_CONSTRAINTS,
     RECORD,
+    Alias,
     Constraints,
     Dialect,
     Flag,
@@ -89,7 +90,7 @@ class Tool(StrictRecord):
 
     id: NonEmpty
     command: list[NonEmpty]
-    aliases: list[list[NonEmpty]] = Field(default_factory=list)
+    aliases: list[Alias] = Field(default_factory=list)
     summary: Text | None = None
     description: Text | None = None
     parameters: list[Parameter] = Field(default_factory=list)
@@ -97,13 +98,6 @@ class Tool(StrictRecord):
     safety: Safety | None = None
     dry_run: DryRun | None = None
     examples: list[Example] = Field(default_factory=list)
-
-    @field_validator("aliases")
-    @classmethod
-    def _aliases_not_empty(cls, aliases: list[list[str]]) -> list[list[str]]:
-        if any(not alias for alias in aliases):
-            raise ValueError("an alias is a non-empty path of command words")
-        return aliases
 
     def parameter(self, name: str) -> Parameter | None:
         """The parameter called ``name``, if the tool declares one."""

@@ -26,6 +26,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 __all__ = [
     "NO_CONSTRAINTS",
+    "Alias",
     "Constraints",
     "Dialect",
     "Nargs",
@@ -47,6 +48,8 @@ ParamType = Literal["string", "integer", "number", "boolean", "path", "datetime"
 Nargs = Whole | Literal["?", "*", "+", "..."]
 NonEmpty = Annotated[str, Strict(), StringConstraints(min_length=1)]
 Choice = Text | Annotated[int, Strict()] | Annotated[float, Strict()]
+# Another spelling of a command: its words from the program on, at least one of them.
+Alias = Annotated[list[NonEmpty], Field(min_length=1)]
 
 
 class StrictModel(BaseModel):

@@ -11,19 +11,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
-import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Literal
 
 from pydantic import Field
 
+from exampleguard.adapters._child import FRAME_LENGTH_BYTES
 from exampleguard.diagnostics import Diagnostic, Location, Severity
 from exampleguard.model import (
     NO_CONSTRAINTS,
+    Alias,
     Constraints,
     Dialect,
     NonEmpty,
@@ -34,6 +38,7 @@ from exampleguard.sources import (
     Document,
     SourceError,
     check_format,
+    describe_size,
     load_document,
     parse_document,
     validate_model,
@@ -51,6 +56,9 @@ __all__ = [
 
 TREE_FORMAT = "exampleguard.tree/v1"
 _FRAMEWORKS = ("click", "typer", "argparse")
+# The largest tree accepted, from a snapshot file or an import: large CLIs have thousands of
+# commands, and the bound keeps a hostile import from exhausting memory.
+MAX_TREE_BYTES = 64 * 1024 * 1024
 
 
 class ParserSettings(StrictModel):
@@ -72,7 +80,7 @@ class TreeCommand(StrictModel):
     """One command or group of the executable tree."""
 
     path: list[NonEmpty]
-    aliases: list[list[NonEmpty]] = Field(default_factory=list)
+    aliases: list[Alias] = Field(default_factory=list)
     runnable: bool
     hidden: bool = False
     parameters: list[Parameter] = Field(default_factory=list)
@@ -149,7 +157,7 @@ def load_tree(
     """
     if spec.framework == "snapshot":
         assert spec.path is not None
-        document = load_document(spec.path, display)
+        document = load_document(spec.path, display, max_bytes=MAX_TREE_BYTES)
         check_format(document, TREE_FORMAT)
         return validate_model(Tree, document), document
     text = _extract_in_child(spec, root=root, timeout=timeout, program=program)
@@ -162,13 +170,14 @@ def load_tree(
 
 
 def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: str | None) -> str:
-    # The snapshot travels over a dedicated pipe, so whatever the application prints on stdout or
-    # stderr cannot corrupt it.
-    read_end, write_end = os.pipe()
+    # The snapshot travels over a dedicated pipe, so whatever the application prints cannot
+    # corrupt it; its stdout is discarded and only the tail of its stderr is kept, for the error
+    # message, so a chatty import costs no memory.
+    result_fd, write_end = os.pipe()
     command = [
         sys.executable,
         "-c",
-        "import sys; from exampleguard.adapters._child import main; sys.exit(main())",
+        "from exampleguard.adapters._child import main; main()",
         spec.framework,
         spec.module,
         spec.attribute,
@@ -190,59 +199,161 @@ def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: st
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             pass_fds=(write_end,),
+            # Its own session: whatever the application starts can be stopped as one group, and
+            # `os.killpg(0, ...)` in the application cannot reach exampleguard.
             start_new_session=True,
         )
+    except OSError as error:
+        os.close(result_fd)
+        raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
     finally:
         os.close(write_end)
-    chunks: list[bytes] = []
-    with os.fdopen(read_end, "rb") as reader:
+    assert process.stderr is not None
+    try:
+        outcome = _collect(process, result_fd, process.stderr.fileno(), timeout)
+    finally:
+        _stop_group(process)
+        os.close(result_fd)
+        process.stderr.close()
+    if outcome.timed_out:
+        raise SourceError(
+            _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
+        )
+    if outcome.kind == _TREE and not outcome.too_large:
+        return outcome.payload.decode("utf-8", errors="replace")
+    raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
+
+
+_TREE, _ERROR = b"T", b"E"
+_HEADER_BYTES = 1 + FRAME_LENGTH_BYTES
+_STDERR_TAIL_BYTES = 16 * 1024
+_READ_BYTES = 1 << 16
+
+
+@dataclass
+class _ChildOutcome:
+    """What the child sent: its result frame (once complete) and the tail of its stderr."""
+
+    buffer: bytearray
+    stderr_tail: bytearray
+    timed_out: bool = False
+    too_large: bool = False
+
+    @property
+    def kind(self) -> bytes | None:
+        """``_TREE`` or ``_ERROR`` once the whole frame has arrived, else ``None``."""
+        if len(self.buffer) < _HEADER_BYTES or len(self.buffer) < _HEADER_BYTES + self._length:
+            return None
+        return bytes(self.buffer[:1])
+
+    @property
+    def payload(self) -> bytes:
+        """The frame's JSON text."""
+        return bytes(self.buffer[_HEADER_BYTES : _HEADER_BYTES + self._length])
+
+    @property
+    def _length(self) -> int:
+        return int.from_bytes(self.buffer[1:_HEADER_BYTES], "big")
+
+    def feed_result(self, data: bytes) -> None:
+        """Add bytes of the result pipe; note a frame that announces more than the limit."""
+        self.buffer += data
+        if len(self.buffer) >= _HEADER_BYTES and self._length > MAX_TREE_BYTES:
+            self.too_large = True
+
+    def feed_stderr(self, data: bytes) -> None:
+        """Add bytes of the child's stderr, keeping only the last few kilobytes."""
+        self.stderr_tail += data
+        del self.stderr_tail[:-_STDERR_TAIL_BYTES]
+
+
+def _collect(
+    process: subprocess.Popen[bytes], result_fd: int, stderr_fd: int, timeout: float
+) -> _ChildOutcome:
+    """Read the result frame and stderr until the frame is complete or the child has exited.
+
+    End of file is not waited for: a process the application forked may hold both pipes open
+    long after the tree was written.
+    """
+    outcome = _ChildOutcome(bytearray(), bytearray())
+    deadline = time.monotonic() + timeout
+    sinks = {result_fd: outcome.feed_result, stderr_fd: outcome.feed_stderr}
+    with selectors.DefaultSelector() as selector, _exit_notifier(process.pid) as exit_fd:
+        for fd in sinks:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        if exit_fd is not None:
+            selector.register(exit_fd, selectors.EVENT_READ)
+        # Without a pidfd the exit is noticed by polling, a few times a second.
+        poll_interval = None if exit_fd is not None else 0.05
+        while outcome.kind is None and not outcome.too_large:
+            if process.poll() is not None:
+                # Everything the child wrote before exiting is in the pipes now.
+                for fd, sink in sinks.items():
+                    _read_available(fd, sink, until_blocked=True)
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                outcome.timed_out = True
+                break
+            wait = remaining if poll_interval is None else min(remaining, poll_interval)
+            for key, _ in selector.select(wait):
+                if key.fd in sinks and not _read_available(key.fd, sinks[key.fd]):
+                    selector.unregister(key.fd)
+    return outcome
+
+
+def _read_available(fd: int, sink: Callable[[bytes], None], *, until_blocked: bool = False) -> bool:
+    """Pass what can be read from ``fd`` without blocking to ``sink``; false at end of file."""
+    while True:
         try:
-            _, err = _communicate(process, reader, chunks, timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            raise SourceError(
-                _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
-            ) from None
-    payload = b"".join(chunks).decode("utf-8", errors="replace")
-    if process.returncode == 0 and payload:
-        return payload
-    reason = _child_failure(payload, err, process.returncode)
-    raise SourceError(_unavailable(spec, reason))
+            data = os.read(fd, _READ_BYTES)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        sink(data)
+        if not until_blocked:
+            return True
 
 
-def _communicate(
-    process: subprocess.Popen[bytes], reader: BinaryIO, chunks: list[bytes], timeout: float
-) -> tuple[bytes, bytes]:
-    # The snapshot pipe is drained on its own thread so a large tree never blocks the child
-    # while it is also writing to stdout or stderr.
-    def drain() -> None:
-        while block := reader.read(65536):
-            chunks.append(block)
-
-    drainer = threading.Thread(target=drain, daemon=True)
-    drainer.start()
-    out, err = process.communicate(timeout=timeout)
-    drainer.join(timeout=5)
-    return out, err
+@contextlib.contextmanager
+def _exit_notifier(pid: int) -> Iterator[int | None]:
+    """A descriptor that becomes readable when ``pid`` exits, where the kernel offers one."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        yield None
+        return
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    # The group is killed before the child is reaped, while its id cannot have been reused;
+    # whatever the import left running in it goes too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 
-def _child_failure(payload: str, err: bytes, returncode: int | None) -> str:
-    try:
-        report = json.loads(payload) if payload else None
-    except json.JSONDecodeError:
-        report = None
-    if isinstance(report, dict) and isinstance(message := report.get("error"), str):
-        return message
-    tail = err.decode("utf-8", errors="replace").strip().splitlines()[-3:]
+def _child_failure(outcome: _ChildOutcome, returncode: int | None) -> str:
+    if outcome.too_large:
+        return f"produced a tree larger than the {describe_size(MAX_TREE_BYTES)} limit"
+    if outcome.kind == _ERROR:
+        try:
+            report = json.loads(outcome.payload)
+        except json.JSONDecodeError:
+            report = None
+        if isinstance(report, dict) and isinstance(message := report.get("error"), str):
+            return message
+    text = outcome.stderr_tail.decode("utf-8", errors="replace")
+    tail = text.strip().splitlines()[-3:]
     detail = f": {' / '.join(tail)}" if tail else ""
     if returncode is not None and returncode < 0:
         return f"was killed by signal {-returncode} while importing{detail}"

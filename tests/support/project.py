@@ -100,3 +100,44 @@ def run_cli(
         input=input_text,
         check=False,
     )
+
+
+# A one-command Click application whose module runs some code of the test's before it defines the
+# command: what an import that misbehaves looks like. Its catalog holds one valid example.
+APP_MODULE_TAIL = '''
+import click
+
+
+@click.command()
+@click.option("--x", type=int)
+def cli(x):
+    """An app."""
+'''
+
+
+def app_project_files(
+    source: str = "", *, timeout: float = 20, module: str = "app_module"
+) -> dict[str, str]:
+    """The files of a project whose tree is ``click:MODULE:cli``, imported after ``source`` ran."""
+    catalog = {
+        "format": "exampleguard.catalog/v1",
+        "program": "app",
+        "tools": [{"id": "app", "command": [], "examples": [{"command": "app --x 1"}]}],
+    }
+    counts = {
+        "format": "exampleguard.counts/v1",
+        "tools": 1,
+        "examples": 1,
+        "contract_validated": 1,
+        "dry_run_eligible": 0,
+        "dry_run_narrowed": 0,
+        "excluded": 0,
+    }
+    return {
+        "exampleguard.toml": (
+            f'catalog = "catalog.json"\ntree = "click:{module}:cli"\ntree_timeout = {timeout}\n'
+        ),
+        "catalog.json": json.dumps(catalog),
+        "exampleguard-counts.json": json.dumps(counts),
+        f"{module}.py": source + APP_MODULE_TAIL,
+    }
