@@ -158,10 +158,14 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         _stdout(text)
         return
-    from exampleguard.files import write_atomically  # noqa: PLC0415
+    from exampleguard.files import write_atomically, write_through  # noqa: PLC0415
 
     try:
-        write_atomically(output, text)
+        if output.exists() and not output.is_file():
+            # A pipe, a device (/dev/stdout) or a FIFO is written to, never replaced.
+            write_through(output, text)
+        else:
+            write_atomically(output, text)
     except OSError as error:
         _stderr(f"exampleguard: cannot write {output}: {error.strerror}")
         raise typer.Exit(EXIT_UNUSABLE) from None
@@ -241,31 +245,22 @@ def dryrun(
     shard: ShardOption = None,
 ) -> None:
     """Validate, then run every eligible example through the real command in a sandbox."""
-    import signal  # noqa: PLC0415
-
     from exampleguard import runner  # noqa: PLC0415
 
     addresses = [_example_address(value) for value in example or []]
     shard_spec = _parse_shard(shard)
     loaded = _load_config(config)
-
-    def terminate(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    # SIGTERM ends a dry run like Ctrl-C: every sandboxed process is killed before exit 130.
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        with _progress(output_format) as progress:
-            outcome = runner.dry_run(
-                loaded,
-                jobs=jobs,
-                tools=list(tool or []),
-                examples=addresses,
-                shard=shard_spec,
-                progress=progress,
-            )
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
+    # the report is marked interrupted, and the exit code is 130.
+    with _progress(output_format) as progress:
+        outcome = runner.dry_run(
+            loaded,
+            jobs=jobs,
+            tools=list(tool or []),
+            examples=addresses,
+            shard=shard_spec,
+            progress=progress,
+        )
     if outcome.unusable:
         _fail_with(outcome.unusable, summary="exampleguard dryrun ran nothing")
     _emit(_render(outcome.report, output_format, output), output)
@@ -624,19 +619,26 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
     # A run builds many objects and frees them by reference counting; the cyclic collector
     # would scan the growing heap again and again for cycles that hardly exist (it costs a
-    # large catalog several times its parsing time). The process is short-lived: leave it off.
+    # large catalog several times its parsing time). Off for the run, restored after it.
+    from exampleguard.signals import Interrupted, interrupts_raise  # noqa: PLC0415
+
+    collecting = gc.isenabled()
     gc.disable()
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="exampleguard", standalone_mode=True)
+        with interrupts_raise():
+            command.main(args=argv, prog_name="exampleguard", standalone_mode=True)
     except SystemExit as exit_:
         code = exit_.code
         if code is None:
             return EXIT_OK
         return code if isinstance(code, int) else EXIT_UNUSABLE
-    except KeyboardInterrupt:
+    except (Interrupted, KeyboardInterrupt):
         _stderr("exampleguard: interrupted")
         return EXIT_INTERRUPTED
+    finally:
+        if collecting:
+            gc.enable()
     return EXIT_OK
 
 

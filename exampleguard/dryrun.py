@@ -22,6 +22,7 @@ from typing import Any
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic, Location, Severity
 from exampleguard.pipeline import Evaluation, ExampleResult
+from exampleguard.signals import Interrupted
 
 __all__ = [
     "DryRunError",
@@ -246,7 +247,7 @@ def execute(
     interrupted = False
     try:
         wait(futures)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         # Ctrl-C or SIGTERM: stop starting runs, kill every live one, then collect what each
         # run reports (interrupted runs say so) before the caller exits 130.
         interrupted = True

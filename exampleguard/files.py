@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["locked", "write_atomically"]
+__all__ = ["locked", "write_atomically", "write_through"]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -52,6 +52,14 @@ def _sync_directory(directory: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+def write_through(path: Path, text: str) -> None:
+    """Write ``text`` into an existing non-regular file (a FIFO, a device) as it is."""
+    if path.is_dir():
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as stream:
+        stream.write(text)
 
 
 @contextlib.contextmanager

@@ -7,8 +7,10 @@ the pytest plugin call them directly.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,6 +270,16 @@ def add_disposition(
         render_disposition,
     )
 
+    unreadable = _not_text(
+        "disposition-invalid",
+        tool=tool_id,
+        reason_code=reason_code,
+        reason=reason,
+        reviewer=reviewer,
+        evidence=" ".join(evidence),
+    )
+    if unreadable is not None:
+        return unreadable
     try:
         inputs = load_inputs(config, with_counts=False)
     except InputError as error:
@@ -336,6 +348,11 @@ def add_exclusion(
         render_exclusion,
     )
 
+    unreadable = _not_text(
+        "exclusion-invalid", path=" ".join(path), reason=reason, reviewer=reviewer
+    )
+    if unreadable is not None:
+        return unreadable
     try:
         inputs = load_inputs(config, with_counts=False)
     except InputError as error:
@@ -372,6 +389,22 @@ def add_exclusion(
     block = render_exclusion(Exclusion(path=path, reason=reason, reviewer=reviewer))
     target = config.dispositions_path / EXCLUSIONS_FILE
     return _append(config, target, block, kind="exclusion", dry_run=dry_run)
+
+
+def _not_text(code: str, **values: str | None) -> TextOutcome | None:
+    """Refuse arguments that are not valid text (undecodable bytes on the command line).
+
+    Such bytes reach Python as lone surrogates; written into a record they would make the file
+    unreadable for every later run.
+    """
+    for option, value in values.items():
+        if value is not None and _SURROGATE.search(value):
+            name = option.upper() if option in ("tool", "path") else f"--{option.replace('_', '-')}"
+            return _refuse(code, f"{name} is not valid UTF-8 text: {value!r}")
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _append(config: Config, path: Path, block: str, *, kind: str, dry_run: bool) -> TextOutcome:
@@ -668,30 +701,40 @@ def init_project(
     catalog = {"format": "exampleguard.catalog/v1", "program": name, "tools": tools}
     table = f'[tool.exampleguard]\ncatalog = "{catalog_name}"\ntree = {json.dumps(spec_text)}\n'
     created: list[Path] = []
+    dispositions = cwd / "dispositions"
+    made_dispositions = not dispositions.exists()
     try:
-        write_atomically(catalog_path, json.dumps(catalog, indent=2, ensure_ascii=False) + "\n")
+        # Each path is noted before it is written: an interruption right after a write must
+        # still find it to take back (none of them existed, or init would have refused).
         created.append(catalog_path)
-        (cwd / "dispositions").mkdir(exist_ok=True)
+        write_atomically(catalog_path, json.dumps(catalog, indent=2, ensure_ascii=False) + "\n")
+        dispositions.mkdir(exist_ok=True)
         if pyproject_text is not None:
             separator = "" if pyproject_text.endswith("\n") else "\n"
             write_atomically(pyproject, f"{pyproject_text}{separator}\n{table}")
             config_file = pyproject
         else:
-            write_atomically(standalone, table.replace("[tool.exampleguard]\n", ""))
             created.append(standalone)
+            write_atomically(standalone, table.replace("[tool.exampleguard]\n", ""))
             config_file = standalone
         config = load_config(config_file, cwd)
+        created.append(counts_path)
         written = count(config, write=True)
         if written.unusable:
             raise _InitFailed(written.unusable)
-        created.append(counts_path)
     except BaseException as error:
+        # Put everything back as it was: init either does all of its work or none of it.
         for path in reversed(created):
             path.unlink(missing_ok=True)
+        if made_dispositions:
+            with contextlib.suppress(OSError):
+                dispositions.rmdir()
         if pyproject_text is not None and pyproject.read_text(encoding="utf-8") != pyproject_text:
             write_atomically(pyproject, pyproject_text)
         if isinstance(error, _InitFailed):
             return TextOutcome(unusable=error.diagnostics)
+        if isinstance(error, OSError):
+            return _refuse("file-unreadable", f"init could not write its files: {error}")
         raise
     where = "pyproject.toml [tool.exampleguard]" if pyproject_text is not None else standalone.name
     return TextOutcome(
