@@ -19,6 +19,7 @@ the framework's state is still well defined, so one run reports all of an exampl
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import enum
 import re
@@ -1089,9 +1090,11 @@ class _ArgparseBinder(_Base):
             return start
 
         start = 0
-        last_option = max(options) if options else -1
+        # Sorted once: a long example with many options must not cost a scan per option.
+        option_indices = sorted(options)
+        last_option = option_indices[-1] if option_indices else -1
         while start <= last_option:
-            following = min(index for index in options if index >= start)
+            following = option_indices[bisect.bisect_left(option_indices, start)]
             if start != following:
                 end = consume_positionals(start)
                 if end > start:

@@ -33,7 +33,8 @@ _TOOL_FILE = "exampleguard.toml"
 _PYPROJECT = "pyproject.toml"
 
 ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")]
-PositiveNumber = Annotated[float, Field(gt=0)]
+# Seconds: positive, finite, and at most a day (an infinite timeout is no timeout).
+Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
@@ -41,7 +42,7 @@ class DryRunSettings(StrictModel):
     """``[tool.exampleguard.dryrun]``: how eligible examples are executed."""
 
     executable: list[NonEmpty] | NonEmpty | None = None
-    timeout: PositiveNumber = 30.0
+    timeout: Seconds = 30.0
     jobs: PositiveInt | None = None
     isolation: Literal["auto", "namespace", "env"] = "auto"
     pass_env: list[NonEmpty] = Field(default_factory=list)
@@ -65,7 +66,7 @@ class Settings(StrictModel):
     bypass_flags: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_BYPASS_FLAGS))
     reason_codes: dict[ReasonCode, NonEmpty] = Field(default_factory=dict)
     max_example_chars: PositiveInt = 4096
-    tree_timeout: PositiveNumber = 60.0
+    tree_timeout: Seconds = 60.0
     pytest: bool = False
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
@@ -163,7 +164,8 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
         and source.name != _TOOL_FILE
     ):
         table = ("tool", "exampleguard")
-        data = (document.data.get("tool") or {}).get("exampleguard")
+        tool = document.data.get("tool")
+        data = tool.get("exampleguard") if isinstance(tool, dict) else None
         if not isinstance(data, dict):
             raise ConfigError(
                 _config_error(

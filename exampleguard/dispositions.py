@@ -9,6 +9,7 @@ stale and duplicate records fail the run.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -210,7 +211,18 @@ def all_errors(error: SourceError) -> list[Diagnostic]:
 
 
 def _refuse_escape(path: Path, root: Path, shown: str) -> None:
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (RuntimeError, OSError):
+        # Python 3.11 reports a symlink loop as RuntimeError.
+        raise SourceError(
+            Diagnostic(
+                code="file-unreadable",
+                severity=Severity.ERROR,
+                message=f"{shown} is a symlink loop",
+                location=Location(shown),
+            )
+        ) from None
     if resolved != path.absolute() and not resolved.is_relative_to(root.resolve()):
         raise SourceError(
             Diagnostic(
@@ -447,6 +459,7 @@ def _uncovered(
 # -- writing records ----------------------------------------------------------------------------
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+_MAX_NAME = 120
 
 
 class RecordError(ValueError):
@@ -462,6 +475,11 @@ def disposition_file(folder: Path, tool_id: str) -> Path:
     name = _SAFE_NAME.sub("_", tool_id).lstrip(".") or "tool"
     if name == EXCLUSIONS_FILE.removesuffix(".toml"):
         name = f"{name}_"
+    if len(name) > _MAX_NAME:
+        # File names have a length limit (255 bytes on most filesystems); a long id keeps a
+        # readable head and a digest that tells ids with the same head apart.
+        digest = hashlib.sha256(tool_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        name = f"{name[: _MAX_NAME - 17]}-{digest}"
     path = folder / f"{name}.toml"
     if path.parent != folder:
         raise RecordError(f"tool id {tool_id!r} cannot be turned into a file name")
@@ -519,7 +537,10 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
 
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
-    _refuse_escape(folder, root, str(folder))
+    try:
+        _refuse_escape(folder, root, str(folder))
+    except SourceError as error:
+        raise RecordError(error.diagnostic.message) from None
     with locked(folder):
         if path.is_symlink():
             raise RecordError(f"{path.name} is a symlink; refusing to replace it")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import stat
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ __all__ = [
     "KeyPath",
     "SourceError",
     "check_format",
+    "describe_size",
     "format_key",
     "load_document",
     "parse_document",
@@ -102,12 +104,9 @@ class Document:
         which is where a person looks for an unknown or mistyped key. A path that is not in the
         file falls back to its nearest ancestor that is.
         """
-        positions = self._index()
         path = tuple(key)
         while True:
-            offset = positions.key(path) if at_key else None
-            if offset is None:
-                offset = positions.value(path)
+            offset = self._find(path, at_key=at_key)
             if offset is not None:
                 return self.line_column(offset)
             if not path:
@@ -126,7 +125,7 @@ class Document:
         Escapes in the file (an escaped quote, a ``u`` escape) are accounted for, so the
         column points at the character a person sees in their editor.
         """
-        start = self._index().value(tuple(key))
+        start = self._find(tuple(key), at_key=False)
         if start is None:
             return self.location(key)
         raw = _raw_offset(self.text, start, offset, self.kind)
@@ -139,6 +138,15 @@ class Document:
             self._line_starts = [0, *(m.end() for m in re.finditer("\n", self.text))]
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
+
+    def _find(self, path: KeyPath, *, at_key: bool) -> int | None:
+        positions = self._index()
+        try:
+            offset = positions.key(path) if at_key else None
+            return offset if offset is not None else positions.value(path)
+        except (RecursionError, ValueError, IndexError):
+            # Nested too deep for the scanner, or not where the data says: no position.
+            return None
 
     def _index(self) -> _Positions | _JsonLocator:
         if self._positions is None:
@@ -164,12 +172,20 @@ def load_document(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) 
     return parse_document(text, path, display, kind)
 
 
+def describe_size(size: int) -> str:
+    """A byte count as people write limits: ``32 MiB``, or ``512 B`` below a mebibyte."""
+    mebibyte = 1024 * 1024
+    return f"{size // mebibyte} MiB" if size >= mebibyte else f"{size} B"
+
+
 def read_text(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     """Read ``path`` as UTF-8 text within ``max_bytes``, or raise :class:`SourceError`."""
     try:
+        # Checked before opening: opening a FIFO would wait for a writer forever.
+        if not stat.S_ISREG(path.stat().st_mode):
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            raise SourceError(_unreadable(display, f"is {kind}, not a file"))
         with path.open("rb") as handle:
-            if not path.is_file():
-                raise SourceError(_unreadable(display, "is not a regular file"))
             raw = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise SourceError(_unreadable(display, "does not exist")) from None
@@ -178,10 +194,9 @@ def read_text(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> s
     except OSError as error:
         raise SourceError(_unreadable(display, f"cannot be read: {error.strerror}")) from None
     if len(raw) > max_bytes:
-        limit = (
-            f"{max_bytes // (1024 * 1024)} MiB" if max_bytes >= 1024 * 1024 else f"{max_bytes} B"
+        raise SourceError(
+            _unreadable(display, f"is larger than the {describe_size(max_bytes)} limit")
         )
-        raise SourceError(_unreadable(display, f"is larger than the {limit} limit"))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -239,6 +254,9 @@ def parse_document(text: str, path: Path, display: str, kind: Literal["json", "t
         ) from None
     except RecursionError:
         raise SourceError(_invalid(display, "is nested too deeply to read")) from None
+    except ValueError as error:
+        # Python refuses to convert integers of more than 4300 digits (CVE-2020-10735).
+        raise SourceError(_invalid(display, f"has a value that cannot be read: {error}")) from None
     return Document(path, display, text, data, kind)
 
 
