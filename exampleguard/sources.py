@@ -346,10 +346,24 @@ def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tup
 
 
 def _reword(message: str, value: Any) -> str:
-    shown = json.dumps(value, ensure_ascii=False, default=str)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return f"{message[:1].lower()}{message[1:]}, got {shown} ({_json_type(value)})"
+    return f"{message[:1].lower()}{message[1:]}, got {_preview(value)} ({_json_type(value)})"
+
+
+def _preview(value: Any, width: int = 60) -> str:
+    # Encoded piece by piece and only as far as shown: the value may be a whole catalog's
+    # worth of data, or nested deeper than encoding it whole could recurse.
+    shown = ""
+    try:
+        for chunk in _PREVIEW_ENCODER.iterencode(value):
+            shown += chunk
+            if len(shown) > width:
+                break
+    except RecursionError:
+        shown += "..."
+    return shown if len(shown) <= width else shown[: width - 3] + "..."
+
+
+_PREVIEW_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _json_type(value: Any) -> str:
