@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, Strict, StringConstraints
+from pydantic import Field, Strict, StringConstraints, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from exampleguard.model import (
@@ -30,9 +30,13 @@ from exampleguard.model import (
 )
 from exampleguard.sources import (
     Document,
+    JsonArrayStream,
     KeyPath,
+    NotStreamable,
     check_format,
     load_document,
+    parse_document,
+    read_text,
     validate_model,
 )
 
@@ -138,7 +142,35 @@ class LoadedCatalog:
 
 def load_catalog(path: Path, display: str) -> LoadedCatalog:
     """Read, parse and validate the catalog at ``path``; raise ``SourceError`` if it is unusable."""
-    document = load_document(path, display)
+    if path.suffix.lower() != ".json":
+        return _load_whole(load_document(path, display))
+    text = read_text(path, display)
+    try:
+        return _load_streamed(Document(path, display, text, None, "json"))
+    except (NotStreamable, ValidationError):
+        # Something is wrong with the file: the ordinary reading finds it and says where.
+        return _load_whole(parse_document(text, path, display, "json"))
+
+
+_TOOL = TypeAdapter(Tool)
+
+
+def _load_streamed(document: Document) -> LoadedCatalog:
+    # A large catalog's parsed data outweighs the models built from it. Streamed, each tool's
+    # data is validated and dropped before the next one is parsed, so the two never coexist.
+    stream = JsonArrayStream(document.text, "tools")
+    tools: list[Tool] = []
+    stated: dict[tuple[int, int], frozenset[str]] = {}
+    for index, data in enumerate(stream):
+        tools.append(_TOOL.validate_python(data))
+        _note_stated_keys(stated, index, data)
+    if stream.head.get("format") != CATALOG_FORMAT:
+        raise NotStreamable
+    head = Catalog.model_validate({**stream.head, "tools": []})
+    return LoadedCatalog(head.model_copy(update={"tools": tools}), document, stated)
+
+
+def _load_whole(document: Document) -> LoadedCatalog:
     check_format(document, CATALOG_FORMAT)
     catalog = validate_model(Catalog, document)
     stated = _stated_keys(document.data)
@@ -158,9 +190,15 @@ _SHARED: dict[frozenset[str], frozenset[str]] = {}
 def _stated_keys(data: Any) -> dict[tuple[int, int], frozenset[str]]:
     stated: dict[tuple[int, int], frozenset[str]] = {}
     for tool_index, tool in enumerate(data.get("tools", [])):
-        for position, parameter in enumerate(tool.get("parameters", [])):
-            keys = OVERLAY_KEYS.intersection(parameter)
-            if keys:
-                # Few distinct sets exist; share them rather than keep one per parameter.
-                stated[(tool_index, position)] = _SHARED.setdefault(keys, keys)
+        _note_stated_keys(stated, tool_index, tool)
     return stated
+
+
+def _note_stated_keys(
+    stated: dict[tuple[int, int], frozenset[str]], tool_index: int, tool: Any
+) -> None:
+    for position, parameter in enumerate(tool.get("parameters", [])):
+        keys = OVERLAY_KEYS.intersection(parameter)
+        if keys:
+            # Few distinct sets exist; share them rather than keep one per parameter.
+            stated[(tool_index, position)] = _SHARED.setdefault(keys, keys)

@@ -15,7 +15,7 @@ import json
 import re
 import stat
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -27,7 +27,9 @@ from exampleguard.diagnostics import Diagnostic, Location, Severity
 __all__ = [
     "MAX_FILE_BYTES",
     "Document",
+    "JsonArrayStream",
     "KeyPath",
+    "NotStreamable",
     "SourceError",
     "check_format",
     "describe_size",
@@ -467,6 +469,97 @@ def _parse_json(text: str) -> Any:
     return data
 
 
+class NotStreamable(Exception):
+    """The text cannot be read one item at a time; read it whole, which reports why."""
+
+
+class JsonArrayStream:
+    """The items of one array in a top-level JSON object, parsed one at a time.
+
+    Iterating yields each item of the array under ``key`` exactly as ``json.loads`` would parse
+    it, while the rest of the object collects in :attr:`head` — so a large catalog never exists
+    as one tree of Python objects next to the models built from it. Only valid JSON is streamed:
+    anything that ``parse_document`` would refuse (a syntax error, a duplicate key, ``NaN``, a
+    huge integer, trailing text) raises :class:`NotStreamable` instead, and the caller reads the
+    text the ordinary way, which reports the problem with its position.
+    """
+
+    def __init__(self, text: str, key: str) -> None:
+        self.text = text
+        self.key = key
+        self.head: dict[str, Any] = {}
+        decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        self._scan = decoder.scan_once  # type: ignore[attr-defined]
+
+    def __iter__(self) -> Iterator[Any]:
+        text = self.text
+        position = self._space(0)
+        self._expect(position, "{")
+        position = self._space(position + 1)
+        streamed = False
+        if text.startswith("}", position):
+            raise NotStreamable
+        while True:
+            self._expect(position, '"')
+            try:
+                name, position = _scanstring(text, position + 1)
+            except ValueError:
+                raise NotStreamable from None
+            position = self._space(position)
+            self._expect(position, ":")
+            position = self._space(position + 1)
+            if name in self.head or (name == self.key and streamed):
+                raise NotStreamable
+            if name == self.key and text.startswith("[", position):
+                streamed = True
+                position = yield from self._items(position)
+            else:
+                self.head[name], position = self._value(position)
+            position = self._space(position)
+            if text.startswith(",", position):
+                position = self._space(position + 1)
+                continue
+            self._expect(position, "}")
+            break
+        if not streamed or self._space(position + 1) != len(text):
+            raise NotStreamable
+
+    def _items(self, position: int) -> Generator[Any, None, int]:
+        text = self.text
+        position = self._space(position + 1)
+        if text.startswith("]", position):
+            return position + 1
+        while True:
+            item, position = self._value(position)
+            yield item
+            position = self._space(position)
+            if text.startswith(",", position):
+                position = self._space(position + 1)
+                continue
+            self._expect(position, "]")
+            return position + 1
+
+    def _value(self, position: int) -> tuple[Any, int]:
+        try:
+            value, end = self._scan(self.text, position)
+        except (StopIteration, ValueError, RecursionError):
+            raise NotStreamable from None
+        if isinstance(value, (dict, list)):
+            # The duplicate-key check of _parse_json, on this value's stretch of the text.
+            found = _KEY_OR_STRING.findall(self.text, position, end)
+            if sum(1 for colon in found if colon) != _count_keys(value):
+                raise NotStreamable
+        return value, end
+
+    def _expect(self, position: int, character: str) -> None:
+        if not self.text.startswith(character, position):
+            raise NotStreamable
+
+    def _space(self, position: int) -> int:
+        match = _WHITESPACE.match(self.text, position)
+        return match.end() if match else position
+
+
 _CONSTANT_OUTSIDE_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 
 
@@ -569,7 +662,7 @@ class _JsonLocator:
                 if report_duplicate and name in children:
                     return str(name), (*path, name)
             value_at = position
-            _, position = self._scan(text, position)
+            position = self._skip_value(position)
             children.setdefault(name, (key_at, value_at))
             index += 1
             position = self._skip_space(position)
@@ -580,6 +673,31 @@ class _JsonLocator:
     def _skip_space(self, position: int) -> int:
         match = _WHITESPACE.match(self.text, position)
         return match.end() if match else position
+
+    def _skip_value(self, position: int) -> int:
+        """The end of the value at ``position``, found without building it.
+
+        Parsing a sibling only to step over it would build, for the ``tools`` array of a large
+        catalog, the whole tree of Python objects that loading took care never to hold at once.
+        """
+        text = self.text
+        if text[position : position + 1] not in ("{", "["):
+            _, end = self._scan(text, position)
+            return int(end)
+        depth = 0
+        for match in _STRING_OR_BRACKET.finditer(text, position):
+            opener = match.group()[0]
+            if opener in "[{":
+                depth += 1
+            elif opener in "]}":
+                depth -= 1
+                if depth == 0:
+                    return match.end()
+        return len(text)
+
+
+# Strings are matched whole, so a bracket found is never inside one.
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 def _scanstring(text: str, position: int) -> tuple[str, int]:

@@ -12,9 +12,19 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from exampleguard.catalog import load_catalog
-from exampleguard.sources import Document, SourceError, load_document, parse_document
+from exampleguard import catalog as catalog_module
+from exampleguard.catalog import _load_whole, load_catalog
+from exampleguard.sources import (
+    Document,
+    JsonArrayStream,
+    NotStreamable,
+    SourceError,
+    load_document,
+    parse_document,
+)
 
 
 def position_of(text: str, marker: str, nth: int = 0) -> tuple[int, int]:
@@ -570,3 +580,128 @@ def test_a_20k_example_catalog_loads_and_indexes_in_linear_time(tmp_path: Path, 
     assert (final.line, final.column) == position_of(text, f'"notes c{last} --x 1"')
     assert (middle.line, middle.column) == position_of(text, f"c{last // 2} --x 1")
     assert elapsed < 10.0, f"loading and indexing took {elapsed:.2f} s of CPU"
+
+
+# -- reading a JSON catalog one tool at a time ---------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(
+    head=st.dictionaries(
+        st.text(max_size=6).filter(lambda k: k != "tools"), JSON_VALUES, max_size=4
+    ),
+    tools=st.lists(JSON_VALUES, max_size=5),
+    indent=st.sampled_from([None, 0, 2]),
+    tools_first=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_streamed_items_are_what_json_loads_reads(
+    head: dict[str, object], tools: list[object], indent: int | None, tools_first: bool
+) -> None:
+    document = {"tools": tools, **head} if tools_first else {**head, "tools": tools}
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    stream = JsonArrayStream(text, "tools")
+    assert list(stream) == json.loads(text)["tools"]
+    assert stream.head == head
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tools": [{"id": "a", "id": "b"}]}',
+        '{"tools": [], "program": "a", "program": "b"}',
+        '{"tools": [], "tools": []}',
+        '{"tools": [{"nargs": NaN}]}',
+        '{"tools": [1, 2,]}',
+        '{"tools": [1]} trailing',
+        '{"tools": [1] "program": "a"}',
+        '{"tools": [{"id": "a"}',
+        '{"program": "a"}',
+        '{"tools": {"id": "a"}}',
+        '["tools"]',
+        "{}",
+        "",
+    ],
+    ids=[
+        "duplicate-in-a-tool",
+        "duplicate-at-the-top",
+        "two-tools-arrays",
+        "nan",
+        "trailing-comma",
+        "trailing-text",
+        "missing-comma",
+        "unterminated",
+        "no-tools",
+        "tools-not-an-array",
+        "not-an-object",
+        "empty-object",
+        "empty-text",
+    ],
+)
+def test_text_that_json_would_not_read_as_a_catalog_is_not_streamed(text: str) -> None:
+    with pytest.raises(NotStreamable):
+        list(JsonArrayStream(text, "tools"))
+
+
+def test_a_streamed_catalog_equals_the_catalog_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = large_catalog("json").replace(
+        '"type": "integer"', '"type": "integer", "choices": ["1", "2"]', 3
+    )
+    path = tmp_path / "catalog.json"
+    path.write_text(text, encoding="utf-8")
+    whole = _load_whole(parse_document(text, path, path.name, "json"))
+
+    def not_read_whole(*_: object) -> None:
+        raise AssertionError("a regular catalog was read whole")
+
+    monkeypatch.setattr(catalog_module, "parse_document", not_read_whole)
+    streamed = load_catalog(path, path.name)
+
+    assert streamed.catalog == whole.catalog
+    assert streamed.stated == whole.stated
+    assert streamed.stated[(2, 0)] == {"type", "choices"}
+    assert streamed.stated[(3, 0)] == {"type"}
+
+
+@pytest.mark.parametrize(
+    ("fragment", "replacement"),
+    [
+        ('"id": "notes.c7"', '"id": "notes.c7", "id": "again"'),
+        ('"--x"', '"--x", NaN'),
+        ('"id": "notes.c7"', '"id": "notes.c7", "extra": 1'),
+        ('"id": "notes.c7"', '"id": ["notes.c7"]'),
+        ('"format": "exampleguard.catalog/v1"', '"format": "exampleguard.catalog/v9"'),
+    ],
+    ids=["duplicate-key", "nan", "unknown-key", "wrong-type", "wrong-format"],
+)
+def test_a_defect_found_while_streaming_is_reported_exactly_as_when_read_whole(
+    tmp_path: Path, fragment: str, replacement: str
+) -> None:
+    text = large_catalog("json").replace(fragment, replacement, 1)
+    assert replacement in text
+    path = tmp_path / "catalog.json"
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(SourceError) as streamed:
+        load_catalog(path, path.name)
+    with pytest.raises(SourceError) as whole:
+        _load_whole(parse_document(text, path, path.name, "json"))
+
+    assert streamed.value.diagnostic == whole.value.diagnostic
+    location = streamed.value.diagnostic.location
+    assert location is not None
+    assert location.line is not None
+    assert location.line > 1 or "format" in replacement

@@ -7,11 +7,11 @@ inside an example, the character region) and the tool and example it is about.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from exampleguard import __version__
 from exampleguard.codes import CODES
+from exampleguard.report.json_format import render_json
 
 __all__ = ["SARIF_SCHEMA", "render_sarif"]
 
@@ -105,4 +105,4 @@ def render_sarif(data: dict[str, Any]) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return render_json(log)
