@@ -121,7 +121,7 @@ class Catalog(StrictModel):
 class LoadedCatalog:
     """A validated catalog and the document it was read from.
 
-    ``stated`` holds, for each parameter that states any, the overlay-relevant keys the file
+    ``stated`` holds, tool by tool and parameter by parameter, the overlay-relevant keys the file
     writes explicitly (``type``, ``choices``, ...): an overlay that restates a default is still
     compared with the executable. The parsed data itself is not kept; positions come from the
     text.
@@ -129,7 +129,17 @@ class LoadedCatalog:
 
     catalog: Catalog
     document: Document
-    stated: dict[tuple[int, int], frozenset[str]] = field(default_factory=dict)
+    stated: list[tuple[frozenset[str], ...]] = field(default_factory=list)
+
+    def stated_keys(self, tool_index: int, position: int) -> frozenset[str]:
+        """The overlay keys the parameter at ``position`` of a tool writes explicitly.
+
+        A catalog built in code rather than read from a file states none.
+        """
+        try:
+            return self.stated[tool_index][position]
+        except IndexError:
+            return frozenset()
 
     def tool_key(self, index: int) -> KeyPath:
         """Key path of the tool at ``index`` in the file."""
@@ -160,45 +170,66 @@ def _load_streamed(document: Document) -> LoadedCatalog:
     # data is validated and dropped before the next one is parsed, so the two never coexist.
     stream = JsonArrayStream(document.text, "tools")
     tools: list[Tool] = []
-    stated: dict[tuple[int, int], frozenset[str]] = {}
-    for index, data in enumerate(stream):
+    stated = _StatedKeys()
+    shared: dict[str, str] = {}
+    for data in stream:
+        _share_parameter_strings(data, shared)
         tools.append(_TOOL.validate_python(data))
-        _note_stated_keys(stated, index, data)
+        stated.note(data)
     if stream.head.get("format") != CATALOG_FORMAT:
         raise NotStreamable
     head = Catalog.model_validate({**stream.head, "tools": []})
-    return LoadedCatalog(head.model_copy(update={"tools": tools}), document, stated)
+    return LoadedCatalog(head.model_copy(update={"tools": tools}), document, stated.per_tool)
 
 
 def _load_whole(document: Document) -> LoadedCatalog:
     check_format(document, CATALOG_FORMAT)
     catalog = validate_model(Catalog, document)
-    stated = _stated_keys(document.data)
+    stated = _StatedKeys()
+    for tool in document.data.get("tools", []):
+        stated.note(tool)
     # The raw data is as large as the models built from it; everything later reads the models,
     # and finds positions in the text.
     document.data = None
-    return LoadedCatalog(catalog, document, stated)
+    return LoadedCatalog(catalog, document, stated.per_tool)
+
+
+def _share_parameter_strings(tool: Any, shared: dict[str, str]) -> None:
+    # Parameter names, flags, types and choices recur across the tools of a program (every
+    # command has its --format and --verbose): one string object each, not one per tool.
+    parameters = tool.get("parameters") if isinstance(tool, dict) else None
+    if not isinstance(parameters, list):
+        return
+    for parameter in parameters:
+        if not isinstance(parameter, dict):
+            continue
+        for key, value in parameter.items():
+            if isinstance(value, str):
+                parameter[key] = shared.setdefault(value, value)
+            elif isinstance(value, list):
+                parameter[key] = [
+                    shared.setdefault(item, item) if isinstance(item, str) else item
+                    for item in value
+                ]
 
 
 OVERLAY_KEYS = frozenset({"type", "choices", "multiple", "count", "nargs"})
 """The parameter keys whose explicit values an overlay must match in the executable."""
 
 
-_SHARED: dict[frozenset[str], frozenset[str]] = {}
+class _StatedKeys:
+    """Collects, tool by tool, the overlay keys each parameter states explicitly."""
 
+    def __init__(self) -> None:
+        self.per_tool: list[tuple[frozenset[str], ...]] = []
+        # Few distinct sets, and few distinct sequences of them, exist: each is kept once.
+        self._sets: dict[frozenset[str], frozenset[str]] = {}
+        self._sequences: dict[tuple[frozenset[str], ...], tuple[frozenset[str], ...]] = {}
 
-def _stated_keys(data: Any) -> dict[tuple[int, int], frozenset[str]]:
-    stated: dict[tuple[int, int], frozenset[str]] = {}
-    for tool_index, tool in enumerate(data.get("tools", [])):
-        _note_stated_keys(stated, tool_index, tool)
-    return stated
-
-
-def _note_stated_keys(
-    stated: dict[tuple[int, int], frozenset[str]], tool_index: int, tool: Any
-) -> None:
-    for position, parameter in enumerate(tool.get("parameters", [])):
-        keys = OVERLAY_KEYS.intersection(parameter)
-        if keys:
-            # Few distinct sets exist; share them rather than keep one per parameter.
-            stated[(tool_index, position)] = _SHARED.setdefault(keys, keys)
+    def note(self, tool: Any) -> None:
+        """Record the stated keys of ``tool``'s parameters (raw, already validated data)."""
+        sequence = tuple(
+            self._sets.setdefault(keys, keys)
+            for keys in (OVERLAY_KEYS.intersection(p) for p in tool.get("parameters", []))
+        )
+        self.per_tool.append(self._sequences.setdefault(sequence, sequence))

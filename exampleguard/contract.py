@@ -431,7 +431,7 @@ class _Builder:
                 )
                 continue
             names[overlay.name] = target.name
-            given = self.loaded.stated.get((index, position), frozenset())
+            given = self.loaded.stated_keys(index, position)
             for problem in _overlay_problems(overlay, target, given):
                 self.report(
                     "overlay-drift",

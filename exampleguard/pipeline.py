@@ -8,6 +8,7 @@ checked. :func:`evaluate` then checks every example; it never prints and never w
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -458,7 +459,9 @@ class _ExampleChecker:
             tool_index=tool.index,
             index=index,
             command=command,
-            argv=tuple(words) if words is not None else None,
+            # The program name, flags and common values recur in every example of a catalog:
+            # the results of a large one keep one string object for each, not one per word.
+            argv=tuple(map(sys.intern, words)) if words is not None else None,
             path=tuple(path) if path is not None else None,
             arguments=arguments,
             diagnostics=tuple(diagnostics),

@@ -675,29 +675,23 @@ class _JsonLocator:
         return match.end() if match else position
 
     def _skip_value(self, position: int) -> int:
-        """The end of the value at ``position``, found without building it.
+        """The end of the value at ``position``.
 
-        Parsing a sibling only to step over it would build, for the ``tools`` array of a large
-        catalog, the whole tree of Python objects that loading took care never to hold at once.
+        An array is stepped over one item at a time: scanning it whole would build, for the
+        ``tools`` array of a large catalog, the whole tree of Python objects that loading took
+        care never to hold at once. Each item, and any other value, is skipped by the C scanner.
         """
         text = self.text
-        if text[position : position + 1] not in ("{", "["):
+        if not text.startswith("[", position):
             _, end = self._scan(text, position)
             return int(end)
-        depth = 0
-        for match in _STRING_OR_BRACKET.finditer(text, position):
-            opener = match.group()[0]
-            if opener in "[{":
-                depth += 1
-            elif opener in "]}":
-                depth -= 1
-                if depth == 0:
-                    return match.end()
-        return len(text)
-
-
-# Strings are matched whole, so a bracket found is never inside one.
-_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+        position = self._skip_space(position + 1)
+        while position < len(text) and text[position] != "]":
+            _, position = self._scan(text, position)
+            position = self._skip_space(position)
+            if text.startswith(",", position):
+                position = self._skip_space(position + 1)
+        return position + 1
 
 
 def _scanstring(text: str, position: int) -> tuple[str, int]:

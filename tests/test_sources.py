@@ -672,8 +672,8 @@ def test_a_streamed_catalog_equals_the_catalog_read_whole(
 
     assert streamed.catalog == whole.catalog
     assert streamed.stated == whole.stated
-    assert streamed.stated[(2, 0)] == {"type", "choices"}
-    assert streamed.stated[(3, 0)] == {"type"}
+    assert streamed.stated_keys(2, 0) == {"type", "choices"}
+    assert streamed.stated_keys(3, 0) == {"type"}
 
 
 @pytest.mark.parametrize(
