@@ -11,7 +11,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -105,11 +105,12 @@ ShardOption = Annotated[
 # -- shared plumbing ----------------------------------------------------------------------------
 
 
-def _stdout(text: str) -> None:
+def _stdout(text: str | Iterable[str]) -> None:
     # An example may hold text that is not valid Unicode (a lone surrogate): it is reported,
     # and its report must still be printable.
     sys.stdout.flush()
-    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    for piece in (text,) if isinstance(text, str) else text:
+        sys.stdout.buffer.write(piece.encode("utf-8", "backslashreplace"))
     sys.stdout.buffer.flush()
 
 
@@ -154,7 +155,7 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
     raise typer.BadParameter("expected K/N with 1 <= K <= N, for example 2/4", param_hint="--shard")
 
 
-def _emit(text: str, output: Path | None) -> None:
+def _emit(text: str | Iterable[str], output: Path | None) -> None:
     if output is None:
         _stdout(text)
         return
@@ -202,10 +203,12 @@ def validate(
     raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
 
 
-def _render(data: dict[str, Any], output_format: OutputFormat, output: Path | None) -> str:
-    from exampleguard.report import render  # noqa: PLC0415
+def _render(
+    data: dict[str, Any], output_format: OutputFormat, output: Path | None
+) -> Iterator[str]:
+    from exampleguard.report import render_pieces  # noqa: PLC0415
 
-    return render(
+    return render_pieces(
         data, output_format.value, color=output_format is OutputFormat.text and _color(output)
     )
 

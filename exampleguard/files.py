@@ -13,14 +13,17 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = ["locked", "write_atomically", "write_through"]
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) in one step; keep the old mode if it existed."""
+def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) in one step; keep the old mode if it existed.
+
+    ``text`` may come in pieces (an iterable of strings), written as they come.
+    """
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -32,7 +35,7 @@ def write_atomically(path: Path, text: str) -> None:
         with os.fdopen(
             handle, "w", encoding="utf-8", errors="backslashreplace", newline=""
         ) as stream:
-            stream.write(text)
+            stream.writelines(_pieces(text))
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
@@ -54,12 +57,17 @@ def _sync_directory(directory: Path) -> None:
             os.close(descriptor)
 
 
-def write_through(path: Path, text: str) -> None:
-    """Write ``text`` into an existing non-regular file (a FIFO, a device) as it is."""
+def write_through(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (or its pieces) into an existing non-regular file (a FIFO, a device)."""
     if path.is_dir():
         raise IsADirectoryError(21, "Is a directory", str(path))
     with path.open("w", encoding="utf-8", errors="backslashreplace") as stream:
-        stream.write(text)
+        stream.writelines(_pieces(text))
+
+
+def _pieces(text: str | Iterable[str]) -> Iterable[str]:
+    # A string is one piece, not an iterable of one-character pieces.
+    return (text,) if isinstance(text, str) else text
 
 
 @contextlib.contextmanager

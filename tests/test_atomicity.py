@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 
 from exampleguard.cli import main
+from exampleguard.report import json_format
 from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -50,6 +51,7 @@ import exampleguard.cli, exampleguard.runner, exampleguard.pipeline, exampleguar
 import exampleguard.counts, exampleguard.dispositions, exampleguard.tree, exampleguard.report
 import exampleguard.adapters._child
 from exampleguard.cli import main
+from exampleguard.report import json_format
 print("ready", flush=True)
 sys.stdin.readline()
 sys.exit(main(sys.argv[1:]))
@@ -463,6 +465,31 @@ def test_validate_output_failing_before_the_rename_keeps_the_old_report(
     else:
         with pytest.raises(SimulatedCrash):
             main(["validate", "--format", "json", "--output", "report.json"])
+    assert tree_of(root) == before
+
+
+def test_a_report_that_fails_halfway_through_rendering_keeps_the_old_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JSON report is written piece by piece as it is encoded, into the temporary file."""
+    root = tmp_path / "project"
+    sample_project(root)
+    (root / "report.json").write_text('{"old": "report"}\n', encoding="utf-8")
+    before = tree_of(root)
+    monkeypatch.chdir(root)
+    real = json_format.json_pieces
+    written: list[str] = []
+
+    def dies_after_the_first_piece(data: Any) -> Iterator[str]:
+        pieces = real(data)
+        written.append(next(pieces))
+        yield written[-1]
+        raise SimulatedCrash
+
+    monkeypatch.setattr(json_format, "json_pieces", dies_after_the_first_piece)
+    with pytest.raises(SimulatedCrash):
+        main(["validate", "--format", "json", "--output", "report.json"])
+    assert written[0].startswith("{")
     assert tree_of(root) == before
 
 

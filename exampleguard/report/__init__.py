@@ -1,18 +1,19 @@
 """Reports: one data structure, one renderer per output format.
 
 :func:`build_report` turns an evaluation (and any dry-run outcomes) into report data of the
-``exampleguard.report/v1`` shape; each renderer takes that data and returns text. Renderers never
-decide verdicts and never print.
+``exampleguard.report/v1`` shape; each renderer takes that data and returns text
+(:func:`render_pieces` hands it out in pieces, so a large report is written without a second
+whole copy). Renderers never decide verdicts and never print.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from exampleguard.report.model import REPORT_FORMAT, Report, diagnostic_data
 
-__all__ = ["FORMATS", "REPORT_FORMAT", "Report", "build_report", "render"]
+__all__ = ["FORMATS", "REPORT_FORMAT", "Report", "build_report", "render", "render_pieces"]
 
 FORMATS = ("text", "json", "junit", "sarif", "github")
 
@@ -58,22 +59,30 @@ def build_report(
 
 def render(data: dict[str, Any], output_format: str, *, color: bool = False) -> str:
     """Render report data in ``output_format`` (one of :data:`FORMATS`)."""
-    if output_format == "json":
-        from exampleguard.report.json_format import render_json  # noqa: PLC0415
+    return "".join(render_pieces(data, output_format, color=color))
 
-        return render_json(data)
-    if output_format == "junit":
+
+def render_pieces(
+    data: dict[str, Any], output_format: str, *, color: bool = False
+) -> Iterator[str]:
+    """Render report data as consecutive pieces of text; joined, they are :func:`render`'s."""
+    if output_format == "json":
+        from exampleguard.report.json_format import json_pieces  # noqa: PLC0415
+
+        yield from json_pieces(data)
+    elif output_format == "junit":
         from exampleguard.report.junit import render_junit  # noqa: PLC0415
 
-        return render_junit(data)
-    if output_format == "sarif":
+        yield render_junit(data)
+    elif output_format == "sarif":
         from exampleguard.report.sarif import render_sarif  # noqa: PLC0415
 
-        return render_sarif(data)
-    if output_format == "github":
+        yield render_sarif(data)
+    elif output_format == "github":
         from exampleguard.report.github import render_github  # noqa: PLC0415
 
-        return render_github(data)
-    from exampleguard.report.text import render_text  # noqa: PLC0415
+        yield render_github(data)
+    else:
+        from exampleguard.report.text import render_text  # noqa: PLC0415
 
-    return render_text(data, color=color)
+        yield render_text(data, color=color)
