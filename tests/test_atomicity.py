@@ -409,6 +409,17 @@ def test_counts_write_failing_before_the_rename_leaves_the_old_file(
     assert tree_of(root) == before
 
 
+def _enter_project_with_a_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, dict[str, bytes | None]]:
+    """Make a sample project holding an old ``report.json`` and enter it; give it and its tree."""
+    root = tmp_path / "project"
+    sample_project(root)
+    (root / "report.json").write_text('{"old": "report"}\n', encoding="utf-8")
+    monkeypatch.chdir(root)
+    return root, tree_of(root)
+
+
 @pytest.mark.parametrize(
     ("args", "target"),
     [
@@ -433,11 +444,7 @@ def test_a_failing_fsync_leaves_the_old_file(
     args: list[str],
     target: str,
 ) -> None:
-    root = tmp_path / "project"
-    sample_project(root)
-    (root / "report.json").write_text('{"old": "report"}\n', encoding="utf-8")
-    before = tree_of(root)
-    monkeypatch.chdir(root)
+    root, before = _enter_project_with_a_report(tmp_path, monkeypatch)
     failing_at(monkeypatch, "fsync", 1, OSError(5, "Input/output error"))
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -453,11 +460,7 @@ def test_validate_output_failing_before_the_rename_keeps_the_old_report(
     capsys: pytest.CaptureFixture[str],
     failure: BaseException,
 ) -> None:
-    root = tmp_path / "project"
-    sample_project(root)
-    (root / "report.json").write_text('{"old": "report"}\n', encoding="utf-8")
-    before = tree_of(root)
-    monkeypatch.chdir(root)
+    root, before = _enter_project_with_a_report(tmp_path, monkeypatch)
     failing_at(monkeypatch, "replace", 1, failure)
     if isinstance(failure, OSError):
         assert main(["validate", "--format", "json", "--output", "report.json"]) == 2
@@ -472,11 +475,7 @@ def test_a_report_that_fails_halfway_through_rendering_keeps_the_old_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The JSON report is written piece by piece as it is encoded, into the temporary file."""
-    root = tmp_path / "project"
-    sample_project(root)
-    (root / "report.json").write_text('{"old": "report"}\n', encoding="utf-8")
-    before = tree_of(root)
-    monkeypatch.chdir(root)
+    root, before = _enter_project_with_a_report(tmp_path, monkeypatch)
     real = json_format.json_pieces
     written: list[str] = []
 
