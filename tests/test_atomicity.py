@@ -25,7 +25,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterator
@@ -38,6 +37,8 @@ import pytest
 
 from exampleguard.cli import main
 from exampleguard.report import json_format
+from tests.support.barrier import release as release_at_barrier
+from tests.support.barrier import start_at_barrier
 from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -45,17 +46,6 @@ REASON = "Deleting by tag needs a notes database with tagged rows."
 EXCLUDE_REASON = "Purging rewrites the whole database; agents never purge."
 PYPROJECT = '[project]\nname = "notes"  # kept as it is\nversion = "1.0"\n'
 
-BARRIER_CHILD = """
-import sys
-import exampleguard.cli, exampleguard.runner, exampleguard.pipeline, exampleguard.files
-import exampleguard.counts, exampleguard.dispositions, exampleguard.tree, exampleguard.report
-import exampleguard.adapters._child
-from exampleguard.cli import main
-from exampleguard.report import json_format
-print("ready", flush=True)
-sys.stdin.readline()
-sys.exit(main(sys.argv[1:]))
-"""
 
 # -- the commands and what each one writes ---------------------------------------------------
 
@@ -134,13 +124,6 @@ def temporaries(root: Path) -> list[str]:
     )
 
 
-def environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(FIXTURE_APPS), str(REPOSITORY)])
-    env["NO_COLOR"] = "1"
-    return env
-
-
 @dataclass(frozen=True)
 class Reference:
     old: dict[str, bytes | None]
@@ -150,24 +133,12 @@ class Reference:
 
 
 def start(root: Path, command: Command) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-c", BARRIER_CHILD, *command.args],
-        cwd=root,
-        env=environment(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline() == "ready\n", process.stderr
-    return process
+    return start_at_barrier(root, command.args)
 
 
 def release(process: subprocess.Popen[str]) -> float:
-    assert process.stdin is not None
-    process.stdin.write("go\n")
-    process.stdin.flush()
+    """Release the command; return the moment it was released."""
+    release_at_barrier(process)
     return time.monotonic()
 
 

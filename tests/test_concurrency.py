@@ -15,82 +15,25 @@ gone when it ends.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.project import FIXTURE_APPS, REPOSITORY
+from tests.support.barrier import Result, barrier_env, run_together
+from tests.support.project import REPOSITORY
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 REASON = "Deleting by tag needs a notes database with tagged rows."
-
-BARRIER_CHILD = """
-import sys
-import exampleguard.cli, exampleguard.runner, exampleguard.pipeline, exampleguard.files
-import exampleguard.counts, exampleguard.dispositions, exampleguard.tree, exampleguard.report
-import exampleguard.dryrun, sandbox
-from exampleguard.cli import main
-print("ready", flush=True)
-sys.stdin.readline()
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-@dataclass(frozen=True)
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def environment(tmpdir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(FIXTURE_APPS), str(REPOSITORY)])
-    env["NO_COLOR"] = "1"
-    env["TMPDIR"] = str(tmpdir)
-    return env
 
 
 def together(root: Path, argvs: list[list[str]], tmpdir: Path) -> list[Result]:
     """Start one process per argv, let all of them reach the barrier, release them at once."""
     tmpdir.mkdir(parents=True, exist_ok=True)
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", BARRIER_CHILD, *argv],
-            cwd=root,
-            env=environment(tmpdir),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for argv in argvs
-    ]
-    try:
-        for process in processes:
-            assert process.stdout is not None
-            assert process.stdout.readline() == "ready\n"
-        for process in processes:
-            assert process.stdin is not None
-            process.stdin.write("go\n")
-            process.stdin.flush()
-        outputs = [process.communicate(timeout=120) for process in processes]
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    return [
-        Result(process.returncode, out, err)
-        for process, (out, err) in zip(processes, outputs, strict=True)
-    ]
+    return run_together(root, argvs, barrier_env(TMPDIR=str(tmpdir)))
 
 
 def alone(root: Path, argv: list[str], tmpdir: Path) -> Result:

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,8 @@ from typing import Any
 import pytest
 
 from exampleguard.cli import main
-from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
+from tests.support.barrier import run_together
+from tests.support.project import REPOSITORY, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 DELETE_1 = "notes rm --tag draft --format json"
@@ -413,29 +413,6 @@ def test_a_crash_before_the_rename_leaves_the_old_file(
 
 # -- two writers at once --------------------------------------------------------------------------
 
-BARRIER_CHILD = """
-import sys
-import exampleguard.dispositions, exampleguard.pipeline, exampleguard.runner
-from exampleguard.cli import main
-print("ready", flush=True)
-sys.stdin.readline()
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-def _start_writer(root: Path, args: list[str]) -> subprocess.Popen[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(FIXTURE_APPS), str(REPOSITORY)])
-    return subprocess.Popen(
-        [sys.executable, "-c", BARRIER_CHILD, *args],
-        cwd=root,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
 
 @pytest.mark.parametrize("iteration", range(4))
 def test_two_concurrent_adds_both_land(tmp_path, iteration) -> None:
@@ -445,31 +422,16 @@ def test_two_concurrent_adds_both_land(tmp_path, iteration) -> None:
     path.parent.mkdir(exist_ok=True)
     header = "# both writers append below\n"
     path.write_text(header, encoding="utf-8")
-    writers = [
-        _start_writer(
-            root,
+    results = run_together(
+        root,
+        [
             ["dispositions", "add", "notes.delete", str(index), "--reason-code", code,
-             "--reason", f"{REASON} (writer {index})"],
-        )
-        for index, code in ((0, "needs-service"), (1, "needs-fixture"))
-    ]  # fmt: skip
-    try:
-        # A barrier: both processes have imported everything and wait on stdin; release together.
-        for writer in writers:
-            assert writer.stdout is not None
-            assert writer.stdout.readline() == "ready\n"
-        for writer in writers:
-            assert writer.stdin is not None
-            writer.stdin.write("go\n")
-            writer.stdin.flush()
-        results = [writer.communicate(timeout=120) for writer in writers]
-    finally:
-        for writer in writers:
-            if writer.poll() is None:
-                writer.kill()
-                writer.wait()
-    for writer, (_, err) in zip(writers, results, strict=True):
-        assert writer.returncode == 0, err
+             "--reason", f"{REASON} (writer {index})"]
+            for index, code in ((0, "needs-service"), (1, "needs-fixture"))
+        ],
+    )  # fmt: skip
+    for result in results:
+        assert result.returncode == 0, result.stderr
     text = path.read_text(encoding="utf-8")
     assert text.startswith(header)
     records = tomllib.loads(text)["disposition"]
