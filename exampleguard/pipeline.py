@@ -213,17 +213,9 @@ def evaluate(
         examples.extend(results)
         for result in results:
             diagnostics.extend(result.diagnostics)
-    review = check_dispositions(
-        inputs.records, inputs.catalog.catalog, config.settings.reason_codes
-    )
-    # A command without a tool is a gap in the catalog's `tools`: that is where it is reported.
-    exclusions = check_exclusions(
-        inputs.records, contract, inputs.catalog.document.location(("tools",))
-    )
-    review.excluded = exclusions.excluded
+    review = review_records(inputs, contract)
     if repository_checks:
         diagnostics.extend(review.diagnostics)
-        diagnostics.extend(exclusions.diagnostics)
     counts = _count(inputs, examples, review, selected=select is None)
     if check_counts and repository_checks and select is None:
         diagnostics.extend(
@@ -244,6 +236,20 @@ def evaluate(
         review=review,
         eligible=eligible,
     )
+
+
+def review_records(inputs: Inputs, contract: Contract) -> Review:
+    """Check the reviewer records (dispositions and coverage exclusions) and nothing else."""
+    review = check_dispositions(
+        inputs.records, inputs.catalog.catalog, inputs.config.settings.reason_codes
+    )
+    # A command without a tool is a gap in the catalog's `tools`: that is where it is reported.
+    exclusions = check_exclusions(
+        inputs.records, contract, inputs.catalog.document.location(("tools",))
+    )
+    review.excluded = exclusions.excluded
+    review.diagnostics.extend(exclusions.diagnostics)
+    return review
 
 
 def _count(

@@ -111,6 +111,10 @@ def _state(node: pytest.Item) -> dict[str, Any]:
 
         evaluation, unusable = run_evaluation(state["config"])
         state["evaluation"], state["unusable"] = evaluation, unusable
+        results: dict[tuple[str, int], Any] = {}
+        for result in evaluation.examples if evaluation is not None else ():
+            results.setdefault((result.tool, result.index), result)
+        state["results"] = results
     return state
 
 
@@ -166,12 +170,11 @@ class ExampleItem(pytest.Item):
         state = _state(self)
         if state["evaluation"] is None:
             raise ExampleFailure(_lines(state["unusable"]))
-        for result in state["evaluation"].examples:
-            if (result.tool, result.index) == (self.tool, self.index):
-                if not result.ok:
-                    raise ExampleFailure(f"$ {result.command}\n{_lines(list(result.diagnostics))}")
-                return
-        raise ExampleFailure(f"{self.tool}[{self.index}] was not evaluated")
+        result = state["results"].get((self.tool, self.index))
+        if result is None:
+            raise ExampleFailure(f"{self.tool}[{self.index}] was not evaluated")
+        if not result.ok:
+            raise ExampleFailure(f"$ {result.command}\n{_lines(list(result.diagnostics))}")
 
     def repr_failure(
         self,
@@ -221,10 +224,20 @@ class DryRunItem(ExampleItem):
     def runtest(self) -> None:
         """Run the example through the sandbox (all dry runs run once, on the first item)."""
         state = _state(self)
-        if "dry_runs" not in state:
+        if "dry_runs" not in state and state["evaluation"] is None:
+            state["dry_runs"] = _lines(state["unusable"])
+        elif "dry_runs" not in state:
             from exampleguard.runner import dry_run  # noqa: PLC0415
 
-            outcome = dry_run(state["config"], jobs=None, tools=[], examples=[], shard=None)
+            # The contract verdicts the example items used: validated once per session.
+            outcome = dry_run(
+                state["config"],
+                jobs=None,
+                tools=[],
+                examples=[],
+                shard=None,
+                evaluation=state["evaluation"],
+            )
             if outcome.unusable:
                 state["dry_runs"] = _lines(outcome.unusable)
             else:

@@ -13,12 +13,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exampleguard.config import Config, ConfigError, load_config
 from exampleguard.diagnostics import Diagnostic, Location, Severity
-from exampleguard.pipeline import Evaluation, InputError, evaluate, load_inputs
-from exampleguard.report import build_report
+
+if TYPE_CHECKING:
+    from exampleguard.pipeline import Evaluation
 
 __all__ = [
     "TextOutcome",
@@ -64,6 +65,8 @@ def run_evaluation(
     config: Config, *, shard: tuple[int, int] | None = None
 ) -> tuple[Evaluation | None, list[Diagnostic]]:
     """Load and evaluate; return the evaluation or the structure errors that prevent it."""
+    from exampleguard.pipeline import InputError, evaluate, load_inputs  # noqa: PLC0415
+
     try:
         inputs = load_inputs(config, with_counts=shard is None)
     except InputError as error:
@@ -82,6 +85,8 @@ def run_evaluation(
 
 def validate(config: Config, *, shard: tuple[int, int] | None = None) -> ValidateOutcome:
     """``exampleguard validate``."""
+    from exampleguard.report import build_report  # noqa: PLC0415
+
     evaluation, unusable = run_evaluation(config, shard=shard)
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
@@ -96,6 +101,7 @@ def count(config: Config, *, write: bool) -> TextOutcome:
     """
     from exampleguard.counts import render_counts  # noqa: PLC0415
     from exampleguard.files import locked, write_atomically  # noqa: PLC0415
+    from exampleguard.pipeline import InputError, evaluate, load_inputs  # noqa: PLC0415
 
     try:
         inputs = load_inputs(config, with_counts=not write)
@@ -207,6 +213,7 @@ def format_schema(kind: str) -> TextOutcome:
 def tool_schema(config: Config, tool_id: str) -> TextOutcome:
     """``exampleguard schema tool ID``: the strict argument schema of one tool."""
     from exampleguard.contract import build_contract  # noqa: PLC0415
+    from exampleguard.pipeline import InputError, load_inputs  # noqa: PLC0415
     from exampleguard.toolschema import argument_schema  # noqa: PLC0415
 
     try:
@@ -269,6 +276,7 @@ def add_disposition(
         is_concrete_reason,
         render_disposition,
     )
+    from exampleguard.pipeline import InputError, load_inputs  # noqa: PLC0415
 
     unreadable = _not_text(
         "disposition-invalid",
@@ -347,6 +355,7 @@ def add_exclusion(
         is_concrete_reason,
         render_exclusion,
     )
+    from exampleguard.pipeline import InputError, load_inputs  # noqa: PLC0415
 
     unreadable = _not_text(
         "exclusion-invalid", path=" ".join(path), reason=reason, reviewer=reviewer
@@ -425,13 +434,16 @@ def _append(config: Config, path: Path, block: str, *, kind: str, dry_run: bool)
 
 def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     """``exampleguard dispositions list``: every record with its status."""
+    from exampleguard.contract import build_contract  # noqa: PLC0415
+    from exampleguard.pipeline import InputError, load_inputs, review_records  # noqa: PLC0415
+
     try:
         inputs = load_inputs(config, with_counts=False)
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)
-    evaluation = evaluate(inputs, check_counts=False)
+    review = review_records(inputs, build_contract(inputs.catalog, inputs.tree))
     problems: dict[str, list[str]] = {}
-    for diagnostic in evaluation.diagnostics:
+    for diagnostic in review.diagnostics:
         if diagnostic.code.startswith(("disposition-", "exclusion-")) and diagnostic.location:
             problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
     entries: list[dict[str, Any]] = []
@@ -484,6 +496,8 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
 
 def check_records(config: Config) -> ValidateOutcome:
     """``exampleguard dispositions check``: only the reviewer-record and coverage checks."""
+    from exampleguard.report import build_report  # noqa: PLC0415
+
     evaluation, unusable = run_evaluation(config)
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
@@ -517,11 +531,13 @@ def dry_run(
     examples: list[tuple[str, int]],
     shard: tuple[int, int] | None,
     progress: Any = None,
+    evaluation: Evaluation | None = None,
 ) -> DryRunOutcome:
     """``exampleguard dryrun``: all of ``validate``, then the eligible examples in the sandbox.
 
     Everything that could stop the run — structure errors, a missing executable, no isolation,
     a credential-like ``pass_env`` — is found before the first run starts (exit 2, nothing run).
+    A caller that has already validated (for the same ``shard``) passes its ``evaluation``.
     """
     import os  # noqa: PLC0415
     import threading  # noqa: PLC0415
@@ -535,10 +551,12 @@ def dry_run(
         plan,
         resolve_executable,
     )
+    from exampleguard.report import build_report  # noqa: PLC0415
 
-    evaluation, unusable = run_evaluation(config, shard=shard)
     if evaluation is None:
-        return DryRunOutcome(unusable=unusable)
+        evaluation, unusable = run_evaluation(config, shard=shard)
+        if evaluation is None:
+            return DryRunOutcome(unusable=unusable)
     settings = config.settings.dryrun
     problems: list[Diagnostic] = []
     try:
