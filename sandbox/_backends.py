@@ -127,10 +127,10 @@ def probe_backends(*, path: str | None = None) -> list[BackendReport]:
         (ENV, None, "best effort, not a security boundary; used only when asked for by name"),
     ):
         available = name == ENV or executable is not None
-        held, missing = (
-            ordered(backend_guarantees(name, host, memory=True, processes=True))
+        held, missing = ordered(
+            backend_guarantees(name, host, memory=True, processes=True)
             if available
-            else ((), CONTRACT_GUARANTEES)
+            else frozenset()
         )
         reports.append(BackendReport(name, available, executable, held, missing, detail))
     return reports

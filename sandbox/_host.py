@@ -112,7 +112,7 @@ def _probe_bwrap(bwrap: str | None, own: dict[str, str]) -> tuple[str | None, st
     if bwrap is None:
         return None, "bwrap not found on PATH"
     argv = [bwrap, *BWRAP_BASE_MOUNTS, *BWRAP_FLAGS, "--", *_REPORT_NAMESPACES]
-    ok, detail = _try(argv, own, ("net", "user", "pid"))
+    ok, detail = _try(argv, own, _NAMESPACE_KINDS)
     return (bwrap, None) if ok else (None, detail)
 
 
@@ -124,7 +124,7 @@ def _probe_unshare(
         return None, False, "unshare not found on PATH"
     mapping = unshare_mapping(euid)
     full = [unshare, *mapping, *UNSHARE_FULL, "--", *_REPORT_NAMESPACES]
-    ok, why_not_full = _try(full, own, ("net", "user", "pid"))
+    ok, why_not_full = _try(full, own, _NAMESPACE_KINDS)
     if ok:
         return unshare, True, None
     minimal = [unshare, *mapping, *UNSHARE_MINIMAL, "--", *_REPORT_NAMESPACES]

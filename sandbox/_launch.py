@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox._backends import BWRAP, ENV, UNSHARE, backend_guarantees, mechanisms
+from sandbox._backends import BWRAP, ENV, UNSHARE, Mechanisms, backend_guarantees, mechanisms
 from sandbox._host import (
     BWRAP_BASE_MOUNTS,
     BWRAP_FLAGS,
@@ -111,6 +111,7 @@ def build_launch(
         return Launch(backend, argv, env, work.path, guarantees, child_is_init=host.unshare_full)
     return _bwrap_launch(
         host,
+        mech,
         policy=policy,
         work=work,
         env=env,
@@ -123,6 +124,7 @@ def build_launch(
 
 def _bwrap_launch(
     host: HostInfo,
+    mech: Mechanisms,
     *,
     policy: Policy,
     work: WorkDir,
@@ -164,7 +166,7 @@ def _bwrap_launch(
             argv += ["--seccomp", str(seccomp_read)]
             pass_fds.append(seccomp_read)
         max_processes = policy.limits.max_processes
-        if max_processes is not None and mechanisms(BWRAP, host).processes == "cgroup":
+        if max_processes is not None and mech.processes == "cgroup":
             assert host.pids_cgroup is not None
             # Two tasks of overhead: the outer bwrap and its init inside the namespace.
             launch.cgroup = PidsCgroup(host.pids_cgroup, max_processes + 2)

@@ -29,9 +29,8 @@ def judge(
     if not execution.tree_confirmed:
         guarantees -= {Guarantee.TREE_KILLED}
     status, exit_code, detail = _classify(execution, backend, expect_exit)
-    held, missing = ordered(guarantees)
-    if status is Status.NOT_STARTED:
-        held, missing = ordered(frozenset())
+    # A run that never started held nothing, whatever the backend would have given.
+    held, missing = ordered(frozenset() if status is Status.NOT_STARTED else guarantees)
     return Outcome(
         status=status,
         exit_code=exit_code,

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sandbox._backends import ENV
 from sandbox._launch import Launch
 from sandbox._registry import LiveRun, ProcessRegistry, wait_gone
 from sandbox._types import Limits
@@ -173,7 +174,7 @@ def _supervise(
                     live.kill(interrupt=result.ended_by == "interrupt")
                     stop_draining = now + _KILL_GRACE_S
                 elif exited:
-                    if launch.backend == "env":
+                    if launch.backend == ENV:
                         # What stayed in the env backend's process group dies with the run.
                         live.kill()
                     stop_draining = now + _EXIT_GRACE_S

@@ -17,6 +17,7 @@ bubblewrap reads the program from a pipe given with ``--seccomp FD``.
 
 from __future__ import annotations
 
+import functools
 import platform
 import struct
 from typing import NamedTuple
@@ -62,6 +63,8 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+# Cached so that every run hands bwrap the very bytes the host probe saw it load.
+@functools.cache
 def unix_socket_filter(machine: str | None = None) -> bytes | None:
     """Build the filter for this machine's architecture; ``None`` where it is not supported."""
     arch = _ARCHES.get(machine or platform.machine())
