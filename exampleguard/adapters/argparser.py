@@ -13,6 +13,8 @@ import pathlib
 from collections.abc import Iterator
 from typing import Any
 
+from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
+
 __all__ = ["extract_argparse", "resolve_parser"]
 
 
@@ -62,7 +64,7 @@ def _walk(
             "prefix_chars": parser.prefix_chars,
         },
     }
-    description = _first_line(parser.description)
+    description = first_line(parser.description)
     if description:
         entry["description"] = description
     if any(constraints.values()):
@@ -70,16 +72,7 @@ def _walk(
     yield entry
     for sub in subparsers:
         help_by_name = {choice.dest: choice.help for choice in sub._choices_actions}
-        seen: dict[int, tuple[str, list[str]]] = {}
-        order: list[tuple[str, argparse.ArgumentParser, list[str]]] = []
-        for child_name, child in sub._name_parser_map.items():
-            if id(child) in seen:
-                seen[id(child)][1].append(child_name)
-                continue
-            record: tuple[str, argparse.ArgumentParser, list[str]] = (child_name, child, [])
-            seen[id(child)] = (child_name, record[2])
-            order.append(record)
-        for child_name, child, child_aliases in order:
+        for child_name, child, child_aliases in group_aliases(sub._name_parser_map.items()):
             yield from _walk(
                 child,
                 [*path, child_name],
@@ -105,12 +98,7 @@ def _unique_names(actions: list[argparse.Action]) -> dict[int, str]:
             longest = max(action.option_strings, key=len, default=name)
             stripped = longest.lstrip(_prefix_characters(longest))
             name = stripped.replace("-", "_") or action.dest
-        base, counter = name, 2
-        while name in used:
-            name = f"{base}_{counter}"
-            counter += 1
-        used.add(name)
-        names[id(action)] = name
+        names[id(action)] = claim_unique_name(name, used)
     return names
 
 
@@ -165,7 +153,7 @@ def _parameter(action: argparse.Action, name: str) -> dict[str, Any]:
     if action.help == argparse.SUPPRESS:
         record["hidden"] = True
     elif isinstance(action.help, str) and action.help.strip():
-        record["description"] = _first_line(action.help)
+        record["description"] = first_line(action.help)
     default = _json_value(action.default)
     if default is not None and kind != "eager":
         record["default"] = default
@@ -244,9 +232,3 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, pathlib.PurePath):
         return str(value)
     return None
-
-
-def _first_line(text: Any) -> str | None:
-    if not isinstance(text, str) or not text.strip():
-        return None
-    return text.strip().splitlines()[0].strip()

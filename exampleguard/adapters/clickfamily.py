@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
+
 __all__ = ["as_click_command", "extract_click"]
 
 _PROBE_WORD = "\0exampleguard-probe"
@@ -97,7 +99,7 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
         "runnable": runnable,
         "hidden": bool(getattr(command, "hidden", False)),
         "parameters": parameters,
-        "description": _first_line(getattr(command, "help", None)),
+        "description": first_line(getattr(command, "help", None)),
         "settings": {
             "allow_interspersed_args": bool(context.allow_interspersed_args),
             "ignore_unknown_options": bool(context.ignore_unknown_options),
@@ -131,12 +133,7 @@ def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if name in used and record.get("flags"):
             longest = max(record["flags"], key=len)
             name = longest.lstrip("-+/").replace("-", "_") or name
-        base, counter = name, 2
-        while name in used:
-            name = f"{base}_{counter}"
-            counter += 1
-        record["name"] = name
-        used.add(name)
+        record["name"] = claim_unique_name(name, used)
     return records
 
 
@@ -147,19 +144,13 @@ def _subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
     first as its name and the others as aliases; names an extension such as cloup records in a
     command's ``aliases`` attribute count when the group really routes them.
     """
-    found: list[tuple[str, Any, list[str]]] = []
-    by_identity: dict[int, tuple[str, Any, list[str]]] = {}
-    for name in group.list_commands(context):
-        child = group.get_command(context, name)
-        if child is None:
-            continue
-        known = by_identity.get(id(child))
-        if known is not None:
-            known[2].append(name)
-            continue
-        record: tuple[str, Any, list[str]] = (name, child, [])
-        by_identity[id(child)] = record
-        found.append(record)
+    # A generator, so each get_command call still happens in listing order as names are grouped.
+    listed = (
+        (name, child)
+        for name in group.list_commands(context)
+        if (child := group.get_command(context, name)) is not None
+    )
+    found = group_aliases(listed)
     for name, child, aliases in found:
         for alias in getattr(child, "aliases", None) or ():
             if not isinstance(alias, str) or alias == name or alias in aliases:
@@ -187,12 +178,6 @@ def _default_command(
         if child is routed:
             return name
     return getattr(group, "default_cmd_name", None)
-
-
-def _first_line(text: Any) -> str | None:
-    if not isinstance(text, str) or not text.strip():
-        return None
-    return text.strip().splitlines()[0].strip()
 
 
 # -- parameters ------------------------------------------------------------------------------------
@@ -261,7 +246,7 @@ def _option(param: Any) -> dict[str, Any]:
 def _common(param: Any, record: dict[str, Any]) -> None:
     if getattr(param, "hidden", False):
         record["hidden"] = True
-    help_text = _first_line(getattr(param, "help", None))
+    help_text = first_line(getattr(param, "help", None))
     if help_text:
         record["description"] = help_text
     default = _json_default(getattr(param, "default", None))
