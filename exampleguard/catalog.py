@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Strict, StringConstraints, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
+from exampleguard.diagnostics import Location
 from exampleguard.model import (
     NO_CONSTRAINTS,
     RECORD,
@@ -141,13 +142,13 @@ class LoadedCatalog:
         except IndexError:
             return frozenset()
 
-    def tool_key(self, index: int) -> KeyPath:
-        """Key path of the tool at ``index`` in the file."""
-        return ("tools", index)
-
     def example_key(self, tool_index: int, example_index: int) -> KeyPath:
         """Key path of an example's command string in the file."""
         return ("tools", tool_index, "examples", example_index, "command")
+
+    def example_location(self, tool_index: int, example_index: int) -> Location:
+        """Where an example's command string is in the file."""
+        return self.document.location(self.example_key(tool_index, example_index), at_key=False)
 
 
 def load_catalog(path: Path, display: str) -> LoadedCatalog:

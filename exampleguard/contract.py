@@ -11,11 +11,12 @@ defects found while building them.
 from __future__ import annotations
 
 import difflib
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from exampleguard.catalog import Catalog, LoadedCatalog, Tool
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.diagnostics import Diagnostic, Severity
 from exampleguard.model import NO_CONSTRAINTS, Constraints, Dialect, Parameter
 from exampleguard.tree import ParserSettings, Tree, TreeCommand
 
@@ -139,16 +140,6 @@ class Contract:
                 found.append(node)
             pending.extend(node.children[name] for name in reversed(node.names))
         return found
-
-    def find(self, path: Sequence[str]) -> CommandNode | None:
-        """The node reached by following exactly the words of ``path`` (names or aliases)."""
-        node = self.root
-        for word in path:
-            child = node.children.get(word)
-            if child is None:
-                return None
-            node = child
-        return node
 
 
 def build_contract(loaded: LoadedCatalog, tree: Tree | None) -> Contract:
@@ -550,9 +541,9 @@ def _inherit_persistent(node: CommandNode, inherited: list[Parameter]) -> None:
 
 def _persistent_below(node: CommandNode) -> list[Parameter]:
     found: list[Parameter] = []
-    pending = [node.children[name] for name in node.names]
+    pending = deque(node.children[name] for name in node.names)
     while pending:
-        child = pending.pop(0)
+        child = pending.popleft()
         found.extend(p for p in child.parameters if p.persistent)
         pending.extend(child.children[name] for name in child.names)
     return found
@@ -699,8 +690,3 @@ def _closest_flag(flag: str, parameters: list[Parameter]) -> str | None:
     flags = [f for p in parameters for f in p.all_flags]
     matches = difflib.get_close_matches(flag, flags, n=1, cutoff=0.6)
     return f"Did you mean {matches[0]}?" if matches else None
-
-
-def location_of_tool(loaded: LoadedCatalog, index: int) -> Location:
-    """Where the tool at ``index`` starts in the catalog file."""
-    return loaded.document.location(("tools", index), at_key=False)

@@ -77,12 +77,3 @@ class Diagnostic:
     def is_error(self) -> bool:
         """Whether this diagnostic fails the run."""
         return self.severity is Severity.ERROR
-
-    @property
-    def subject(self) -> str | None:
-        """The example or tool this is about, as people address it: ``TOOL_ID[INDEX]``."""
-        if self.tool is None:
-            return None
-        if self.example is None:
-            return self.tool
-        return f"{self.tool}[{self.example}]"

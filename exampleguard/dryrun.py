@@ -184,9 +184,7 @@ def plan(
         # The tool's own fixtures, else the configuration's for every run.
         folder = dry_run.fixtures or config.settings.dryrun.fixtures
         fixtures = config.root / folder if folder else None
-        location = evaluation.inputs.catalog.document.location(
-            ("tools", result.tool_index, "examples", result.index, "command"), at_key=False
-        )
+        location = evaluation.inputs.catalog.example_location(result.tool_index, result.index)
         runs.append(
             PlannedRun(
                 tool=result.tool,

@@ -33,7 +33,6 @@ __all__ = [
     "ParamType",
     "Parameter",
     "StrictModel",
-    "is_value_option",
 ]
 
 # Strict by annotation as well as by configuration: the records below are pydantic dataclasses,
@@ -229,19 +228,6 @@ class Constraints(StrictRecord):
             mutually_exclusive=union(self.mutually_exclusive, other.mutually_exclusive),
         )
 
-    def groups(self) -> list[tuple[str, list[str]]]:
-        """Every group with the name of the rule it belongs to."""
-        return [
-            *(("require_one_of", group) for group in self.require_one_of),
-            *(("require_together", group) for group in self.require_together),
-            *(("mutually_exclusive", group) for group in self.mutually_exclusive),
-        ]
-
 
 NO_CONSTRAINTS = Constraints()
 """The constraints of a command that has none (shared: records are immutable)."""
-
-
-def is_value_option(parameter: Parameter) -> bool:
-    """Whether ``parameter`` is an option that takes at least one value."""
-    return not parameter.positional and parameter.values_per_occurrence != 0

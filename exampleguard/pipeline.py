@@ -19,7 +19,7 @@ from exampleguard.codes import lookup
 from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.counts import Counts, compare_counts, load_counts
-from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
+from exampleguard.diagnostics import Diagnostic, Related, Severity, Span
 from exampleguard.dispositions import (
     LoadedDispositions,
     Review,
@@ -195,7 +195,8 @@ def evaluate(
     config = inputs.config
     contract = build_contract(inputs.catalog, inputs.tree)
     checker = _ExampleChecker(inputs, contract)
-    selected_ids = {tool.id for tool in contract.tools if select is None or select(tool)}
+    selected = [tool for tool in contract.tools if select is None or select(tool)]
+    selected_ids = {tool.id for tool in selected}
     diagnostics: list[Diagnostic] = []
     for diagnostic in contract.diagnostics:
         # Alias collisions and catalog-wide problems are repository checks (shard 1 only); the
@@ -206,9 +207,7 @@ def evaluate(
         elif diagnostic.tool in selected_ids:
             diagnostics.append(diagnostic)
     examples: list[ExampleResult] = []
-    for tool in contract.tools:
-        if select is not None and not select(tool):
-            continue
+    for tool in selected:
         results = checker.tool(tool)
         examples.extend(results)
         for result in results:
@@ -278,6 +277,7 @@ class _ExampleChecker:
     def __init__(self, inputs: Inputs, contract: Contract) -> None:
         self.inputs = inputs
         self.contract = contract
+        self.catalog = inputs.catalog
         self.document = inputs.catalog.document
         settings = inputs.config.settings
         self.max_chars = settings.max_example_chars
@@ -297,7 +297,7 @@ class _ExampleChecker:
 
     def example(self, tool: EffectiveTool, index: int) -> ExampleResult:
         command = tool.tool.examples[index].command
-        key = ("tools", tool.index, "examples", index, "command")
+        key = self.catalog.example_key(tool.index, index)
         diagnostics: list[Diagnostic] = []
 
         def emit(
@@ -489,9 +489,7 @@ class _ExampleChecker:
                 seen[key] = result
                 updated.append(result)
                 continue
-            location = self.document.location(
-                ("tools", tool.index, "examples", result.index, "command"), at_key=False
-            )
+            location = self.catalog.example_location(tool.index, result.index)
             duplicate = Diagnostic(
                 code="duplicate-example",
                 severity=Severity.ERROR,
@@ -503,7 +501,7 @@ class _ExampleChecker:
                 related=(
                     Related(
                         f"{earlier.address} is the same",
-                        location=_example_location(self.document, tool.index, earlier.index),
+                        location=self.catalog.example_location(tool.index, earlier.index),
                     ),
                 ),
             )
@@ -512,23 +510,7 @@ class _ExampleChecker:
 
 
 def _with(result: ExampleResult, diagnostic: Diagnostic) -> ExampleResult:
-    return ExampleResult(
-        tool=result.tool,
-        tool_index=result.tool_index,
-        index=result.index,
-        command=result.command,
-        argv=result.argv,
-        path=result.path,
-        arguments=result.arguments,
-        diagnostics=(*result.diagnostics, diagnostic),
-        validated=result.validated,
-        command_end=result.command_end,
-        given_flags=result.given_flags,
-    )
-
-
-def _example_location(document: Document, tool_index: int, index: int) -> Location:
-    return document.location(("tools", tool_index, "examples", index, "command"), at_key=False)
+    return replace(result, diagnostics=(*result.diagnostics, diagnostic))
 
 
 def _nodes_on_path(contract: Contract, tool: EffectiveTool) -> list[Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from exampleguard.report.model import subject_of
+
 __all__ = ["render_github"]
 
 
@@ -32,11 +34,8 @@ def render_github(data: dict[str, Any]) -> str:
                 properties.append(f"line={location['line']}")
                 if location.get("column") is not None:
                     properties.append(f"col={location['column']}")
-        title = diagnostic["code"]
-        if diagnostic.get("tool") is not None:
-            title += f" {diagnostic['tool']}"
-            if diagnostic.get("example") is not None:
-                title += f"[{diagnostic['example']}]"
+        about = subject_of(diagnostic)
+        title = diagnostic["code"] if about is None else f"{diagnostic['code']} {about}"
         properties.append(f"title={_escape_property(title)}")
         message = diagnostic["message"]
         if diagnostic.get("hint"):

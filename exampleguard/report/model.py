@@ -24,6 +24,7 @@ __all__ = [
     "Report",
     "ShardEntry",
     "diagnostic_data",
+    "subject_of",
 ]
 
 REPORT_FORMAT = "exampleguard.report/v1"
@@ -168,3 +169,12 @@ def diagnostic_data(diagnostic: Diagnostic) -> dict[str, Any]:
         "span": _span(diagnostic.span),
         "related": _related(diagnostic.related),
     }
+
+
+def subject_of(diagnostic: dict[str, Any]) -> str | None:
+    """The example or tool a diagnostic (as report data) is about: ``TOOL_ID[INDEX]``."""
+    if diagnostic.get("tool") is None:
+        return None
+    if diagnostic.get("example") is None:
+        return str(diagnostic["tool"])
+    return f"{diagnostic['tool']}[{diagnostic['example']}]"

@@ -12,6 +12,7 @@ from typing import Any
 from exampleguard import __version__
 from exampleguard.codes import CODES
 from exampleguard.report.json_format import render_json
+from exampleguard.report.model import subject_of
 
 __all__ = ["SARIF_SCHEMA", "render_sarif"]
 
@@ -67,11 +68,9 @@ def _result(diagnostic: dict[str, Any], index: dict[str, int], fallback: str) ->
                     region["endColumn"] = location["column"] + span["end"] - span["start"]
             physical["region"] = region
         entry: dict[str, Any] = {"physicalLocation": physical}
-        if diagnostic.get("tool") is not None:
-            name = diagnostic["tool"]
-            if diagnostic.get("example") is not None:
-                name += f"[{diagnostic['example']}]"
-            entry["logicalLocations"] = [{"name": name, "kind": "member"}]
+        about = subject_of(diagnostic)
+        if about is not None:
+            entry["logicalLocations"] = [{"name": about, "kind": "member"}]
         result["locations"] = [entry]
     subject = {
         key: diagnostic[key] for key in ("tool", "example") if diagnostic.get(key) is not None

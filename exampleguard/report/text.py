@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from exampleguard.report.model import subject_of
+
 __all__ = ["diagnostic_lines", "render_text"]
 
 _STYLES = {
@@ -52,12 +54,8 @@ def diagnostic_lines(diagnostic: dict[str, Any], *, color: bool = False) -> list
     """The line for one diagnostic, and its ``help:`` line when it has a hint."""
     where = _paint(f"{_where(diagnostic)}:", "location", color)
     code = _paint(diagnostic["code"], diagnostic["severity"], color)
-    subject = ""
-    if diagnostic.get("tool") is not None:
-        text = diagnostic["tool"]
-        if diagnostic.get("example") is not None:
-            text += f"[{diagnostic['example']}]"
-        subject = " " + _paint(f"{text}:", "subject", color)
+    about = subject_of(diagnostic)
+    subject = " " + _paint(f"{about}:", "subject", color) if about is not None else ""
     message = diagnostic["message"]
     hint = diagnostic.get("hint")
     extra: list[str] = []
