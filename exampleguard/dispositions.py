@@ -35,8 +35,11 @@ __all__ = [
     "Review",
     "check_dispositions",
     "check_exclusions",
+    "exact_command",
+    "has_wildcard",
     "is_concrete_reason",
     "load_dispositions",
+    "shown_path",
 ]
 
 EXCLUSIONS_FILE = "exclusions.toml"
@@ -137,6 +140,27 @@ class Record(Generic[T]):
         """Where the record starts in its file."""
         kind = "disposition" if isinstance(self.value, Disposition) else "exclusion"
         return self.document.location((kind, self.index), at_key=False)
+
+    def problem(self, code: str, message: str, hint: str | None = None) -> Diagnostic:
+        """An error about this record, located at it and saying which record it is."""
+        value = self.value
+        if isinstance(value, Disposition):
+            return Diagnostic(
+                code=code,
+                severity=Severity.ERROR,
+                message=f"disposition for {value.tool}[{value.example}]: {message}",
+                hint=hint,
+                tool=value.tool,
+                example=value.example,
+                location=self.location,
+            )
+        return Diagnostic(
+            code=code,
+            severity=Severity.ERROR,
+            message=f"exclusion of '{shown_path(value.path)}': {message}",
+            hint=hint,
+            location=self.location,
+        )
 
 
 @dataclass(slots=True)
@@ -260,35 +284,15 @@ def check_dispositions(
     first: dict[tuple[str, int], Record[Disposition]] = {}
     for record in loaded.dispositions:
         disposition = record.value
-        target = f"{disposition.tool}[{disposition.example}]"
-
-        def report(
-            code: str,
-            message: str,
-            hint: str | None = None,
-            *,
-            record: Record[Disposition] = record,
-            target: str = target,
-        ) -> None:
-            review.diagnostics.append(
-                Diagnostic(
-                    code=code,
-                    severity=Severity.ERROR,
-                    message=f"disposition for {target}: {message}",
-                    hint=hint,
-                    tool=record.value.tool,
-                    example=record.value.example,
-                    location=record.location,
-                )
-            )
-
         key = (disposition.tool, disposition.example)
         if key in first:
             earlier = first[key]
-            report(
-                "disposition-duplicate",
-                f"the same example already has a disposition in {earlier.location}",
-                "Keep one record per example.",
+            review.diagnostics.append(
+                record.problem(
+                    "disposition-duplicate",
+                    f"the same example already has a disposition in {earlier.location}",
+                    "Keep one record per example.",
+                )
             )
             continue
         first[key] = record
@@ -325,23 +329,28 @@ def check_dispositions(
                 )
             )
         for message, hint in problems:
-            report("disposition-invalid", message, hint)
+            review.diagnostics.append(record.problem("disposition-invalid", message, hint))
         if problems or tool is None:
             continue
         if disposition.example >= len(tool.examples):
-            report(
-                "disposition-stale",
-                f"the tool has {len(tool.examples)} example(s); index {disposition.example} no "
-                "longer exists",
-                "Delete the record.",
+            review.diagnostics.append(
+                record.problem(
+                    "disposition-stale",
+                    f"the tool has {len(tool.examples)} example(s); index {disposition.example} no "
+                    "longer exists",
+                    "Delete the record.",
+                )
             )
             continue
         current = tool.examples[disposition.example].command
         if current != disposition.command:
-            report(
-                "disposition-stale",
-                f"it was reviewed for {disposition.command!r} but the example is now {current!r}",
-                "Review the current example and write a new disposition, or delete this one.",
+            review.diagnostics.append(
+                record.problem(
+                    "disposition-stale",
+                    f"it was reviewed for {disposition.command!r} but the example is now "
+                    f"{current!r}",
+                    "Review the current example and write a new disposition, or delete this one.",
+                )
             )
             continue
         review.narrowed.add(key)
@@ -357,65 +366,53 @@ def check_exclusions(
     for record in loaded.exclusions:
         exclusion = record.value
         path = tuple(exclusion.path)
-        shown = " ".join(path) or "(the program itself)"
-
-        def report(
-            code: str,
-            message: str,
-            hint: str | None = None,
-            *,
-            record: Record[Exclusion] = record,
-            shown: str = shown,
-        ) -> None:
-            review.diagnostics.append(
-                Diagnostic(
-                    code=code,
-                    severity=Severity.ERROR,
-                    message=f"exclusion of '{shown}': {message}",
-                    hint=hint,
-                    location=record.location,
-                )
-            )
-
         if contract.tree is None:
-            report(
-                "exclusion-invalid",
-                "coverage is only checked against a command tree, and none is configured",
-                "Configure `tree`, or delete dispositions/exclusions.toml.",
+            review.diagnostics.append(
+                record.problem(
+                    "exclusion-invalid",
+                    "coverage is only checked against a command tree, and none is configured",
+                    "Configure `tree`, or delete dispositions/exclusions.toml.",
+                )
             )
             continue
         if path in first:
-            report(
-                "exclusion-duplicate",
-                f"the path is already excluded at {first[path].location}",
-                "Keep one record per path.",
+            review.diagnostics.append(
+                record.problem(
+                    "exclusion-duplicate",
+                    f"the path is already excluded at {first[path].location}",
+                    "Keep one record per path.",
+                )
             )
             continue
         first[path] = record
         problems: list[str] = []
-        if any(_WILDCARD.search(word) for word in path):
+        if has_wildcard(path):
             problems.append("wildcards are not allowed; name one exact command")
         if not is_concrete_reason(exclusion.reason, ""):
             problems.append(f"the reason {exclusion.reason.strip()!r} is not concrete")
-        node = _exact(contract, path)
+        node = exact_command(contract, path)
         if not problems and node is None:
-            report(
-                "exclusion-stale",
-                "the program no longer has this command",
-                "Delete the record.",
+            review.diagnostics.append(
+                record.problem(
+                    "exclusion-stale",
+                    "the program no longer has this command",
+                    "Delete the record.",
+                )
             )
             continue
         if node is not None and (node.is_group or not node.runnable):
             problems.append("it is a command group, not a runnable command; exclude leaves only")
         for message in problems:
-            report("exclusion-invalid", message)
+            review.diagnostics.append(record.problem("exclusion-invalid", message))
         if problems or node is None:
             continue
         if node.tool is not None:
-            report(
-                "exclusion-stale",
-                f"the tool {node.tool.id} now covers this command",
-                "Delete the exclusion.",
+            review.diagnostics.append(
+                record.problem(
+                    "exclusion-stale",
+                    f"the tool {node.tool.id} now covers this command",
+                    "Delete the exclusion.",
+                )
             )
             continue
         review.excluded.add(path)
@@ -424,8 +421,18 @@ def check_exclusions(
     return review
 
 
-def _exact(contract: Contract, path: Sequence[str]) -> CommandNode | None:
-    # Exclusions name primary paths exactly; an alias does not count.
+def shown_path(path: Sequence[str]) -> str:
+    """A command path as reviewers write it (the program's own path has no words)."""
+    return " ".join(path) or "(the program itself)"
+
+
+def has_wildcard(path: Sequence[str]) -> bool:
+    """Whether a path uses wildcard characters, which an exact record never may."""
+    return any(_WILDCARD.search(word) for word in path)
+
+
+def exact_command(contract: Contract, path: Sequence[str]) -> CommandNode | None:
+    """The command at exactly ``path`` by primary names (an alias does not count), if any."""
     node = contract.root
     for word in path:
         if word not in node.names:
@@ -441,7 +448,7 @@ def _uncovered(
     for node in contract.runnable_leaves():
         if node.tool is not None or node.path in excluded:
             continue
-        shown = " ".join(node.path) or "(the program itself)"
+        shown = shown_path(node.path)
         found.append(
             Diagnostic(
                 code="uncovered-command",

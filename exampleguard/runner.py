@@ -119,15 +119,8 @@ def count(config: Config, *, write: bool) -> TextOutcome:
         with locked(path.parent):
             write_atomically(path, text)
     except OSError as error:
-        return TextOutcome(
-            unusable=[
-                Diagnostic(
-                    code="file-unreadable",
-                    severity=Severity.ERROR,
-                    message=f"cannot write {display}: {error.strerror}",
-                    location=Location(display),
-                )
-            ]
+        return _refuse(
+            "file-unreadable", f"cannot write {display}: {error.strerror}", Location(display)
         )
     return TextOutcome(text + f"wrote {display}\n", 0)
 
@@ -153,15 +146,10 @@ def show_tree(
         except ConfigError as error:
             return TextOutcome(unusable=[error.diagnostic])
         if config.settings.tree is None:
-            return TextOutcome(
-                unusable=[
-                    Diagnostic(
-                        code="config-invalid",
-                        severity=Severity.ERROR,
-                        message=f"{config.document.display} configures no `tree`; pass --tree SPEC",
-                        location=config.location(),
-                    )
-                ]
+            return _refuse(
+                "config-invalid",
+                f"{config.document.display} configures no `tree`; pass --tree SPEC",
+                config.location(),
             )
         spec_text, root, timeout = (
             config.settings.tree,
@@ -173,11 +161,7 @@ def show_tree(
     try:
         spec = parse_tree_spec(spec_text, root)
     except ValueError as error:
-        return TextOutcome(
-            unusable=[
-                Diagnostic(code="config-invalid", severity=Severity.ERROR, message=str(error))
-            ]
-        )
+        return _refuse("config-invalid", str(error))
     try:
         loaded, _ = load_tree(spec, root=root, display=spec_text, timeout=timeout, program=program)
     except SourceError as error:
@@ -224,15 +208,7 @@ def tool_schema(config: Config, tool_id: str) -> TextOutcome:
     tool = next((t for t in contract.tools if t.id == tool_id), None)
     if tool is None:
         known = ", ".join(t.id for t in contract.tools[:10])
-        return TextOutcome(
-            unusable=[
-                Diagnostic(
-                    code="config-invalid",
-                    severity=Severity.ERROR,
-                    message=f"the catalog has no tool {tool_id!r} (tools: {known})",
-                )
-            ]
-        )
+        return _refuse("config-invalid", f"the catalog has no tool {tool_id!r} (tools: {known})")
     return TextOutcome(json.dumps(argument_schema(tool), indent=2, ensure_ascii=False) + "\n")
 
 
@@ -242,7 +218,7 @@ def tool_schema(config: Config, tool_id: str) -> TextOutcome:
 def _refuse(
     code: str, message: str, location: Location | None = None, hint: str | None = None
 ) -> TextOutcome:
-    """A reviewer command refused: the record's own code, and nothing written (exit 2)."""
+    """A command refused with one error diagnostic: nothing run or written (exit 2)."""
     return TextOutcome(
         unusable=[
             Diagnostic(
@@ -352,8 +328,11 @@ def add_exclusion(
     from exampleguard.dispositions import (  # noqa: PLC0415
         EXCLUSIONS_FILE,
         Exclusion,
+        exact_command,
+        has_wildcard,
         is_concrete_reason,
         render_exclusion,
+        shown_path,
     )
     from exampleguard.pipeline import InputError, load_inputs  # noqa: PLC0415
 
@@ -370,30 +349,27 @@ def add_exclusion(
         return _refuse(
             "exclusion-invalid", "coverage exclusions need a command tree; configure `tree` first"
         )
-    shown_path = " ".join(path) or "(the program itself)"
-    if any(char in word for word in path for char in "*?[]{}"):
+    shown = shown_path(path)
+    if has_wildcard(path):
         return _refuse(
             "exclusion-invalid",
-            f"'{shown_path}' has wildcard characters; exclude one exact command",
+            f"'{shown}' has wildcard characters; exclude one exact command",
         )
     if not is_concrete_reason(reason, ""):
         return _refuse("exclusion-invalid", f"the reason {reason!r} is not concrete")
-    contract = build_contract(inputs.catalog, inputs.tree)
-    node = contract.root
-    for word in path:
-        if word not in node.names:
-            return _refuse("exclusion-invalid", f"the program has no command '{shown_path}'")
-        node = node.children[word]
+    node = exact_command(build_contract(inputs.catalog, inputs.tree), path)
+    if node is None:
+        return _refuse("exclusion-invalid", f"the program has no command '{shown}'")
     if node.is_group or not node.runnable:
-        return _refuse("exclusion-invalid", f"'{shown_path}' is a group, not a runnable command")
+        return _refuse("exclusion-invalid", f"'{shown}' is a group, not a runnable command")
     if node.tool is not None:
         return _refuse(
-            "exclusion-stale", f"the tool {node.tool.id} covers '{shown_path}'; nothing to exclude"
+            "exclusion-stale", f"the tool {node.tool.id} covers '{shown}'; nothing to exclude"
         )
     for record in inputs.records.exclusions:
         if record.value.path == path:
             return _refuse(
-                "exclusion-duplicate", f"'{shown_path}' is already excluded at {record.location}"
+                "exclusion-duplicate", f"'{shown}' is already excluded at {record.location}"
             )
     block = render_exclusion(Exclusion(path=path, reason=reason, reviewer=reviewer))
     target = config.dispositions_path / EXCLUSIONS_FILE
@@ -446,38 +422,40 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     for diagnostic in review.diagnostics:
         if diagnostic.code.startswith(("disposition-", "exclusion-")) and diagnostic.location:
             problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
-    entries: list[dict[str, Any]] = []
-    for record in inputs.records.dispositions:
-        value = record.value
-        where = str(record.location)
-        entries.append(
+    records: list[tuple[Any, dict[str, Any]]] = [
+        (
+            record,
             {
                 "kind": "disposition",
-                "tool": value.tool,
-                "example": value.example,
-                "reason_code": value.reason_code,
-                "reason": value.reason,
-                "reviewer": value.reviewer,
-                "evidence": value.evidence,
-                "command": value.command,
-                "file": record.document.display,
-                "line": record.location.line,
-                "status": ", ".join(problems.get(where, [])) or "applies",
-            }
+                "tool": record.value.tool,
+                "example": record.value.example,
+                "reason_code": record.value.reason_code,
+                "reason": record.value.reason,
+                "reviewer": record.value.reviewer,
+                "evidence": record.value.evidence,
+                "command": record.value.command,
+            },
         )
-    for exclusion_record in inputs.records.exclusions:
-        value_ = exclusion_record.value
-        where = str(exclusion_record.location)
-        entries.append(
+        for record in inputs.records.dispositions
+    ]
+    records += [
+        (
+            record,
             {
                 "kind": "exclusion",
-                "path": value_.path,
-                "reason": value_.reason,
-                "reviewer": value_.reviewer,
-                "file": exclusion_record.document.display,
-                "line": exclusion_record.location.line,
-                "status": ", ".join(problems.get(where, [])) or "applies",
-            }
+                "path": record.value.path,
+                "reason": record.value.reason,
+                "reviewer": record.value.reviewer,
+            },
+        )
+        for record in inputs.records.exclusions
+    ]
+    entries: list[dict[str, Any]] = []
+    for record, fields in records:
+        location = record.location
+        status = ", ".join(problems.get(str(location), [])) or "applies"
+        entries.append(
+            {**fields, "file": record.document.display, "line": location.line, "status": status}
         )
     if as_json:
         return TextOutcome(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
