@@ -21,6 +21,7 @@ import typer
 if TYPE_CHECKING:
     from exampleguard.config import Config
     from exampleguard.diagnostics import Diagnostic
+    from exampleguard.runner import DryRunOutcome, TextOutcome, ValidateOutcome
 
 __all__ = ["app", "entry_point", "main"]
 
@@ -56,15 +57,8 @@ class OutputFormat(StrEnum):
     github = "github"
 
 
-class TreeFormat(StrEnum):
-    """Tree output formats."""
-
-    text = "text"
-    json = "json"
-
-
-class ListFormat(StrEnum):
-    """Listing formats."""
+class TextOrJson(StrEnum):
+    """Output formats of the listing commands (tree, dispositions list)."""
 
     text = "text"
     json = "json"
@@ -121,10 +115,13 @@ def _stderr(text: str) -> None:
     sys.stderr.buffer.flush()
 
 
+_COULD_NOT_EVALUATE = "exampleguard could not evaluate the run"
+
+
 def _fail_with(
     diagnostics: list[Diagnostic],
     code: int = EXIT_UNUSABLE,
-    summary: str = "exampleguard could not evaluate the run",
+    summary: str = _COULD_NOT_EVALUATE,
 ) -> NoReturn:
     from exampleguard.report.model import diagnostic_data  # noqa: PLC0415
     from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
@@ -135,6 +132,14 @@ def _fail_with(
     count = len(diagnostics)
     _stderr(f"{summary} ({count} problem{'s' if count != 1 else ''}).")
     raise typer.Exit(code)
+
+
+def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoReturn:
+    """End a command whose result is text: its problems (exit 2), or its text and exit code."""
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary=summary)
+    _stdout(outcome.text)
+    raise typer.Exit(outcome.exit_code)
 
 
 def _load_config(path: Path | None) -> Config:
@@ -194,12 +199,24 @@ def validate(
     shard_spec = _parse_shard(shard)
     loaded = _load_config(config)
     outcome = runner.validate(loaded, shard=shard_spec)
+    _finish_report(outcome, output_format, output)
+
+
+def _finish_report(
+    outcome: ValidateOutcome | DryRunOutcome,
+    output_format: OutputFormat,
+    output: Path | None,
+    summary: str = _COULD_NOT_EVALUATE,
+) -> NoReturn:
+    """End a command whose result is a report: its problems (exit 2), or the report and verdict."""
+    from exampleguard.runner import DryRunOutcome  # noqa: PLC0415
+
     if outcome.unusable:
-        _fail_with(outcome.unusable)
-    _emit(
-        _render(outcome.report, output_format, output),
-        output,
-    )
+        _fail_with(outcome.unusable, summary=summary)
+    _emit(_render(outcome.report, output_format, output), output)
+    if isinstance(outcome, DryRunOutcome) and outcome.interrupted:
+        _stderr("exampleguard: interrupted; every sandboxed process was stopped")
+        raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
 
 
@@ -255,7 +272,7 @@ def dryrun(
     loaded = _load_config(config)
     # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
     # the report is marked interrupted, and the exit code is 130.
-    with _progress(output_format) as progress:
+    with _progress() as progress:
         outcome = runner.dry_run(
             loaded,
             jobs=jobs,
@@ -264,17 +281,11 @@ def dryrun(
             shard=shard_spec,
             progress=progress,
         )
-    if outcome.unusable:
-        _fail_with(outcome.unusable, summary="exampleguard dryrun ran nothing")
-    _emit(_render(outcome.report, output_format, output), output)
-    if outcome.interrupted:
-        _stderr("exampleguard: interrupted; every sandboxed process was stopped")
-        raise typer.Exit(EXIT_INTERRUPTED)
-    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+    _finish_report(outcome, output_format, output, summary="exampleguard dryrun ran nothing")
 
 
 @contextlib.contextmanager
-def _progress(output_format: OutputFormat) -> Iterator[Any]:
+def _progress() -> Iterator[Any]:
     """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
     if not sys.stderr.isatty():
         yield None
@@ -282,7 +293,6 @@ def _progress(output_format: OutputFormat) -> Iterator[Any]:
     from rich.console import Console  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
 
-    del output_format
     with Progress(
         TextColumn("dry runs"),
         BarColumn(),
@@ -306,9 +316,7 @@ def sandbox_command(config: ConfigOption = None) -> None:
     from exampleguard import runner  # noqa: PLC0415
 
     del config  # accepted for uniformity: every command takes --config
-    outcome = runner.sandbox_report()
-    _stdout(outcome.text)
-    raise typer.Exit(outcome.exit_code)
+    _finish(runner.sandbox_report())
 
 
 # -- counts -------------------------------------------------------------------------------------
@@ -326,10 +334,7 @@ def counts(
 
     loaded = _load_config(config)
     outcome = runner.count(loaded, write=write)
-    if outcome.unusable:
-        _fail_with(outcome.unusable)
-    _stdout(outcome.text)
-    raise typer.Exit(outcome.exit_code)
+    _finish(outcome)
 
 
 # -- tree ---------------------------------------------------------------------------------------
@@ -348,8 +353,8 @@ def tree(
         ),
     ] = None,
     output_format: Annotated[
-        TreeFormat, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
-    ] = TreeFormat.text,
+        TextOrJson, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+    ] = TextOrJson.text,
     program: Annotated[
         str | None,
         typer.Option("--program", help="Program name to record (default: guessed)."),
@@ -361,14 +366,11 @@ def tree(
     outcome = runner.show_tree(
         config,
         tree_spec,
-        as_json=output_format is TreeFormat.json,
+        as_json=output_format is TextOrJson.json,
         program=program,
         color=_color(None),
     )
-    if outcome.unusable:
-        _fail_with(outcome.unusable)
-    _stdout(outcome.text)
-    raise typer.Exit(EXIT_OK)
+    _finish(outcome)
 
 
 # -- schema / explain ---------------------------------------------------------------------------
@@ -413,10 +415,7 @@ def schema(
                 f"`schema {kind.value}` takes no TOOL_ID", param_hint="TOOL_ID"
             )
         outcome = runner.format_schema(kind.value)
-    if outcome.unusable:
-        _fail_with(outcome.unusable)
-    _stdout(outcome.text)
-    raise typer.Exit(outcome.exit_code)
+    _finish(outcome)
 
 
 @app.command()
@@ -498,10 +497,7 @@ def dispositions_add(
         evidence=list(evidence or []),
         dry_run=dry_run,
     )
-    if outcome.unusable:
-        _fail_with(outcome.unusable, summary="exampleguard refused the record; nothing was written")
-    _stdout(outcome.text)
-    raise typer.Exit(EXIT_OK)
+    _finish(outcome, summary="exampleguard refused the record; nothing was written")
 
 
 @dispositions_app.command("exclude")
@@ -523,27 +519,21 @@ def dispositions_exclude(
     outcome = runner.add_exclusion(
         _load_config(config), path=path, reason=reason, reviewer=reviewer, dry_run=dry_run
     )
-    if outcome.unusable:
-        _fail_with(outcome.unusable, summary="exampleguard refused the record; nothing was written")
-    _stdout(outcome.text)
-    raise typer.Exit(EXIT_OK)
+    _finish(outcome, summary="exampleguard refused the record; nothing was written")
 
 
 @dispositions_app.command("list")
 def dispositions_list(
     output_format: Annotated[
-        ListFormat, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
-    ] = ListFormat.text,
+        TextOrJson, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+    ] = TextOrJson.text,
     config: ConfigOption = None,
 ) -> None:
     """List every disposition and exclusion with its status."""
     from exampleguard import runner  # noqa: PLC0415
 
-    outcome = runner.list_records(_load_config(config), as_json=output_format is ListFormat.json)
-    if outcome.unusable:
-        _fail_with(outcome.unusable)
-    _stdout(outcome.text)
-    raise typer.Exit(EXIT_OK)
+    outcome = runner.list_records(_load_config(config), as_json=output_format is TextOrJson.json)
+    _finish(outcome)
 
 
 @dispositions_app.command("check")
@@ -552,10 +542,7 @@ def dispositions_check(config: ConfigOption = None) -> None:
     from exampleguard import runner  # noqa: PLC0415
 
     outcome = runner.check_records(_load_config(config))
-    if outcome.unusable:
-        _fail_with(outcome.unusable)
-    _stdout(_render(outcome.report, OutputFormat.text, None))
-    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+    _finish_report(outcome, OutputFormat.text, None)
 
 
 # -- init and report merge ----------------------------------------------------------------------
@@ -582,10 +569,7 @@ def init(
 
     del config  # init writes the configuration; it does not read one
     outcome = runner.init_project(Path.cwd(), spec_text=tree_spec, program=program)
-    if outcome.unusable:
-        _fail_with(outcome.unusable, summary="exampleguard init changed nothing")
-    _stdout(outcome.text)
-    raise typer.Exit(EXIT_OK)
+    _finish(outcome, summary="exampleguard init changed nothing")
 
 
 @report_app.command("merge")
@@ -603,10 +587,9 @@ def report_merge(
 
     loaded = _load_config(config) if config is not None or _config_exists() else None
     outcome = runner.merge_reports(reports, loaded)
-    if outcome.unusable:
-        _fail_with(outcome.unusable, summary="exampleguard could not merge the reports")
-    _emit(_render(outcome.report, output_format, output), output)
-    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+    _finish_report(
+        outcome, output_format, output, summary="exampleguard could not merge the reports"
+    )
 
 
 def _config_exists() -> bool:

@@ -213,10 +213,6 @@ class RepositoryItem(ExampleItem):
         if failing:
             raise ExampleFailure(_lines(failing))
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        """Where the item comes from."""
-        return self.path, None, f"{self.name} "
-
 
 class DryRunItem(ExampleItem):
     """One example's dry run in the sandbox."""
