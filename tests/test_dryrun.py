@@ -12,7 +12,6 @@ it: the exit code, the JSON (or text) report on stdout and the diagnostics on st
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.processes import host_processes, kill_processes_with
 from tests.support.project import FIXTURE_APPS, REPOSITORY, make_project, run_cli, write_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dryrun"
@@ -194,33 +194,6 @@ def markers(root: Path) -> set[str]:
     """Labels of the runs that left a marker (only possible under ``isolation = "env"``)."""
     folder = root / "ran"
     return {p.name for p in folder.iterdir()} if folder.exists() else set()
-
-
-def processes_with(token: str) -> list[str]:
-    """Command lines of live host processes that contain ``token`` (zombies are dead)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            stat = (entry / "stat").read_bytes()
-        except OSError:
-            continue
-        state = stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3]
-        if token.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
-    return found
-
-
-def kill_processes_with(token: str) -> None:
-    """Clean up after a failed interruption test, so one failure does not leak into others."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if token.encode() in (entry / "cmdline").read_bytes():
-                os.kill(int(entry.name), signal.SIGKILL)
 
 
 def path_without_namespaces(tmp_path: Path) -> str:
@@ -745,7 +718,7 @@ def executing(label: str) -> bool:
     """Whether the fake itself (not just the sandbox around it) runs with ``label``."""
     return any(
         Path(cmdline.split()[0]).name.startswith("python") and "fake_cli.py" in cmdline
-        for cmdline in processes_with(label)
+        for cmdline in host_processes(label).values()
     )
 
 
@@ -787,7 +760,7 @@ def test_a_signal_stops_every_run_and_reports_interrupted(
             time.sleep(0.05)  # polling for the condition above, not waiting for luck
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)
-        leftovers = processes_with(token)
+        leftovers = list(host_processes(token).values())
     finally:
         if proc.poll() is None:
             proc.kill()

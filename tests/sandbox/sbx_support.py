@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import sandbox
+from tests.support.processes import host_processes, kill_processes_with
 
 PROBE = Path(__file__).with_name("probe.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -71,26 +72,12 @@ def verdicts(stdout: str) -> dict[str, dict[str, Any]]:
 
 def processes_with(token: str) -> list[int]:
     """Host pids whose command line contains ``token`` (zombies excluded: already dead)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            stat = (entry / "stat").read_bytes()
-        except OSError:
-            continue
-        state = stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3]
-        if token.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry.name))
-    return found
+    return list(host_processes(token))
 
 
 def kill_token(token: str) -> None:
     """Kill whatever an unsandboxed probe left behind."""
-    for pid in processes_with(token):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, 9)
+    kill_processes_with(token)
 
 
 @dataclass
