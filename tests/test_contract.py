@@ -9,15 +9,16 @@ rule per line, so the expected line is simply the line of a unique marker.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.project import run_cli
+
+from tests.support.cases import collected_cases, run_in_parallel
+from tests.support.project import run_cli
 
 CATALOG_CODES = {
     "duplicate-tool",
@@ -488,16 +489,9 @@ def run_case(root: Path, case: Case) -> Outcome:
 def outcomes(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Future[Outcome]]]:
-    selected: list[Case] = []
-    for item in request.session.items:
-        callspec = getattr(item, "callspec", None)
-        if getattr(item, "module", None) is request.module and callspec is not None:
-            selected.append(callspec.params["case"])
-    with ThreadPoolExecutor(max_workers=min(8, 2 * (os.cpu_count() or 1))) as pool:
-        yield {
-            case.id: pool.submit(run_case, tmp_path_factory.mktemp(case.id), case)
-            for case in selected
-        }
+    selected = collected_cases(request, Case)
+    with run_in_parallel(selected, run_case, tmp_path_factory.mktemp) as futures:
+        yield futures
 
 
 def test_case_ids_are_unique() -> None:

@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from exampleguard.sources import MAX_FILE_BYTES
+from tests.support.cases import collected_cases, workers
 from tests.support.project import REPOSITORY, app_project_files, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -974,17 +975,11 @@ def stop_grandchild(root: Path) -> None:
 def outcomes(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Future[Outcome]]]:
-    selected: list[Case] = []
-    for item in request.session.items:
-        callspec = getattr(item, "callspec", None)
-        in_module = getattr(item, "module", None) is request.module
-        if in_module and callspec is not None and isinstance(callspec.params.get("case"), Case):
-            selected.append(callspec.params["case"])
+    selected = collected_cases(request, Case)
     roots = {case.id: tmp_path_factory.mktemp(case.id) for case in selected}
-    workers = min(6, 2 * (os.cpu_count() or 1))
     # The slow ones (bounded hangs, tree imports) start first, so they overlap with the rest.
     selected.sort(key=lambda case: not (case.timeout < 60 or case.base == "app"))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=workers(6)) as pool:
         futures = {case.id: pool.submit(run_case, roots[case.id], case) for case in selected}
         try:
             yield futures
