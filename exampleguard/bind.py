@@ -93,6 +93,8 @@ class Occurrence:
     values: list[Piece] = field(default_factory=list)
     bare: bool = False
     """An optional-value option given without its value."""
+    converted: list[Any] | None = field(default=None, repr=False, compare=False)
+    """The values already converted while parsing (argparse converts as it goes), if so."""
 
 
 @dataclass(slots=True)
@@ -132,10 +134,6 @@ def bind(contract: Contract, words: Sequence[str]) -> Binding:
 # -- shared helpers -----------------------------------------------------------------------------
 
 
-def _values_per_occurrence(parameter: Parameter) -> int | str:
-    return parameter.values_per_occurrence
-
-
 def _flag_value(parameter: Parameter, negated: bool) -> bool:
     # A --x/--no-x pair stores True and False. A lone flag stores "not its default", which is
     # False for argparse's store_false (default True) and True for everything else.
@@ -155,10 +153,10 @@ def _describe_level(contract: Contract, path: Path) -> str:
 
 def _elsewhere(contract: Contract, flag: str, here: CommandNode) -> str | None:
     """Where else in the tree ``flag`` is declared, for a helpful hint."""
-    pending = [contract.root]
+    pending = deque([contract.root])
     seen: set[int] = set()
     while pending:
-        node = pending.pop(0)
+        node = pending.popleft()
         if id(node) in seen:
             continue
         seen.add(id(node))
@@ -264,23 +262,9 @@ class _Base:
             if occurrence.bare:
                 per_occurrence.append(True if parameter.type == "boolean" else None)
                 continue
-            converted = []
-            for position, piece in enumerate(occurrence.values):
-                value, error = convert(
-                    parameter,
-                    piece.text,
-                    position,
-                    syntax=self.syntax,
-                    dialect=self.contract.dialect,
-                )
-                if error is not None and report:
-                    self.problem(
-                        error.code,
-                        f"{error.message} for {parameter.display()}",
-                        piece,
-                        hint=_choices_hint(parameter) if error.code == "bad-choice" else None,
-                    )
-                converted.append(value)
+            converted = occurrence.converted
+            if converted is None:
+                converted = self._convert_values(parameter, occurrence.values, report=report)
             nargs = parameter.values_per_occurrence
             single = nargs == 1 or (nargs == "?" and not parameter.positional)
             per_occurrence.append(converted[0] if single and len(converted) == 1 else converted)
@@ -296,6 +280,32 @@ class _Base:
         if parameter.multiple:
             return per_occurrence
         return per_occurrence[-1]
+
+    def _convert_values(
+        self, parameter: Parameter, pieces: list[Piece], *, report: bool
+    ) -> list[Any]:
+        """Convert one occurrence's values in order; a value that fails stays as its text.
+
+        With ``report``, each failure becomes a ``bad-type``/``bad-choice`` problem.
+        """
+        converted = []
+        for position, piece in enumerate(pieces):
+            value, error = convert(
+                parameter,
+                piece.text,
+                position,
+                syntax=self.syntax,
+                dialect=self.contract.dialect,
+            )
+            if error is not None and report:
+                self.problem(
+                    error.code,
+                    f"{error.message} for {parameter.display()}",
+                    piece,
+                    hint=_choices_hint(parameter) if error.code == "bad-choice" else None,
+                )
+            converted.append(value)
+        return converted
 
     def repeated(self, occurrences: list[Occurrence]) -> None:
         """Warn when a single-valued option is given more than once (the last one wins)."""
@@ -388,7 +398,8 @@ def _click_table(node: CommandNode) -> _ClickTable:
     short: dict[str, _ClickOption] = {}
     prefixes = {"-", "--"}
     positionals: list[Parameter] = []
-    for parameter in node.accepted():
+    accepted = node.accepted()
+    for parameter in accepted:
         if parameter.positional:
             positionals.append(parameter)
             continue
@@ -404,7 +415,6 @@ def _click_table(node: CommandNode) -> _ClickTable:
                 else:
                     long.setdefault(flag, option)
                     prefixes.add(prefix)
-    accepted = node.accepted()
     required = [
         p
         for p in accepted
@@ -760,12 +770,10 @@ class _ClickBinder(_Base):
     def _leftover(self, level: _ClickLevel, rest: list[Piece]) -> None:
         if not rest or level.failed:
             return
-        if level.node.settings.allow_extra_args:
-            for piece in rest:
-                self.role(piece, Role.EXTRA)
-            return
         for piece in rest:
             self.role(piece, Role.EXTRA)
+        if level.node.settings.allow_extra_args:
+            return
         first = rest[0]
         accepted = sum(1 for p in level.node.accepted() if p.positional)
         self.binding.problems.append(
@@ -871,6 +879,10 @@ class _ArgparseTable:
     prefix_chars: str
     allow_abbrev: bool
     negative_number_options: bool
+    conflicts: dict[int, list[Parameter]]
+    """Each mutually exclusive parameter (by ``id``) → the members of its groups it excludes."""
+    require_one_of: list[list[Parameter]]
+    """The parameters of each non-empty require-one-of group, in declaration order."""
 
 
 def _argparse_table(node: CommandNode) -> _ArgparseTable:
@@ -897,9 +909,31 @@ def _argparse_table(node: CommandNode) -> _ArgparseTable:
         prefix_chars=node.settings.prefix_chars,
         allow_abbrev=node.settings.allow_abbrev,
         negative_number_options=any(_NEGATIVE_NUMBER.match(flag) for flag in options),
+        conflicts=_conflicts(node),
+        require_one_of=_require_one_of(node),
     )
     node.cache["argparse"] = table
     return table
+
+
+def _conflicts(node: CommandNode) -> dict[int, list[Parameter]]:
+    by_name = {p.name: p for p in node.parameters}
+    conflicts: dict[int, list[Parameter]] = {}
+    for group in node.framework_constraints.mutually_exclusive:
+        members = [by_name[name] for name in group if name in by_name]
+        for member in members:
+            conflicts.setdefault(id(member), []).extend(m for m in members if m is not member)
+    return conflicts
+
+
+def _require_one_of(node: CommandNode) -> list[list[Parameter]]:
+    by_name = {p.name: p for p in node.parameters}
+    groups = (
+        [by_name[name] for name in group if name in by_name]
+        for group in node.framework_constraints.require_one_of
+    )
+    # A group naming none of this node's parameters is never checked.
+    return [members for members in groups if members]
 
 
 def _pattern(parameter: Parameter) -> str:
@@ -1002,7 +1036,7 @@ class _ArgparseBinder(_Base):
                     options[index] = found
                     parts.append("O")
         pattern = "".join(parts)
-        state = _ArgparseState(node, table, self._conflicts(node))
+        state = _ArgparseState(node, table)
         positionals = list(table.positionals)
 
         def consume_optional(start: int) -> int:
@@ -1157,7 +1191,7 @@ class _ArgparseBinder(_Base):
             self.occurrences.append(occurrence)
         if len(self.binding.problems) == before and not self._is_default(parameter, occurrence):
             state.seen_non_default.add(id(parameter))
-            for other in state.conflicts.get(id(parameter), []):
+            for other in state.table.conflicts.get(id(parameter), []):
                 if id(other) in state.seen_non_default:
                     earlier = next(
                         (o for o in self.occurrences if o.parameter is other and o.word >= 0), None
@@ -1253,15 +1287,6 @@ class _ArgparseBinder(_Base):
             return f"expects {nargs} values"
         return "expects a value"
 
-    def _conflicts(self, node: CommandNode) -> dict[int, list[Parameter]]:
-        by_name = {p.name: p for p in node.parameters}
-        conflicts: dict[int, list[Parameter]] = {}
-        for group in node.framework_constraints.mutually_exclusive:
-            members = [by_name[name] for name in group if name in by_name]
-            for member in members:
-                conflicts.setdefault(id(member), []).extend(m for m in members if m is not member)
-        return conflicts
-
     def _is_default(self, parameter: Parameter, occurrence: Occurrence) -> bool:
         """Whether argparse would take the converted value for the default (an identity test).
 
@@ -1311,17 +1336,8 @@ class _ArgparseBinder(_Base):
                     "parameter has choices",
                 )
             return
-        for position, piece in enumerate(occurrence.values):
-            _, error = convert(
-                parameter, piece.text, position, syntax=self.syntax, dialect="argparse"
-            )
-            if error is not None:
-                self.problem(
-                    error.code,
-                    f"{error.message} for {parameter.display()}",
-                    piece,
-                    hint=_choices_hint(parameter) if error.code == "bad-choice" else None,
-                )
+        # Kept for typing the occurrence later: the same values, converted the same way.
+        occurrence.converted = self._convert_values(parameter, occurrence.values, report=True)
 
     def _subcommand(self, node: CommandNode, values: list[Piece]) -> list[Piece]:
         name, rest = values[0], values[1:]
@@ -1363,10 +1379,8 @@ class _ArgparseBinder(_Base):
                 "missing-required",
                 f"'{level}' requires {', '.join(p.display() for p in missing)}",
             )
-        by_name = {p.name: p for p in node.parameters}
-        for group in node.framework_constraints.require_one_of:
-            members = [by_name[name] for name in group if name in by_name]
-            if members and not any(id(m) in state.seen_non_default for m in members):
+        for members in state.table.require_one_of:
+            if not any(id(m) in state.seen_non_default for m in members):
                 self.problem(
                     "require-one-of",
                     f"'{level}' requires one of {', '.join(m.display() for m in members)}",
@@ -1379,7 +1393,6 @@ class _ArgparseState:
 
     node: CommandNode
     table: _ArgparseTable
-    conflicts: dict[int, list[Parameter]]
     seen: set[int] = field(default_factory=set)
     seen_non_default: set[int] = field(default_factory=set)
     extras: list[Piece] = field(default_factory=list)

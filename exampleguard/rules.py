@@ -15,6 +15,7 @@ from typing import Any
 from exampleguard.bind import Binding, Occurrence, Problem, Role
 from exampleguard.contract import EffectiveTool
 from exampleguard.model import Parameter
+from exampleguard.toolschema import frozen_json
 
 __all__ = [
     "BannedSpellings",
@@ -282,13 +283,5 @@ def _banned_by_flags(parameter: Parameter, negated: bool, banned: frozenset[str]
 
 def duplicate_key(path: Sequence[str], arguments: dict[str, Any]) -> Hashable:
     """A canonical key: two examples with the same key do the same thing."""
-    return (tuple(path), _frozen(arguments))
-
-
-def _frozen(value: Any) -> Any:
     # Hashable and exact: the type keeps True apart from 1, and 1 apart from 1.0.
-    if isinstance(value, dict):
-        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return ("list", tuple(_frozen(item) for item in value))
-    return (type(value).__name__, value)
+    return (tuple(path), frozen_json(arguments))

@@ -16,7 +16,7 @@ from typing import Any
 from exampleguard.contract import EffectiveTool
 from exampleguard.model import Parameter, ParamType
 
-__all__ = ["DIALECT", "SchemaCheck", "argument_schema", "schema_errors"]
+__all__ = ["DIALECT", "SchemaCheck", "argument_schema", "frozen_json", "schema_errors"]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -195,7 +195,7 @@ class SchemaCheck:
             return False
         for name, value in arguments.items():
             key = compiled.properties[name]
-            verdict_key = (key, _frozen(value))
+            verdict_key = (key, frozen_json(value))
             verdict = self._verdicts.get(verdict_key)
             if verdict is None:
                 verdict = self._validators[key].is_valid(value)
@@ -211,12 +211,12 @@ class _CompiledTool:
     required: frozenset[str]
 
 
-def _frozen(value: Any) -> Any:
+def frozen_json(value: Any) -> Any:
     """A hashable stand-in for a JSON value; distinct for values JSON Schema tells apart."""
     if isinstance(value, list):
-        return ("list", tuple(_frozen(item) for item in value))
+        return ("list", tuple(frozen_json(item) for item in value))
     if isinstance(value, dict):
-        return ("object", tuple(sorted((k, _frozen(v)) for k, v in value.items())))
+        return ("object", tuple(sorted((k, frozen_json(v)) for k, v in value.items())))
     # The type keeps True apart from 1 and 1.0 from 1, as JSON Schema's types do.
     return (type(value).__name__, value)
 

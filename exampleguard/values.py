@@ -54,7 +54,6 @@ def convert(
     *,
     syntax: str,
     dialect: str,
-    check_choices: bool = True,
 ) -> Conversion:
     """Convert ``text`` as the ``position``-th value of one occurrence of ``parameter``.
 
@@ -63,15 +62,15 @@ def convert(
     value_type = parameter.value_type(position)
     item_choices = parameter.item_choices
     if item_choices is not None and position < len(item_choices):
-        if item_choices[position] is not None and check_choices:
-            choices = item_choices[position] or []
+        choices = item_choices[position]
+        if choices is not None:
             return _click_choice(choices, text, case_sensitive=parameter.case_sensitive)
-    elif parameter.choices is not None and check_choices and dialect == "click":
+    elif parameter.choices is not None and dialect == "click":
         return _click_choice(parameter.choices, text, case_sensitive=parameter.case_sensitive)
     value, problem = _convert_type(value_type, text, parameter, syntax=syntax)
     if problem is not None:
         return text, problem
-    if parameter.choices is not None and check_choices and value not in parameter.choices:
+    if parameter.choices is not None and value not in parameter.choices:
         return text, ValueError_(
             "bad-choice",
             f"{text!r} is not one of {', '.join(repr(c) for c in parameter.choices)}",
