@@ -8,7 +8,7 @@ and the per-tool limits on examples (at most two, no duplicates).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,25 +55,28 @@ def effective_name(tool: EffectiveTool, occurrence: Occurrence) -> str | None:
 def given_names(tool: EffectiveTool, binding: Binding) -> dict[str, list[Occurrence]]:
     """Every parameter the example gives (SPEC: any option string, or ≥1 positional value)."""
     given: dict[str, list[Occurrence]] = {}
-    for occurrence in binding.occurrences:
-        if occurrence.parameter.positional and not occurrence.values:
-            continue
-        name = effective_name(tool, occurrence)
-        if name is not None:
-            given.setdefault(name, []).append(occurrence)
+    for name, occurrence in _named_occurrences(tool, binding):
+        given.setdefault(name, []).append(occurrence)
     return given
 
 
 def arguments_of(tool: EffectiveTool, binding: Binding) -> dict[str, Any]:
     """The typed argument object: effective parameter name → value, for given parameters."""
-    arguments: dict[str, Any] = {}
+    return {
+        name: binding.typed[id(occurrence.parameter)]
+        for name, occurrence in _named_occurrences(tool, binding)
+        if id(occurrence.parameter) in binding.typed
+    }
+
+
+def _named_occurrences(tool: EffectiveTool, binding: Binding) -> Iterator[tuple[str, Occurrence]]:
+    # A positional that received no value was not given.
     for occurrence in binding.occurrences:
         if occurrence.parameter.positional and not occurrence.values:
             continue
         name = effective_name(tool, occurrence)
-        if name is not None and id(occurrence.parameter) in binding.typed:
-            arguments[name] = binding.typed[id(occurrence.parameter)]
-    return arguments
+        if name is not None:
+            yield name, occurrence
 
 
 def must_give(tool: EffectiveTool) -> list[Parameter]:

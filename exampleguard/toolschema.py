@@ -10,6 +10,7 @@ arguments against it with the ``jsonschema`` validator; a disagreement is ``sche
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +36,9 @@ def argument_schema(tool: EffectiveTool) -> dict[str, Any]:
     """The strict argument schema of ``tool``."""
     properties: dict[str, Any] = {}
     required: list[str] = []
-    for parameter in tool.parameters:
-        if parameter.eager:
-            # --help and --version end parsing; they are not arguments of the tool.
-            continue
+    for parameter, is_required in _fields(tool):
         properties[parameter.name] = _parameter_schema(parameter)
-        if _required(tool, parameter):
+        if is_required:
             required.append(parameter.name)
     schema: dict[str, Any] = {
         "$schema": DIALECT,
@@ -54,6 +52,15 @@ def argument_schema(tool: EffectiveTool) -> dict[str, Any]:
     if summary:
         schema["description"] = summary
     return schema
+
+
+def _fields(tool: EffectiveTool) -> Iterator[tuple[Parameter, bool]]:
+    """The tool's arguments, each with whether the schema requires it."""
+    for parameter in tool.parameters:
+        if parameter.eager:
+            # --help and --version end parsing; they are not arguments of the tool.
+            continue
+        yield parameter, _required(tool, parameter)
 
 
 def _required(tool: EffectiveTool, parameter: Parameter) -> bool:
@@ -168,11 +175,9 @@ class SchemaCheck:
     def _compile(self, tool: EffectiveTool) -> _CompiledTool:
         properties: dict[str, str] = {}
         required: set[str] = set()
-        for parameter in tool.parameters:
-            if parameter.eager:
-                continue
+        for parameter, is_required in _fields(tool):
             properties[parameter.name] = self._subschema(parameter)
-            if _required(tool, parameter):
+            if is_required:
                 required.add(parameter.name)
         return _CompiledTool(properties, frozenset(required))
 
