@@ -34,13 +34,18 @@ class Location:
 
     ``key`` is the path of the offending value inside the file, written the way people read it
     (``tools[3].examples[1].command``). ``line`` and ``column`` are absent when the file could not
-    be read far enough to know them.
+    be read far enough to know them. ``end_line`` and ``end_column`` close the region when the
+    location covers a stretch of text (a word of an example), mapped through the file like the
+    start, so escapes inside a JSON string do not shorten it.
     """
 
     file: str
     line: int | None = None
     column: int | None = None
     key: str | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    """Where the located text ends (1-based, inclusive of the last character), when known."""
 
     def __str__(self) -> str:
         if self.line is None:
@@ -67,6 +72,11 @@ class Diagnostic:
     severity: Severity
     message: str
     hint: str | None = None
+    suggestion: str | None = None
+    """The one replacement a did-you-mean proposes (a flag, a command word, a choice), if any.
+
+    Renderers show it without reading the message or the hint, and fixes apply it.
+    """
     tool: str | None = None
     example: int | None = None
     location: Location | None = None
