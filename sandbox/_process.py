@@ -13,8 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from sandbox._backends import ENV
-from sandbox._launch import Launch
+from sandbox._backend import Launch
 from sandbox._registry import LiveRun, ProcessRegistry, wait_gone
 from sandbox._types import Limits
 
@@ -85,7 +84,7 @@ def execute(
             env=launch.env,
             pass_fds=launch.pass_fds,
             close_fds=True,
-            # Own session: the terminal's Ctrl-C reaches exampleguard, which kills runs itself.
+            # Own session: the terminal's Ctrl-C reaches the caller, which kills runs itself.
             start_new_session=True,
         )
     except OSError as exc:
@@ -174,8 +173,8 @@ def _supervise(
                     live.kill(interrupt=result.ended_by == "interrupt")
                     stop_draining = now + _KILL_GRACE_S
                 elif exited:
-                    if launch.backend == ENV:
-                        # What stayed in the env backend's process group dies with the run.
+                    if launch.kill_group_on_exit:
+                        # What stayed in the backend's process group dies with the run.
                         live.kill()
                     stop_draining = now + _EXIT_GRACE_S
             pipes_open = any(fd in selector.get_map() for fd in captures)

@@ -7,10 +7,9 @@ import shutil
 import threading
 from pathlib import Path
 
-from sandbox._backends import BWRAP, select_backend
+from sandbox._backend import Launch, Request
+from sandbox._backends import choose
 from sandbox._env import build_env
-from sandbox._host import host_info
-from sandbox._launch import Launch, build_launch
 from sandbox._outcome import judge, not_started
 from sandbox._process import execute
 from sandbox._registry import DEFAULT_REGISTRY, ProcessRegistry
@@ -38,32 +37,24 @@ def run(
     """
     source = policy.source_env if policy.source_env is not None else os.environ
     path = source.get("PATH", os.defpath)
-    backend = select_backend(policy.isolation, path=path)
-    host = host_info(path)
+    backend, probe = choose(policy.isolation, path)
     if cancel is not None and cancel.is_set():
-        return not_started(backend, "interrupted")
+        return not_started(backend.name, "interrupted")
     try:
-        work = create_work_dir(policy.fixtures, make_dirs=backend != BWRAP)
+        work = create_work_dir(policy.fixtures, make_dirs=backend.makes_dirs_on_disk)
     except OSError as exc:
-        return not_started(backend, f"cannot prepare the work dir: {exc}")
+        return not_started(backend.name, f"cannot prepare the work dir: {exc}")
     launch: Launch | None = None
     try:
         env = build_env(source, policy.pass_env, work.env_dirs())
         executable = _resolve(policy.argv[0], env["PATH"], work.path)
         if executable is None:
-            return not_started(backend, f"executable not found: {policy.argv[0]}")
+            return not_started(backend.name, f"executable not found: {policy.argv[0]}")
         try:
-            launch = build_launch(
-                backend,
-                host=host,
-                policy=policy,
-                work=work,
-                env=env,
-                executable=executable,
-                source=source,
-            )
+            request = Request(policy, work, env, executable, source)
+            launch = backend.launch(probe, request)
         except OSError as exc:
-            return not_started(backend, f"cannot prepare the sandbox: {exc}")
+            return not_started(backend.name, f"cannot prepare the sandbox: {exc}")
         execution = execute(launch, policy.limits, cancel, registry or DEFAULT_REGISTRY)
         return judge(execution, backend, launch.guarantees, policy.expect_exit)
     finally:

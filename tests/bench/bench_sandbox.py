@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import sandbox  # noqa: E402 - after making the checkout importable when run as a script
-from sandbox._host import BWRAP_BASE_MOUNTS, BWRAP_FLAGS  # noqa: E402
+from sandbox._bubblewrap import BWRAP_BASE_MOUNTS, BWRAP_FLAGS  # noqa: E402
 
 TARGET_OVERHEAD_MS = 6.0
 

@@ -10,6 +10,7 @@ import pytest
 from sbx_support import PROBE, needs_bwrap
 
 import sandbox
+import sandbox._backend
 from sandbox import (
     CONTRACT_GUARANTEES,
     CredentialEnvError,
@@ -20,10 +21,12 @@ from sandbox import (
     Policy,
     Status,
 )
-from sandbox._backends import backend_guarantees
+from sandbox._backends import BACKENDS
+from sandbox._bubblewrap import BubblewrapProbe
 from sandbox._env import DEAD_PROXY, build_env
 from sandbox._host import HostInfo
 from sandbox._seccomp import unix_socket_filter
+from sandbox._unshare import UnshareProbe
 
 
 def test_the_public_surface() -> None:
@@ -262,34 +265,37 @@ def test_bubblewrap_reports_every_guarantee() -> None:
     assert report.not_guaranteed == ()
 
 
-def _host(**changes: object) -> HostInfo:
+def _probe(backend: str, **changes: object) -> sandbox._backend.Probe:
+    host_fields = {"euid", "prlimit", "pids_cgroup"}
     host = HostInfo(
+        path="/usr/bin:/bin",
         euid=0,
-        bwrap="/usr/bin/bwrap",
-        bwrap_detail=None,
-        bwrap_disable_userns=True,
-        bwrap_seccomp=True,
-        unshare="/usr/bin/unshare",
-        unshare_full=True,
-        unshare_detail=None,
+        own_namespaces={},
         prlimit="/usr/bin/prlimit",
         pids_cgroup=Path("/sys/fs/cgroup/pids"),
         pdeathsig=(),
     )
-    return dataclasses.replace(host, **changes)  # type: ignore[arg-type]
+    host = dataclasses.replace(host, **{k: v for k, v in changes.items() if k in host_fields})  # type: ignore[arg-type]
+    own = {k: v for k, v in changes.items() if k not in host_fields}
+    if backend == "bwrap":
+        fields = {"disable_userns": True, "seccomp": True, **own}
+        return BubblewrapProbe(host, True, "/usr/bin/bwrap", None, **fields)  # type: ignore[arg-type]
+    if backend == "unshare":
+        return UnshareProbe(host, True, "/usr/bin/unshare", None, **{"full": True, **own})  # type: ignore[arg-type]
+    return sandbox._backend.Probe(host, True, None)
 
 
 @pytest.mark.parametrize(
     ("backend", "changes", "held", "missing"),
     [
         ("bwrap", {}, {Guarantee.NO_FS_UNIX_SOCKETS, Guarantee.PROCESS_LIMIT}, set()),
-        ("bwrap", {"bwrap_seccomp": False}, set(), {Guarantee.NO_FS_UNIX_SOCKETS}),
+        ("bwrap", {"seccomp": False}, set(), {Guarantee.NO_FS_UNIX_SOCKETS}),
         ("bwrap", {"pids_cgroup": None}, set(), {Guarantee.PROCESS_LIMIT}),
         ("bwrap", {"pids_cgroup": None, "euid": 1000}, {Guarantee.PROCESS_LIMIT}, set()),
         ("bwrap", {"prlimit": None}, set(), {Guarantee.MEMORY_LIMIT}),
         ("unshare", {}, {Guarantee.MEMORY_LIMIT}, {Guarantee.PROCESS_LIMIT}),
         ("unshare", {"euid": 1000}, {Guarantee.PROCESS_LIMIT}, set()),
-        ("unshare", {"unshare_full": False}, set(), {Guarantee.TREE_KILLED}),
+        ("unshare", {"full": False}, set(), {Guarantee.TREE_KILLED}),
         ("env", {}, set(), {Guarantee.MEMORY_LIMIT, Guarantee.PROCESS_LIMIT}),
         ("env", {"euid": 1000}, {Guarantee.MEMORY_LIMIT, Guarantee.PROCESS_LIMIT}, set()),
     ],
@@ -297,7 +303,8 @@ def _host(**changes: object) -> HostInfo:
 def test_limits_are_claimed_only_where_the_run_cannot_undo_them(
     backend: str, changes: dict[str, object], held: set[Guarantee], missing: set[Guarantee]
 ) -> None:
-    claimed = backend_guarantees(backend, _host(**changes), memory=True, processes=True)
+    implementation = next(b for b in BACKENDS if b.name == backend)
+    claimed = implementation.guarantees(_probe(backend, **changes), memory=True, processes=True)
     assert held <= claimed
     assert not missing & claimed
 

@@ -1,0 +1,168 @@
+"""The ``Backend`` protocol and the records every backend shares.
+
+A backend owns four things: its probe of this machine (does it work here, with what), the
+guarantees a run on it gets, the launch of a run (argv, environment, descriptors) and the
+interpretation of how that launch ended. Nothing outside a backend's own module asks which
+backend it is dealing with; the rest of the package talks to this protocol.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from sandbox._types import Guarantee, Isolation, Policy, Status
+
+if TYPE_CHECKING:
+    from sandbox._host import HostInfo
+    from sandbox._limits import PidsCgroup
+    from sandbox._process import Execution
+    from sandbox._workdir import WorkDir
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one backend found on this machine: whether it works, with which executable, why not.
+
+    Backends subclass it to carry what else they measured (optional flags, filters).
+    """
+
+    host: HostInfo
+    available: bool
+    executable: str | None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class ExitVerdict:
+    """How a run ended, as far as its backend can tell: status, exit code, why."""
+
+    status: Status
+    exit_code: int | None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a backend launches: the policy, its work dir and environment, the program found."""
+
+    policy: Policy
+    work: WorkDir
+    env: dict[str, str]
+    executable: str
+    """``argv[0]`` resolved on the run's PATH."""
+    source: Mapping[str, str]
+    """The environment the run's was built from (its HOME is one of the homes to mask)."""
+
+
+@dataclass
+class Launch:
+    """One process to start: argv, environment, the descriptors it inherits, what it promises.
+
+    ``pass_fds`` are the only descriptors the backend inherits: pipes, never anything that
+    reaches the host filesystem (an inherited directory descriptor defeats a read-only bind).
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    guarantees: frozenset[Guarantee]
+    pass_fds: tuple[int, ...] = ()
+    status_fd: int | None = None
+    """A pipe on which the backend reports its child's pid and exit (bubblewrap's JSON)."""
+    cgroup: PidsCgroup | None = None
+    child_is_init: bool = False
+    """The backend forks the namespace's init as its only child (util-linux unshare --fork)."""
+    kill_group_on_exit: bool = False
+    """Whatever stayed in the backend's process group dies with it (no PID namespace does it)."""
+    _close_after_spawn: list[int] = field(default_factory=list)
+
+    def spawned(self) -> None:
+        """Close this side's copies of the descriptors the child now holds."""
+        for fd in self._close_after_spawn:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._close_after_spawn.clear()
+
+    def release(self) -> None:
+        """Free everything the launch holds (after the run, or when it never started)."""
+        self.spawned()
+        if self.status_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.status_fd)
+            self.status_fd = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+
+
+class Backend(Protocol):
+    """One way of isolating a run. Register a new one in ``sandbox._backends.BACKENDS``."""
+
+    @property
+    def name(self) -> str:
+        """The name outcomes and reports carry (``bwrap``, ``unshare``, ``env``)."""
+        ...
+
+    @property
+    def chosen_by(self) -> frozenset[Isolation]:
+        """The isolation settings that may select this backend."""
+        ...
+
+    @property
+    def makes_dirs_on_disk(self) -> bool:
+        """Whether HOME, TMPDIR and the XDG dirs must exist in the work dir before the start."""
+        ...
+
+    def probe(self, host: HostInfo) -> Probe:
+        """Measure whether this backend works on this machine (cached by the caller)."""
+        ...
+
+    def guarantees(self, probe: Probe, *, memory: bool, processes: bool) -> frozenset[Guarantee]:
+        """What a run gets here, given which limits its policy sets."""
+        ...
+
+    def launch(self, probe: Probe, request: Request) -> Launch:
+        """Build the launch of a request; OSError if a resource cannot be made."""
+        ...
+
+    def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
+        """Judge how a launch that exited by itself ended.
+
+        Timeouts and cancels are judged before this is asked.
+        """
+        ...
+
+
+# What the helpers print when they cannot exec the command (the run never started).
+EXEC_FAILURES = (b"bwrap: execvp ", b"unshare: failed to execute ", b"prlimit: failed to execute ")
+
+
+def first_line(data: bytes) -> bytes:
+    """The first line of a stream, stripped."""
+    return data.split(b"\n", 1)[0].strip()
+
+
+def signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11; ``signal N`` for numbers without a name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def exit_verdict(code: int, stderr: bytes, expect_exit: int) -> ExitVerdict:
+    """Judge a plain wait status: negative for a signal, else an exit code."""
+    if code < 0:
+        return ExitVerdict(Status.CRASHED, None, f"killed by {signal_name(-code)}")
+    if code == expect_exit:
+        return ExitVerdict(Status.PASSED, code)
+    first = first_line(stderr)
+    if code in (126, 127) and first.startswith(EXEC_FAILURES):
+        return ExitVerdict(Status.NOT_STARTED, None, first.decode("utf-8", "replace"))
+    return ExitVerdict(Status.FAILED, code)
