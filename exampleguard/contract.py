@@ -14,19 +14,23 @@ import difflib
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from exampleguard import dialects
 from exampleguard.catalog import Catalog, LoadedCatalog, Tool
 from exampleguard.diagnostics import Diagnostic, Severity
 from exampleguard.model import NO_CONSTRAINTS, Constraints, Dialect, Parameter
 from exampleguard.tree import ParserSettings, Tree, TreeCommand
 
+if TYPE_CHECKING:
+    from exampleguard.bind.dialect import Dialect as DialectRecord
+
 __all__ = ["CommandNode", "Contract", "EffectiveTool", "build_contract"]
 
 Path = tuple[str, ...]
 
-# Shared, immutable settings: a catalog of thousands of commands needs only these two.
+# Shared, immutable settings: a tree command that states none needs no copy of its own.
 DEFAULT_SETTINGS = ParserSettings()
-_GROUP_SETTINGS_CLICK = ParserSettings(allow_interspersed_args=False, allow_extra_args=True)
 
 
 @dataclass(eq=False, slots=True)
@@ -50,8 +54,6 @@ class CommandNode:
     tool: EffectiveTool | None = None
     inherited: list[Parameter] = field(default_factory=list)
     """Persistent options declared on ancestors, accepted at this level too."""
-    cache: dict[str, object] = field(default_factory=dict)
-    """Per-dialect lookup tables the binder compiles once per node."""
 
     @property
     def is_group(self) -> bool:
@@ -188,7 +190,7 @@ class _Builder:
     def build(self, tree: Tree | None) -> Contract:
         if tree is None:
             dialect = self.catalog.dialect or "click"
-            root = self._routing_from_catalog(dialect)
+            root = self._routing_from_catalog(dialects.dialect(dialect))
             value_syntax = "python"
         else:
             dialect = tree.dialect
@@ -214,8 +216,8 @@ class _Builder:
             tree=tree,
         )
 
-    def _routing_from_catalog(self, dialect: Dialect) -> CommandNode:
-        group_settings = _GROUP_SETTINGS_CLICK if dialect == "click" else DEFAULT_SETTINGS
+    def _routing_from_catalog(self, dialect: DialectRecord) -> CommandNode:
+        group_settings = dialect.catalog_group
         root = CommandNode(path=(), runnable=False, settings=group_settings)
         owner = self.owner
         for index, tool in enumerate(self.catalog.tools):
@@ -273,7 +275,7 @@ class _Builder:
         parent.names.append(path[-1])
         return node
 
-    def _settle_groups(self, node: CommandNode, dialect: Dialect) -> None:
+    def _settle_groups(self, node: CommandNode, dialect: DialectRecord) -> None:
         # A catalog node with children parses like a group of its dialect; without, like a
         # command. A group accepts the persistent options of the tools beneath it (as cobra
         # does); the binder later checks that the resolved tool really declares them.
@@ -281,8 +283,8 @@ class _Builder:
             self._settle_groups(node.children[name], dialect)
         if node.is_group:
             node.inherited = _dedupe(_persistent_below(node))
-        elif dialect == "click":
-            node.settings = DEFAULT_SETTINGS
+        else:
+            node.settings = dialect.catalog_command
 
     def _routing_from_tree(self, tree: Tree) -> CommandNode:
         by_path: dict[Path, TreeCommand] = {}
@@ -435,9 +437,9 @@ class _Builder:
             overlays[target.name] = overlay
         parameters = [_with_overlay(p, overlays.get(p.name)) for p in visible]
         constraints = tool.constraints
-        if tree.dialect == "click":
-            # Click does not enforce constraints itself; a snapshot's constraints are checked
-            # by the rules stage like the catalog's.
+        if not dialects.dialect(tree.dialect).enforces_constraints:
+            # The framework's parser lets through what the snapshot's constraints forbid; the
+            # rules stage checks them like the catalog's.
             constraints = node.framework_constraints.merged(constraints)
         translated = _translate(constraints, names)
         return EffectiveTool(

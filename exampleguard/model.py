@@ -10,7 +10,7 @@ say what Click, Typer and argparse really accept.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, cast
 
 from pydantic import (
     BaseModel,
@@ -23,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from exampleguard.dialects import NAMES as DIALECT_NAMES
 
 __all__ = [
     "NO_CONSTRAINTS",
@@ -42,7 +44,13 @@ Flag = Annotated[bool, Strict()]
 Whole = Annotated[int, Strict()]
 Number = Annotated[int, Strict()] | Annotated[float, Strict()]
 # Literals need no marker: they match only their own values.
-Dialect = Literal["click", "argparse"]
+if TYPE_CHECKING:
+    # A Literal built from the registry is opaque to a type checker; to it, a name is a name.
+    Dialect = str
+else:
+    # The registered names, as the Literal of their spellings (``Literal[("a", "b")]`` is
+    # ``Literal["a", "b"]``): validation, error messages and the schemas list exactly these.
+    Dialect = Literal[DIALECT_NAMES]
 ParamType = Literal["string", "integer", "number", "boolean", "path", "datetime", "uuid"]
 Nargs = Whole | Literal["?", "*", "+", "..."]
 NonEmpty = Annotated[str, Strict(), StringConstraints(min_length=1)]

@@ -13,13 +13,14 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from exampleguard.bind import Binding, Problem, Role, bind
+from exampleguard.bind import Binding, Memo, Problem, Role, bind
 from exampleguard.catalog import LoadedCatalog, load_catalog
 from exampleguard.codes import lookup
 from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.counts import Counts, compare_counts, load_counts
 from exampleguard.diagnostics import Diagnostic, Related, Severity, Span
+from exampleguard.dialects import spoken_names
 from exampleguard.dispositions import (
     LoadedDispositions,
     Review,
@@ -162,9 +163,9 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
             Diagnostic(
                 code="file-invalid",
                 severity=Severity.ERROR,
-                message=f"{catalog.document.display}: missing required key 'dialect' (click or "
-                "argparse): with no tree configured, the catalog must say whose parsing rules "
-                "its examples follow",
+                message=f"{catalog.document.display}: missing required key 'dialect' "
+                f"({spoken_names()}): with no tree configured, the catalog must say whose parsing "
+                "rules its examples follow",
                 location=catalog.document.location(()),
             )
         )
@@ -284,6 +285,7 @@ class _ExampleChecker:
         self.banned = list(settings.bypass_flags)
         self.schemas = SchemaCheck()
         self._prepared: dict[int, tuple[BannedSpellings, list[Parameter]]] = {}
+        self.memo = Memo()
 
     def tool(self, tool: EffectiveTool) -> list[ExampleResult]:
         results = [self.example(tool, index) for index in range(len(tool.tool.examples))]
@@ -291,8 +293,8 @@ class _ExampleChecker:
         # does not grow with the number of tools.
         self._prepared.pop(id(tool), None)
         self.schemas.forget(tool)
-        if tool.node is not None and tool.node.is_group is False:
-            tool.node.cache.clear()
+        if tool.node is not None:
+            self.memo.release(tool.node)
         return self._duplicates(tool, results)
 
     def example(self, tool: EffectiveTool, index: int) -> ExampleResult:
@@ -306,6 +308,8 @@ class _ExampleChecker:
             span: Span | None = None,
             hint: str | None = None,
             related: tuple[Related, ...] = (),
+            *,
+            suggestion: str | None = None,
         ) -> None:
             location = (
                 self.document.string_location(key, span.start)
@@ -318,6 +322,7 @@ class _ExampleChecker:
                     severity=lookup(code).severity,
                     message=message,
                     hint=hint,
+                    suggestion=suggestion,
                     tool=tool.id,
                     example=index,
                     location=location,
@@ -370,9 +375,10 @@ class _ExampleChecker:
                 _word_span(tokens, problem.word, problem.offset, problem.length),
                 problem.hint,
                 _related(tokens, problem.related),
+                suggestion=problem.suggestion,
             )
 
-        binding = bind(self.contract, words)
+        binding = bind(self.contract, words, self.memo)
         for problem in binding.problems:
             located(problem)
         arguments: dict[str, Any] | None = None

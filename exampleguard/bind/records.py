@@ -1,24 +1,132 @@
-"""Converting one word to a parameter's type, the way the framework converts it.
+"""The records every dialect's binder produces, and turning a word into a parameter's value.
 
-Click and argparse convert numbers with Python's ``int()`` and ``float()``; Typer 0.26 and later
-validates through pydantic, which differs at the edges (``"1.0"`` is an integer to pydantic and
-``"٣"`` is not). A tree snapshot says which (``value_syntax``); this module follows it. File
-existence and application-defined types are never checked (SPEC section 4).
+A binding says what an example's words are to the framework: the resolved command, each
+parameter's occurrences and typed values, each word's role, and every problem. The records are
+the same for every dialect; only the binder that fills them differs.
+
+Values convert the way the framework converts them. Click and argparse convert numbers with
+Python's ``int()`` and ``float()``; Typer 0.26 and later validates through pydantic, which differs
+at the edges (``"1.0"`` is an integer to pydantic and ``"٣"`` is not). A tree snapshot says which
+(``value_syntax``); where the frameworks differ beyond that (how a choice is matched, which words
+a boolean accepts) the dialect's :class:`FrameworkRules` say. File existence and application-defined
+types are never checked (SPEC section 4).
 """
 
 from __future__ import annotations
 
 import datetime
+import enum
 import functools
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from exampleguard.model import Parameter, ParamType
+if TYPE_CHECKING:
+    from exampleguard.contract import CommandNode
+    from exampleguard.model import Parameter, ParamType
 
-__all__ = ["Conversion", "ValueError_", "convert"]
+__all__ = [
+    "CLICK_BOOLEANS",
+    "Binding",
+    "Conversion",
+    "FrameworkRules",
+    "Occurrence",
+    "Path",
+    "Piece",
+    "Problem",
+    "Role",
+    "ValueError_",
+    "convert",
+]
 
-_CLICK_BOOLEANS = {
+Path = tuple[str, ...]
+
+
+class Role(enum.Enum):
+    """What a word of the example turned out to be."""
+
+    PROGRAM = "program"
+    COMMAND = "command"
+    OPTION = "option"
+    VALUE = "value"
+    POSITIONAL = "positional"
+    SEPARATOR = "separator"
+    UNKNOWN = "unknown"
+    EXTRA = "extra"
+
+
+class Piece(NamedTuple):
+    """A word, or the part of a word the parser is looking at (a bundle's tail, ``=value``).
+
+    A tuple rather than a dataclass: the binder makes one per word of every example.
+    """
+
+    text: str
+    word: int
+    offset: int = 0
+
+    @property
+    def whole(self) -> bool:
+        """Whether this is an entire word."""
+        return self.offset == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem the binder found, located by word (and characters within it)."""
+
+    code: str
+    message: str
+    word: int | None = None
+    offset: int = 0
+    length: int | None = None
+    hint: str | None = None
+    related: tuple[tuple[str, int], ...] = ()
+    suggestion: str | None = None
+    """The one replacement a did-you-mean proposes (a flag, a command word), if any."""
+
+
+@dataclass(slots=True)
+class Occurrence:
+    """One appearance of a parameter: which option string (if any) and which values."""
+
+    parameter: Parameter
+    level: Path
+    spelling: str
+    negated: bool
+    word: int
+    offset: int = 0
+    length: int | None = None
+    values: list[Piece] = field(default_factory=list)
+    bare: bool = False
+    """An optional-value option given without its value."""
+    converted: list[Any] | None = field(default=None, repr=False, compare=False)
+    """The values already converted while parsing (argparse converts as it goes), if so."""
+
+
+@dataclass(slots=True)
+class Binding:
+    """Everything the binder learned about one example."""
+
+    path: Path | None
+    node: CommandNode | None
+    occurrences: list[Occurrence]
+    roles: list[Role]
+    problems: list[Problem]
+    eager: bool = False
+    typed: dict[int, Any] = field(default_factory=dict)
+    """Typed value of each given parameter, by ``id`` of the parameter as declared."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the framework's parser would accept the example."""
+        return not self.problems
+
+
+# -- values --------------------------------------------------------------------------------------
+
+CLICK_BOOLEANS: Mapping[str, bool] = {
     "1": True,
     "0": False,
     "yes": True,
@@ -34,6 +142,27 @@ _CLICK_BOOLEANS = {
     # Click 8.2 and later read an empty value as absent, that is False.
     "": False,
 }
+"""The words Click's ``BOOL`` type accepts (stripped and lower-cased first), and their values."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkRules:
+    """The switches in which one framework (at one version) parses differently from another.
+
+    A flat record of documented switches rather than code paths: a dialect holds one of these
+    today, and a dialect whose framework changed between versions holds one row per version
+    range and hands its binder the row for the version a tree records. A switch only some
+    dialects read is documented as such; the others leave it at what their framework does.
+    """
+
+    choices_by_text: bool
+    """Whether a choice is matched by its string form before any conversion, the matching
+    choice itself becoming the value (Click), rather than converted first and then looked up
+    among the choices (argparse)."""
+    booleans: Mapping[str, bool]
+    """The words a boolean value accepts under Python syntax (stripped, lower-cased). argparse
+    has no boolean converter; its rules keep Click's words for the value-taking booleans a
+    catalog may declare."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +182,7 @@ def convert(
     position: int,
     *,
     syntax: str,
-    dialect: str,
+    rules: FrameworkRules,
 ) -> Conversion:
     """Convert ``text`` as the ``position``-th value of one occurrence of ``parameter``.
 
@@ -65,9 +194,9 @@ def convert(
         choices = item_choices[position]
         if choices is not None:
             return _click_choice(choices, text, case_sensitive=parameter.case_sensitive)
-    elif parameter.choices is not None and dialect == "click":
+    elif parameter.choices is not None and rules.choices_by_text:
         return _click_choice(parameter.choices, text, case_sensitive=parameter.case_sensitive)
-    value, problem = _convert_type(value_type, text, parameter, syntax=syntax)
+    value, problem = _convert_type(value_type, text, parameter, syntax=syntax, rules=rules)
     if problem is not None:
         return text, problem
     if parameter.choices is not None and value not in parameter.choices:
@@ -94,7 +223,7 @@ def _click_choice(
 
 
 def _convert_type(
-    value_type: ParamType, text: str, parameter: Parameter, *, syntax: str
+    value_type: ParamType, text: str, parameter: Parameter, *, syntax: str, rules: FrameworkRules
 ) -> Conversion:
     if value_type in ("string", "path"):
         return text, None
@@ -109,7 +238,7 @@ def _convert_type(
             return text, ValueError_("bad-type", f"{text!r} is not a valid number")
         return _in_range(value, text, parameter)
     if value_type == "boolean":
-        return _boolean(text, syntax=syntax)
+        return _boolean(text, syntax=syntax, words=rules.booleans)
     if value_type == "datetime":
         return _datetime(text, parameter.formats, syntax=syntax)
     if value_type == "uuid":
@@ -141,7 +270,7 @@ def _describe_range(parameter: Parameter) -> str:
     return f"{low}x{high}"
 
 
-def _boolean(text: str, *, syntax: str) -> Conversion:
+def _boolean(text: str, *, syntax: str, words: Mapping[str, bool]) -> Conversion:
     if syntax == "pydantic":
         stripped = text.strip()
         if stripped == "":
@@ -150,7 +279,7 @@ def _boolean(text: str, *, syntax: str) -> Conversion:
         if value is None:
             return text, ValueError_("bad-type", f"{text!r} is not a valid boolean")
         return value, None
-    state = _CLICK_BOOLEANS.get(text.strip().lower())
+    state = words.get(text.strip().lower())
     if state is None:
         return text, ValueError_("bad-type", f"{text!r} is not a valid boolean")
     return state, None

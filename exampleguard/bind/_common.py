@@ -1,0 +1,259 @@
+"""What every dialect's binder shares: recording problems and roles, and typing the values.
+
+A dialect module's binder derives from :class:`BinderBase` and adds its framework's parsing
+algorithm; what it finds goes through the methods here, so every dialect words an unknown flag,
+a bad value or a repeated option the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from exampleguard.bind.records import (
+    Binding,
+    FrameworkRules,
+    Occurrence,
+    Path,
+    Piece,
+    Problem,
+    Role,
+    convert,
+)
+
+if TYPE_CHECKING:
+    from exampleguard.bind.dialect import Memo
+    from exampleguard.contract import CommandNode, Contract
+    from exampleguard.model import Parameter
+
+__all__ = ["BinderBase", "choices_hint", "describe_level"]
+
+Table = TypeVar("Table")
+
+
+def _flag_value(parameter: Parameter, negated: bool) -> bool:
+    # A --x/--no-x pair stores True and False. A lone flag stores "not its default", which is
+    # False for argparse's store_false (default True) and True for everything else.
+    if parameter.negation_flags:
+        return not negated
+    return not parameter.default if isinstance(parameter.default, bool) else True
+
+
+def _suggest(word: str, candidates: Sequence[str]) -> str | None:
+    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def describe_level(contract: Contract, path: Path) -> str:
+    """The command line of the level at ``path``, as messages name it (``notes tags``)."""
+    return " ".join([contract.program, *path])
+
+
+def _elsewhere(contract: Contract, flag: str, here: CommandNode) -> str | None:
+    """Where else in the tree ``flag`` is declared, for a helpful hint."""
+    pending = deque([contract.root])
+    seen: set[int] = set()
+    while pending:
+        node = pending.popleft()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node is not here and any(flag in p.all_flags for p in node.parameters):
+            return describe_level(contract, node.path)
+        pending.extend(node.children[name] for name in node.names)
+    return None
+
+
+class BinderBase:
+    """The part of a binder that does not depend on the parsing algorithm."""
+
+    def __init__(
+        self, contract: Contract, binding: Binding, memo: Memo, rules: FrameworkRules
+    ) -> None:
+        self.contract = contract
+        self.binding = binding
+        self.memo = memo
+        self.rules = rules
+        self.syntax = contract.value_syntax
+
+    def compiled(self, node: CommandNode, build: Callable[[CommandNode], Table]) -> Table:
+        """``node``'s lookup table, built by ``build`` the first time and then kept in the memo.
+
+        Each dialect builds its own kind of table; a memo serves one contract, so one dialect.
+        """
+        tables = self.memo.tables
+        table = tables.get(node)
+        if table is None:
+            table = tables[node] = build(node)
+        return cast(Table, table)
+
+    # problems -----------------------------------------------------------------------------------
+
+    def problem(
+        self,
+        code: str,
+        message: str,
+        piece: Piece | None = None,
+        *,
+        length: int | None = None,
+        hint: str | None = None,
+        related: tuple[tuple[str, int], ...] = (),
+        suggestion: str | None = None,
+    ) -> None:
+        """Record a problem at ``piece`` (the whole piece unless ``length`` says otherwise)."""
+        self.binding.problems.append(
+            Problem(
+                code=code,
+                message=message,
+                word=piece.word if piece is not None else None,
+                offset=piece.offset if piece is not None else 0,
+                length=length if length is not None else (len(piece.text) if piece else None),
+                hint=hint,
+                related=related,
+                suggestion=suggestion,
+            )
+        )
+
+    def role(self, piece: Piece, role: Role) -> None:
+        """Say what the word of ``piece`` is."""
+        # A word split into pieces keeps the role of its first piece (the option it starts with).
+        if piece.whole or self.binding.roles[piece.word] is Role.EXTRA:
+            self.binding.roles[piece.word] = role
+
+    def unknown_option(
+        self,
+        piece: Piece,
+        node: CommandNode,
+        spelling: str | None = None,
+        *,
+        offset: int | None = None,
+        length: int | None = None,
+    ) -> None:
+        """Report ``unknown-flag`` for ``piece`` at ``node``, with the best hint there is."""
+        flag = spelling or piece.text.split("=", 1)[0]
+        level = describe_level(self.contract, node.path)
+        where = _elsewhere(self.contract, flag, node)
+        hint: str | None
+        guess: str | None = None
+        if where is not None and where != level:
+            hint = f"{flag} is an option of '{where}'; give it at that level."
+        else:
+            candidates = [f for p in node.accepted() for f in p.all_flags if not p.hidden]
+            guess = _suggest(flag, candidates)
+            hint = f"Did you mean {guess}?" if guess else None
+        self.binding.problems.append(
+            Problem(
+                code="unknown-flag",
+                message=f"{flag} is not an option of '{level}'",
+                word=piece.word,
+                offset=piece.offset if offset is None else offset,
+                length=len(flag) if length is None else length,
+                hint=hint,
+                suggestion=guess,
+            )
+        )
+        self.role(piece, Role.UNKNOWN)
+
+    # typing -------------------------------------------------------------------------------------
+
+    def type_values(self, occurrences: list[Occurrence], *, report: bool = True) -> None:
+        """Convert each occurrence's values and record the typed value of each parameter.
+
+        With ``report``, values that do not convert become ``bad-type``/``bad-choice`` problems.
+        """
+        by_parameter: dict[int, list[Occurrence]] = {}
+        for occurrence in occurrences:
+            by_parameter.setdefault(id(occurrence.parameter), []).append(occurrence)
+        for group in by_parameter.values():
+            parameter = group[0].parameter
+            self.binding.typed[id(parameter)] = self._typed(parameter, group, report=report)
+
+    def _typed(self, parameter: Parameter, group: list[Occurrence], *, report: bool) -> Any:
+        if parameter.count:
+            return len(group)
+        per_occurrence: list[Any] = []
+        if not parameter.multiple and not parameter.positional:
+            # A repeated single-valued option keeps only its last occurrence; the earlier
+            # values are overwritten before anything converts them.
+            group = group[-1:]
+        for occurrence in group:
+            if parameter.is_flag:
+                per_occurrence.append(_flag_value(parameter, occurrence.negated))
+                continue
+            if occurrence.bare:
+                per_occurrence.append(True if parameter.type == "boolean" else None)
+                continue
+            converted = occurrence.converted
+            if converted is None:
+                converted = self._convert_values(parameter, occurrence.values, report=report)
+            nargs = parameter.values_per_occurrence
+            single = nargs == 1 or (nargs == "?" and not parameter.positional)
+            per_occurrence.append(converted[0] if single and len(converted) == 1 else converted)
+        if parameter.positional:
+            flat = [
+                value
+                for item in per_occurrence
+                for value in (item if isinstance(item, list) else [item])
+            ]
+            if parameter.variadic or (isinstance(parameter.nargs, int) and parameter.nargs > 1):
+                return flat
+            return flat[0] if flat else None
+        if parameter.multiple:
+            return per_occurrence
+        return per_occurrence[-1]
+
+    def _convert_values(
+        self, parameter: Parameter, pieces: list[Piece], *, report: bool
+    ) -> list[Any]:
+        """Convert one occurrence's values in order; a value that fails stays as its text.
+
+        With ``report``, each failure becomes a ``bad-type``/``bad-choice`` problem.
+        """
+        converted = []
+        for position, piece in enumerate(pieces):
+            value, error = convert(
+                parameter,
+                piece.text,
+                position,
+                syntax=self.syntax,
+                rules=self.rules,
+            )
+            if error is not None and report:
+                self.problem(
+                    error.code,
+                    f"{error.message} for {parameter.display()}",
+                    piece,
+                    hint=choices_hint(parameter) if error.code == "bad-choice" else None,
+                )
+            converted.append(value)
+        return converted
+
+    def repeated(self, occurrences: list[Occurrence]) -> None:
+        """Warn when a single-valued option is given more than once (the last one wins)."""
+        first: dict[int, Occurrence] = {}
+        for occurrence in occurrences:
+            parameter = occurrence.parameter
+            if parameter.positional or parameter.multiple or parameter.count or parameter.eager:
+                continue
+            earlier = first.get(id(parameter))
+            if earlier is None:
+                first[id(parameter)] = occurrence
+                continue
+            self.binding.problems.append(
+                Problem(
+                    code="repeated-option",
+                    message=f"{parameter.display()} is given more than once; only the last "
+                    "value takes effect",
+                    word=occurrence.word,
+                    offset=occurrence.offset,
+                    length=occurrence.length,
+                    related=(("first given here", earlier.word),),
+                )
+            )
+
+
+def choices_hint(parameter: Parameter) -> str:
+    """The hint of a ``bad-choice`` problem: every choice the parameter accepts."""
+    return "Choose from: " + ", ".join(str(c) for c in parameter.choices or ())
