@@ -156,6 +156,27 @@ class BinderBase:
         )
         self.role(piece, Role.UNKNOWN)
 
+    def unknown_command(self, word: Piece, node: CommandNode) -> None:
+        """Report ``unknown-command``: ``word`` names none of ``node``'s subcommands."""
+        guess = node.suggest(word.text)
+        self.problem(
+            "unknown-command",
+            f"'{word.text}' is not a command of '{describe_level(self.contract, node.path)}'",
+            word,
+            hint=f"Did you mean '{guess}'?" if guess else None,
+            suggestion=guess,
+        )
+        self.role(word, Role.UNKNOWN)
+
+    def needs_subcommand(self, node: CommandNode) -> None:
+        """Report ``not-runnable``: the command line stops at a group that cannot run."""
+        names = ", ".join(node.names[:6])
+        self.problem(
+            "not-runnable",
+            f"'{describe_level(self.contract, node.path)}' needs a subcommand",
+            hint=f"Subcommands: {names}" if names else None,
+        )
+
     # typing -------------------------------------------------------------------------------------
 
     def type_values(self, occurrences: list[Occurrence], *, report: bool = True) -> None:

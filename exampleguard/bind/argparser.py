@@ -190,7 +190,12 @@ class _ArgparseBinder(BinderBase):
                 self.role(piece, Role.EXTRA)
 
     def _parse(self, node: CommandNode, pieces: list[Piece]) -> list[Piece]:
-        """One parser's ``_parse_known_args``: returns the words it did not recognise."""
+        """One parser's ``_parse_known_args``: returns the words it did not recognise.
+
+        Longer than a function should be because it mirrors argparse's ``_parse_known_args``
+        step for step, its nested ``consume_optional`` and ``consume_positionals`` included, so
+        the two can be read side by side when argparse changes.
+        """
         table = self.compiled(node, _argparse_table)
         self.binding.node = node
         self.binding.path = node.path
@@ -518,15 +523,7 @@ class _ArgparseBinder(BinderBase):
         name, rest = values[0], values[1:]
         child = node.children.get(name.text)
         if child is None:
-            guess = node.suggest(name.text)
-            self.problem(
-                "unknown-command",
-                f"'{name.text}' is not a command of '{describe_level(self.contract, node.path)}'",
-                name,
-                hint=f"Did you mean '{guess}'?" if guess else None,
-                suggestion=guess,
-            )
-            self.role(name, Role.UNKNOWN)
+            self.unknown_command(name, node)
             self.binding.node = None
             self.binding.path = None
             raise _ArgparseAbort
@@ -537,12 +534,7 @@ class _ArgparseBinder(BinderBase):
         node = state.node
         level = describe_level(self.contract, node.path)
         if node.is_group and id(_SUBCOMMAND) not in state.seen and not node.runnable:
-            names = ", ".join(node.names[:6])
-            self.problem(
-                "not-runnable",
-                f"'{level}' needs a subcommand",
-                hint=f"Subcommands: {names}" if names else None,
-            )
+            self.needs_subcommand(node)
             self.binding.node = node
             self.binding.path = node.path
         missing = [

@@ -176,12 +176,7 @@ class _ClickBinder(BinderBase):
                 self.binding.path = node.path
                 self.binding.node = node
                 if not node.runnable:
-                    names = ", ".join(node.names[:6])
-                    self.problem(
-                        "not-runnable",
-                        f"'{describe_level(self.contract, node.path)}' needs a subcommand",
-                        hint=f"Subcommands: {names}" if names else None,
-                    )
+                    self.needs_subcommand(node)
                 break
             word = rest[0]
             child = node.children.get(word.text)
@@ -192,34 +187,30 @@ class _ClickBinder(BinderBase):
             if node.default_command and node.default_command in node.children:
                 node, pieces = node.children[node.default_command], rest
                 continue
-            self.binding.path = node.path
-            self.binding.node = node
-            if _split_opt(word.text)[0]:
-                # Click re-parses the group's words to report the option; if that parse reaches
-                # an eager option (`-- -h`), help runs and the command line is accepted.
-                if self._reparse_reaches_eager(node, rest):
-                    self.binding.eager = True
-                    break
-                self.unknown_option(word, node)
-            else:
-                guess = node.suggest(word.text)
-                self.problem(
-                    "unknown-command",
-                    f"'{word.text}' is not a command of "
-                    f"'{describe_level(self.contract, node.path)}'",
-                    word,
-                    hint=f"Did you mean '{guess}'?" if guess else None,
-                    suggestion=guess,
-                )
-                self.role(word, Role.UNKNOWN)
-            for piece in rest[1:]:
-                self.role(piece, Role.EXTRA)
-            self.binding.node = None
-            self.binding.path = None
+            self._unresolved(node, rest)
             break
         self.binding.occurrences = all_occurrences
         if not self.binding.eager:
             self.repeated(all_occurrences)
+
+    def _unresolved(self, node: CommandNode, rest: list[Piece]) -> None:
+        """A group's first leftover word names none of its subcommands: Click fails there."""
+        word = rest[0]
+        self.binding.path = node.path
+        self.binding.node = node
+        if _split_opt(word.text)[0]:
+            # Click re-parses the group's words to report the option; if that parse reaches
+            # an eager option (`-- -h`), help runs and the command line is accepted.
+            if self._reparse_reaches_eager(node, rest):
+                self.binding.eager = True
+                return
+            self.unknown_option(word, node)
+        else:
+            self.unknown_command(word, node)
+        for piece in rest[1:]:
+            self.role(piece, Role.EXTRA)
+        self.binding.node = None
+        self.binding.path = None
 
     def _reparse_reaches_eager(self, node: CommandNode, rest: list[Piece]) -> bool:
         problems = len(self.binding.problems)
