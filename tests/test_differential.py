@@ -1,29 +1,33 @@
-"""Differential tests: the binder's verdict equals the real parser's, argv for argv.
+"""Differential tests: the binder's verdict and values equal the real parser's, argv for argv.
 
 For each application — the Click, Typer and argparse fixture apps and the real third-party Click
-CLI ``sqlite-utils`` — the command tree is extracted in-process, bound to an empty catalog, and
-hypothesis generates command lines from that tree: valid ones (a real path spelled by name or
-alias, options at their level with valid values in every spelling, bundles, required
-positionals) and mutations of them (unknown flags, misspelled commands, missing values, wrong
-types, bad choices, booleans given a value, extra or missing positionals, options at the wrong
-level, exclusive options together, ``--``, values that start with ``-``, abbreviations, negative
-numbers, unicode digits, empty strings, eager options). For every one, exampleguard's parsing
-verdict — no binder problem other than the ``repeated-option`` warning — must equal the
-framework's own (``click_accepts``: Click's ``make_context`` through the command chain;
-``argparse_accepts``: ``parse_args`` with ``error()`` raising).
+CLI ``sqlite-utils`` — the command tree is extracted in-process, bound to a catalog of one bare
+tool per runnable command, and hypothesis generates command lines from that tree: valid ones (a
+real path spelled by name or alias, options at their level with valid values in every spelling,
+bundles, required positionals) and mutations of them (unknown flags, misspelled commands, missing
+values, wrong types, bad choices, booleans given a value, extra or missing positionals, options at
+the wrong level, exclusive options together, ``--``, values that start with ``-``, abbreviations,
+negative numbers, unicode digits, empty strings, eager options). For every one, exampleguard's
+parsing verdict — no binder problem other than the ``repeated-option`` warning — must equal the
+framework's own (``click_parse``: Click's ``make_context`` through the command chain;
+``argparse_parse``: ``parse_args`` with ``error()`` raising). Where both accept and the parse ran
+to its end, the values must agree too: Click's ``ctx.params`` of every level, or argparse's
+namespace, against exampleguard's argument object, by the mapping rules of
+``tests/support/bound_values.py``.
 
 The comparison is proven to have teeth: a binder that ignores one class of problem is caught.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import string
 import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,13 +42,15 @@ from hypothesis import strategies as st
 
 from exampleguard.adapters.argparser import extract_argparse
 from exampleguard.adapters.clickfamily import as_click_command, extract_click
-from exampleguard.bind import Problem, bind
+from exampleguard.bind import Binding, Memo, Problem, bind
 from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import Contract, build_contract
+from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.model import Parameter
+from exampleguard.rules import arguments_of
 from exampleguard.sources import Document
 from exampleguard.tree import Tree, TreeCommand
-from tests.support.frameworks import argparse_accepts, click_accepts
+from tests.support.bound_values import argparse_actions, argparse_differences, click_differences
+from tests.support.frameworks import Parsed, argparse_parse, click_parse
 
 # Typer's completion flags install or print shell completion for real when parsed: never generated.
 TYPER_COMPLETION_FLAGS = frozenset({"--install-completion", "--show-completion"})
@@ -96,33 +102,48 @@ BOOLEAN_WORDS = ("true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", 
 EXTRA_WORDS = ("extra", "3", "x y", "rm", "tags", "-", "é")
 
 
-def _empty_catalog(program: str) -> LoadedCatalog:
+def _bare_catalog(tree: Tree) -> LoadedCatalog:
+    """One tool per runnable command, declaring nothing: the tree decides everything."""
+    tools = [
+        {"id": f"tool{index}", "command": command.path}
+        for index, command in enumerate(tree.commands)
+        if command.runnable
+    ]
     catalog = Catalog.model_validate(
-        {"format": "exampleguard.catalog/v1", "program": program, "tools": []}
+        {"format": "exampleguard.catalog/v1", "program": tree.program, "tools": tools}
     )
     return LoadedCatalog(catalog, Document(Path("catalog.json"), "catalog.json", "{}", {}, "json"))
 
 
+Differences = Callable[[Binding, Parsed], list[str]]
+
+
 @dataclass
 class App:
-    """One application under test: its tree, contract, parser verdict and generation pools."""
+    """One application under test: its tree, contract, real parser and generation pools.
+
+    ``parse`` is the framework's own parse of an argv; ``differences`` compares what it handed
+    the program with exampleguard's argument object for the same argv.
+    """
 
     name: str
     program: str
     tree: Tree
-    accepts: Callable[[Sequence[str]], bool]
+    parse: Callable[[Sequence[str]], Parsed]
+    differences: Differences
     excluded_flags: frozenset[str] = frozenset()
     excluded_commands: frozenset[tuple[str, ...]] = frozenset()
     bad_values: tuple[str, ...] = BAD_VALUES
     mutations: tuple[Callable[..., list[Word]], ...] = ()
     contract: Contract = field(init=False)
+    memo: Memo = field(init=False, default_factory=Memo)
     commands: list[TreeCommand] = field(init=False)
     options: list[tuple[TreeCommand, Parameter]] = field(init=False)
     command_words: list[str] = field(init=False)
     short_chars: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.contract = build_contract(_empty_catalog(self.program), self.tree)
+        self.contract = build_contract(_bare_catalog(self.tree), self.tree)
         self.commands = [
             c for c in self.tree.commands if tuple(c.path) not in self.excluded_commands
         ]
@@ -133,10 +154,15 @@ class App:
         ]
         words = {w for c in self.commands for w in c.path}
         words.update(alias[-1] for c in self.commands for alias in c.aliases)
-        self.command_words = sorted(words)
+        # Without subcommands, a stray word stands in for a command word.
+        self.command_words = sorted(words) or list(EXTRA_WORDS)
         self.short_chars = "".join(
             sorted({f[1] for _, p in self.options for f in p.all_flags if is_short(f)})
         )
+
+    def accepts(self, argv: Sequence[str]) -> bool:
+        """The framework's verdict on ``argv``."""
+        return self.parse(argv).accepted
 
 
 def option_parameters(app: App, command: TreeCommand) -> list[Parameter]:
@@ -170,9 +196,49 @@ def from_os(argv: Sequence[str]) -> list[str]:
     return [os.fsdecode(os.fsencode(word)) for word in argv]
 
 
-def _argparse_verdict() -> Callable[[Sequence[str]], bool]:
-    parser = argparse_app.build_parser()
-    return lambda argv: argparse_accepts(parser, from_os(argv))
+def tool_of(binding: Binding) -> EffectiveTool:
+    """The bare catalog tool of the command an accepted argv resolved to."""
+    assert binding.node is not None
+    assert binding.node.tool is not None
+    return binding.node.tool
+
+
+def click_values(binding: Binding, parsed: Parsed) -> list[str]:
+    """Click's ``ctx.params`` against the argument object."""
+    return click_differences(tool_of(binding), binding, parsed.levels)
+
+
+def argparse_app_under_test(
+    name: str = "argparse", parser: argparse.ArgumentParser | None = None
+) -> App:
+    """An argparse app (the fixture by default), its namespace compared action by action."""
+    parser = parser or argparse_app.build_parser()
+    tree = Tree.model_validate(extract_argparse(parser, "notes"))
+    actions = argparse_actions(parser, ((c.path, c.parameters) for c in tree.commands))
+
+    def values(binding: Binding, parsed: Parsed) -> list[str]:
+        tool = tool_of(binding)
+        levels = [tree.command(tool.path[:depth]) for depth in range(len(tool.path) + 1)]
+        parameters = [level.parameters for level in levels if level is not None]
+        return argparse_differences(tool, binding, parsed.levels[0], actions, parameters)
+
+    return App(name, "notes", tree, lambda argv: argparse_parse(parser, from_os(argv)), values)
+
+
+def accumulating_parser() -> argparse.ArgumentParser:
+    """Actions whose namespace value builds on a default, or wraps one value in a list."""
+    parser = argparse.ArgumentParser(prog="notes")
+    parser.add_argument("-v", "--verbose", action="count", default=2)
+    parser.add_argument("--tag", action="append", default=["base"])
+    parser.add_argument("--also", action="extend", nargs="+", default=["x"])
+    parser.add_argument("--one", nargs=1, type=int)
+    parser.add_argument("--ones", action="append", nargs=1)
+    parser.add_argument("--pair", action="append", nargs=2, type=float)
+    parser.add_argument("--fast", action="store_const", const="fast", dest="speed")
+    parser.add_argument("--slow", action="store_const", const="slow", dest="speed")
+    parser.add_argument("--mark", action="append_const", const=1)
+    parser.add_argument("name", nargs="?", default="anon")
+    return parser
 
 
 @cache
@@ -183,7 +249,8 @@ def fixture_app(name: str) -> App:
             "click",
             "notes",
             Tree.model_validate(extract_click(click_app.cli, "notes")),
-            lambda argv: click_accepts(click_app.cli, from_os(argv)),
+            lambda argv: click_parse(click_app.cli, from_os(argv)),
+            click_values,
         )
     if name == "typer":
         command = as_click_command(typer_app.app)
@@ -191,16 +258,14 @@ def fixture_app(name: str) -> App:
             "typer",
             "notes",
             Tree.model_validate(extract_click(command, "notes")),
-            lambda argv: click_accepts(command, from_os(argv)),
+            lambda argv: click_parse(command, from_os(argv)),
+            click_values,
             excluded_flags=TYPER_COMPLETION_FLAGS,
         )
+    if name == "accumulating":
+        return argparse_app_under_test(name, accumulating_parser())
     assert name == "argparse"
-    return App(
-        "argparse",
-        "notes",
-        Tree.model_validate(extract_argparse(argparse_app.build_parser(), "notes")),
-        _argparse_verdict(),
-    )
+    return argparse_app_under_test()
 
 
 # -- generation -----------------------------------------------------------------------------------
@@ -636,35 +701,58 @@ def argvs(draw: Draw, app: App) -> list[str]:
 # -- the comparison -------------------------------------------------------------------------------
 
 
-def exampleguard_problems(app: App, argv: Sequence[str]) -> list[Problem]:
+def exampleguard_problems(binding: Binding) -> list[Problem]:
     """The binder's problems that count for the parsing verdict (warnings aside)."""
-    binding = bind(app.contract, [app.program, *argv])
     return [p for p in binding.problems if p.code != "repeated-option"]
 
 
-Verdict = Callable[[App, Sequence[str]], list[Problem]]
+Verdict = Callable[[Binding], list[Problem]]
+
+ACCEPTED, REJECTED, COMPARED = "accepted", "rejected", "values compared"
 
 
-def disagreement(app: App, argv: Sequence[str], problems_of: Verdict) -> tuple[bool, str | None]:
-    """The framework's verdict, and a message with the argv and both verdicts if they differ."""
-    framework = app.accepts(argv)
-    problems = problems_of(app, argv)
+def disagreement(
+    app: App,
+    argv: Sequence[str],
+    problems_of: Verdict = exampleguard_problems,
+    tally: Counter[str] | None = None,
+) -> tuple[bool, str | None]:
+    """The framework's verdict, and a message with the argv if exampleguard disagrees.
+
+    Disagreeing is a different verdict or, where both accept and the parse ran to its end,
+    different values. ``tally`` counts the verdicts and the value comparisons made.
+    """
+    parsed = app.parse(argv)
+    framework = parsed.accepted
+    binding = bind(app.contract, [app.program, *argv], app.memo)
+    problems = problems_of(binding)
     ours = not problems
-    if framework == ours:
+    if tally is not None:
+        tally[ACCEPTED if framework else REJECTED] += 1
+    if framework != ours:
+        said = [f"{p.code}: {p.message}" for p in problems]
+        return framework, (
+            f"verdicts differ for {app.program} {list(argv)!r}: the {app.name} parser "
+            f"{'accepts' if framework else 'rejects'} it, exampleguard "
+            f"{'accepts' if ours else 'rejects'} it (problems: {said or 'none'})"
+        )
+    if not (framework and parsed.levels) or binding.eager:
         return framework, None
-    said = [f"{p.code}: {p.message}" for p in problems]
-    return framework, (
-        f"verdicts differ for {app.program} {list(argv)!r}: the {app.name} parser "
-        f"{'accepts' if framework else 'rejects'} it, exampleguard "
-        f"{'accepts' if ours else 'rejects'} it (problems: {said or 'none'})"
-    )
+    if tally is not None:
+        tally[COMPARED] += 1
+    differences = app.differences(binding, parsed)
+    if differences:
+        return framework, (
+            f"values differ for {app.program} {list(argv)!r}: " + "; ".join(differences)
+        )
+    return framework, None
 
 
 def run_differential(
     app: App, *, examples: int, problems_of: Verdict = exampleguard_problems, **overrides: Any
-) -> Counter[bool]:
-    """Run the property on ``examples`` generated argvs; count the framework's verdicts."""
-    verdicts: Counter[bool] = Counter()
+) -> Counter[str]:
+    """Run the property on ``examples`` generated argvs; count verdicts and value comparisons."""
+    verdicts: Counter[str] = Counter()
 
     @settings(
         max_examples=examples,
@@ -673,19 +761,20 @@ def run_differential(
     )
     @given(argv=argvs(app))
     def agree(argv: list[str]) -> None:
-        framework, message = disagreement(app, argv, problems_of)
-        verdicts[framework] += 1
+        _, message = disagreement(app, argv, problems_of, verdicts)
         assert message is None, message
 
     agree()
     return verdicts
 
 
-def assert_balanced(verdicts: Counter[bool], examples: int) -> None:
+def assert_balanced(verdicts: Counter[str], examples: int) -> None:
     # The generator is only a test if both verdicts are common: a generator whose argvs were all
-    # rejected (or all accepted) would agree trivially.
-    assert verdicts[True] >= examples // 8, verdicts
-    assert verdicts[False] >= examples // 8, verdicts
+    # rejected (or all accepted) would agree trivially; and most accepted argvs must have had
+    # their values compared, or the value check would pass by not looking.
+    assert verdicts[ACCEPTED] >= examples // 8, verdicts
+    assert verdicts[REJECTED] >= examples // 8, verdicts
+    assert verdicts[COMPARED] >= verdicts[ACCEPTED] // 2, verdicts
 
 
 @pytest.mark.parametrize(
@@ -790,6 +879,112 @@ def test_pinned_command_lines(name: str, argv: tuple[str, ...]) -> None:
     assert message is None, message
 
 
+def test_values_that_build_on_defaults_agree_with_argparse() -> None:
+    app = fixture_app("accumulating")
+    examples = 300
+    verdicts = run_differential(app, examples=examples)
+    assert verdicts[COMPARED] >= examples // 4, verdicts
+
+
+# The argument object as the JSON report shows it, for argvs the framework accepts with the same
+# values (the comparison runs first): the shape the mapping rules of bound_values.py bridge.
+PINNED_ARGUMENTS: tuple[tuple[str, tuple[str, ...], dict[str, Any]], ...] = (
+    (
+        "argparse",
+        ("-vv", "add", "x", "--priority", "2", "--extra", "a", "b", "--extra", "c", "--label"),
+        {
+            "verbose": 2,
+            "text": "x",
+            "priority": 2,
+            "extra": [["a", "b"], ["c"]],
+            "label": None,
+        },
+    ),
+    (
+        "argparse",
+        ("add", "x", "--priority", "3", "--quiet", "--no-color", "--mode", "--point", "1", "-2"),
+        {
+            "text": "x",
+            "priority": 3,
+            "loud": False,
+            "color": False,
+            "mode": True,
+            "point": [1.0, -2.0],
+        },
+    ),
+    (
+        "argparse",
+        ("run", "x", "--shell", "y", "--", "z"),
+        {"argv": ["x", "--shell", "y", "--", "z"]},
+    ),
+    (
+        "argparse",
+        ("tags", "merge", "a", "b", "c", "-1"),
+        {"pair": ["a", "b"], "into": "c", "one": True},
+    ),
+    (
+        "accumulating",
+        ("-vvv", "--tag", "a", "--also", "y", "z", "--one", "5", "--ones", "p", "--ones", "q"),
+        {"verbose": 3, "tag": ["a"], "also": [["y", "z"]], "one": 5, "ones": ["p", "q"]},
+    ),
+    (
+        "accumulating",
+        ("--pair", "1", "2", "--fast", "--mark", "--mark", "me"),
+        {"pair": [[1.0, 2.0]], "fast": True, "mark": True, "name": "me"},
+    ),
+    (
+        "click",
+        ("-q", "add", "x", "--priority", "1", "--pair", "a", "2", "-vvv", "--no-color", "--lower"),
+        {
+            "quiet": True,
+            "priority": 1,
+            "pair": ["a", 2],
+            "verbose": 3,
+            "color": False,
+            "lower": True,
+            "text": "x",
+        },
+    ),
+    (
+        "click",
+        ("add", "x", "--priority", "1", "--when", "2024-01-02", "--editor", "--archived", "off"),
+        {
+            "priority": 1,
+            "when": "2024-01-02T00:00:00",
+            "editor": None,
+            "archived": False,
+            "text": "x",
+        },
+    ),
+    (
+        "click",
+        ("rm", "-yt", "a", "--tag", "b", "3", "4", "--format", "JSON"),
+        {"yes": True, "tag": ["a", "b"], "format": "json", "ids": [3, 4]},
+    ),
+    (
+        "typer",
+        ("-vv", "delete", "3", "--tag", "a", "--format", "json"),
+        {"verbose": 2, "tag": ["a"], "format": "json", "ids": [3]},
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "expected"),
+    PINNED_ARGUMENTS,
+    ids=[f"{name}: {' '.join(argv)}" for name, argv, _ in PINNED_ARGUMENTS],
+)
+def test_pinned_argument_objects(
+    name: str, argv: tuple[str, ...], expected: dict[str, Any]
+) -> None:
+    app = fixture_app(name)
+    accepted, message = disagreement(app, argv)
+    assert accepted
+    assert message is None, message
+    binding = bind(app.contract, [app.program, *argv], app.memo)
+    assert arguments_of(tool_of(binding), binding) == expected
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -818,9 +1013,9 @@ def test_in_process_argparse_verdict_matches_a_real_process(argv: tuple[str, ...
 # -- the comparison has teeth ---------------------------------------------------------------------
 
 
-def ignoring_unknown_flags(app: App, argv: Sequence[str]) -> list[Problem]:
+def ignoring_unknown_flags(binding: Binding) -> list[Problem]:
     """A deliberately broken binder: it never reports ``unknown-flag``."""
-    return [p for p in exampleguard_problems(app, argv) if p.code != "unknown-flag"]
+    return [p for p in exampleguard_problems(binding) if p.code != "unknown-flag"]
 
 
 @pytest.mark.parametrize("name", ["click", "typer", "argparse"])
@@ -844,6 +1039,37 @@ def test_the_differential_check_catches_a_flipped_verdict(name: str) -> None:
         )
 
 
+def integers_left_as_text(app: App) -> App:
+    """The app compared with a deliberately broken binder: it forgets to convert integers."""
+
+    def unconverted(value: Any) -> Any:
+        if isinstance(value, list):
+            return [unconverted(item) for item in value]
+        return str(value) if type(value) is int else value
+
+    def differences(binding: Binding, parsed: Parsed) -> list[str]:
+        binding.typed = {key: unconverted(value) for key, value in binding.typed.items()}
+        return app.differences(binding, parsed)
+
+    return replace(app, differences=differences)
+
+
+@pytest.mark.parametrize("name", ["click", "typer", "argparse"])
+def test_the_value_comparison_catches_a_wrong_value(name: str) -> None:
+    app = integers_left_as_text(fixture_app(name))
+    argv = ["delete", "3"]
+    # The planted defect shows on a known argv ...
+    _, message = disagreement(app, argv)
+    assert message is not None
+    assert message.startswith(f"values differ for notes {argv!r}")
+    assert "the argument object ['3']" in message
+    # ... and the generated differential run finds it on its own.
+    with pytest.raises(AssertionError, match="values differ"):
+        run_differential(
+            app, examples=400, database=None, derandomize=True, phases=[Phase.generate]
+        )
+
+
 # -- a real third-party CLI -----------------------------------------------------------------------
 
 
@@ -858,17 +1084,18 @@ def sqlite_utils_app(directory: Path) -> App:
     generated.
     """
 
-    def accepts(argv: Sequence[str]) -> bool:
+    def parse(argv: Sequence[str]) -> Parsed:
         for word in argv:
             if word not in ("", ".", "..") and "/" not in word and "\0" not in word:
                 (directory / word).touch()
-        return click_accepts(sqlite_utils.cli.cli, from_os(argv), program="sqlite-utils")
+        return click_parse(sqlite_utils.cli.cli, from_os(argv), program="sqlite-utils")
 
     return App(
         "sqlite-utils",
         "sqlite-utils",
         Tree.model_validate(extract_click(sqlite_utils.cli.cli, "sqlite-utils")),
-        accepts,
+        parse,
+        click_values,
         excluded_commands=frozenset({("bulk",)}),
         bad_values=tuple(v for v in BAD_VALUES if v.strip()),
         mutations=tuple(m for m in MUTATIONS if m is not m_empty),

@@ -6,11 +6,26 @@ import argparse
 import contextlib
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 
-def click_accepts(command: Any, argv: Sequence[str], *, program: str = "notes") -> bool:
-    """Whether Click (or Typer's bundled Click) parses ``argv`` through the command chain.
+@dataclass(frozen=True)
+class Parsed:
+    """What a framework's parser made of an argv.
+
+    ``accepted`` is its verdict. ``levels`` holds what the program would receive when the parse
+    ran to its end: Click's context of each level, root first, or argparse's one namespace.
+    It is empty when the parser stopped early (an eager ``--help`` or ``--version`` exits before
+    the values are complete) or rejected the argv.
+    """
+
+    accepted: bool
+    levels: list[Any] = field(default_factory=list)
+
+
+def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") -> Parsed:
+    """Click's (or Typer's bundled Click's) parse of ``argv`` through the command chain.
 
     ``make_context`` parses one level; a group's leftover words name the subcommand, which is
     resolved with the group's own ``resolve_command`` and parsed in turn, exactly as
@@ -18,21 +33,38 @@ def click_accepts(command: Any, argv: Sequence[str], *, program: str = "notes") 
     """
     exit_, usage_error, click_exception = _click_exceptions(command)
     sink = io.StringIO()
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    contexts: list[Any] = []
+    # Closing runs what the parse registered for the end of the command (closing the files
+    # ``click.File`` opened); the values stay readable.
+    with (
+        contextlib.redirect_stdout(sink),
+        contextlib.redirect_stderr(sink),
+        contextlib.ExitStack() as closing,
+    ):
         try:
             context = command.make_context(program, list(argv))
+            closing.callback(context.close)
+            contexts.append(context)
             while callable(getattr(context.command, "resolve_command", None)):
                 group = context.command
                 words = [*context._protected_args, *context.args]
                 if not words:
-                    return bool(getattr(group, "invoke_without_command", False))
+                    accepted = bool(getattr(group, "invoke_without_command", False))
+                    return Parsed(accepted, contexts if accepted else [])
                 name, sub, rest = group.resolve_command(context, words)
                 context = sub.make_context(name, rest, parent=context)
+                closing.callback(context.close)
+                contexts.append(context)
         except exit_:
-            return True
+            return Parsed(True)
         except (usage_error, click_exception):
-            return False
-    return True
+            return Parsed(False)
+    return Parsed(True, contexts)
+
+
+def click_accepts(command: Any, argv: Sequence[str], *, program: str = "notes") -> bool:
+    """Whether Click (or Typer's bundled Click) parses ``argv`` through the command chain."""
+    return click_parse(command, argv, program=program).accepted
 
 
 def _click_exceptions(command: Any) -> tuple[Any, Any, Any]:
@@ -50,26 +82,31 @@ class ParserRejected(Exception):
     """argparse called ``error()``."""
 
 
-def argparse_accepts(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
-    """Whether ``parser.parse_args(argv)`` succeeds, with ``error()`` made to raise.
+def argparse_parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> Parsed:
+    """``parser.parse_args(argv)``, with ``error()`` made to raise.
 
     ``exit_on_error=False`` does not stop every error from exiting on 3.11, so ``error`` is
     replaced on the parser and every subparser, as CPython's own tests do. ``--help`` and
-    ``--version`` exit with status 0: accepted.
+    ``--version`` exit with status 0: accepted, with no namespace.
     """
     for each in _all_parsers(parser):
         each.error = _raise  # type: ignore[method-assign]
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         try:
-            parser.parse_args(list(argv))
+            namespace = parser.parse_args(list(argv))
         except ParserRejected:
-            return False
+            return Parsed(False)
         except argparse.ArgumentError:
-            return False
+            return Parsed(False)
         except SystemExit as exit_:
-            return exit_.code in (0, None)
-    return True
+            return Parsed(exit_.code in (0, None))
+    return Parsed(True, [namespace])
+
+
+def argparse_accepts(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bool:
+    """Whether ``parser.parse_args(argv)`` succeeds (``--help`` and ``--version`` do)."""
+    return argparse_parse(parser, argv).accepted
 
 
 def _raise(message: str) -> None:

@@ -1,0 +1,241 @@
+"""The dialect registry and record: one place decides everything a dialect changes.
+
+What a user sees depends on it — which ``dialect`` values a catalog or tree may give, how a
+catalog-only tree routes, whose constraints the rules stage checks, the did-you-mean a
+diagnostic carries — so each is checked through the product's own entry points: the models,
+the committed schemas, ``build_contract``, ``bind`` and ``evaluate``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from exampleguard import dialects
+from exampleguard.bind import Memo, bind
+from exampleguard.catalog import Catalog, LoadedCatalog
+from exampleguard.config import load_config
+from exampleguard.contract import Contract, build_contract
+from exampleguard.pipeline import evaluate, load_inputs
+from exampleguard.schemas import committed_schema_path
+from exampleguard.sources import Document
+from exampleguard.tree import Tree
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def catalog_only(dialect: str, tools: list[dict[str, Any]]) -> Contract:
+    """The contract of a catalog with no tree: its command paths are the routing tree."""
+    catalog = Catalog.model_validate(
+        {
+            "format": "exampleguard.catalog/v1",
+            "program": "notes",
+            "dialect": dialect,
+            "tools": tools,
+        }
+    )
+    document = Document(Path("catalog.json"), "catalog.json", "{}", {}, "json")
+    return build_contract(LoadedCatalog(catalog, document), None)
+
+
+TOOLS = [
+    {
+        "id": "notes.tag.add",
+        "command": ["tag", "add"],
+        "parameters": [
+            {"name": "name", "positional": True},
+            {"name": "color", "flags": ["--color", "-c"], "choices": ["red", "blue"]},
+        ],
+    },
+    {"id": "notes.tag.list", "command": ["tag", "list"]},
+]
+
+
+def test_the_registry_names_the_two_dialects() -> None:
+    assert dialects.NAMES == ("click", "argparse")
+    assert dialects.spoken_names() == "click or argparse"
+    for name in dialects.NAMES:
+        assert dialects.dialect(name).name == name
+
+
+@pytest.mark.parametrize("kind", ["catalog", "tree"])
+def test_the_formats_accept_exactly_the_registered_names(kind: str) -> None:
+    schema = json.loads(committed_schema_path(kind).read_text(encoding="utf-8"))
+    dialect = schema["properties"]["dialect"]
+    # The catalog's is optional (a tree decides when there is one): a string or null.
+    enums = [branch["enum"] for branch in dialect.get("anyOf", [dialect]) if "enum" in branch]
+    assert enums == [list(dialects.NAMES)]
+
+
+def test_an_unregistered_dialect_is_refused_with_the_registered_names() -> None:
+    with pytest.raises(ValidationError, match="'click' or 'argparse'"):
+        Tree.model_validate(
+            {"format": "exampleguard.tree/v1", "program": "x", "dialect": "cobra", "commands": []}
+        )
+
+
+def test_the_models_do_not_import_any_binder() -> None:
+    # The formats take their names from the registry at import; the binders load on first use.
+    code = (
+        "import sys, exampleguard.catalog, exampleguard.tree; "
+        "print([m for m in sys.modules if m.startswith('exampleguard.bind')])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", dialects.NAMES)
+def test_a_catalog_only_tree_routes_with_its_dialects_settings(name: str) -> None:
+    contract = catalog_only(name, TOOLS)
+    dialect = dialects.dialect(name)
+    group = contract.root.children["tag"]
+    assert contract.root.settings is dialect.catalog_group
+    assert group.settings is dialect.catalog_group
+    assert group.children["add"].settings is dialect.catalog_command
+
+
+@pytest.mark.parametrize("name", dialects.NAMES)
+def test_a_choice_converts_as_the_dialect_converts_it(name: str) -> None:
+    tools = [
+        {
+            "id": "notes.run",
+            "command": ["run"],
+            "parameters": [{"name": "level", "flags": ["--level"], "choices": [1, 2]}],
+        }
+    ]
+    contract = catalog_only(name, tools)
+    binding = bind(contract, ["notes", "run", "--level", "2"])
+    # Click matches the text and gives back the choice itself; argparse converts the word with
+    # the parameter's type (a string here), which is then not among the integer choices.
+    if dialects.dialect(name).rules.choices_by_text:
+        assert binding.ok
+        assert list(binding.typed.values()) == [2]
+    else:
+        assert [p.code for p in binding.problems] == ["bad-choice"]
+
+
+TREE_WITH_GROUP = {
+    "format": "exampleguard.tree/v1",
+    "program": "notes",
+    "commands": [
+        {"path": [], "runnable": False},
+        {
+            "path": ["sync"],
+            "runnable": True,
+            "parameters": [
+                {"name": "push", "flags": ["--push"], "type": "boolean"},
+                {"name": "pull", "flags": ["--pull"], "type": "boolean"},
+            ],
+            "constraints": {"mutually_exclusive": [["push", "pull"]]},
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("name", dialects.NAMES)
+def test_a_snapshots_constraints_are_the_rules_stages_unless_the_framework_enforces_them(
+    name: str,
+) -> None:
+    tree = Tree.model_validate({**TREE_WITH_GROUP, "dialect": name})
+    catalog = Catalog.model_validate(
+        {
+            "format": "exampleguard.catalog/v1",
+            "program": "notes",
+            "tools": [{"id": "notes.sync", "command": ["sync"]}],
+        }
+    )
+    document = Document(Path("catalog.json"), "catalog.json", "{}", {}, "json")
+    contract = build_contract(LoadedCatalog(catalog, document), tree)
+    [tool] = contract.tools
+    binding = bind(contract, ["notes", "sync", "--push", "--pull"])
+    if dialects.dialect(name).enforces_constraints:
+        # argparse's own parse_args rejects the pair: the binder says so, the rules need not.
+        assert [p.code for p in binding.problems] == ["mutually-exclusive"]
+        assert tool.constraints.mutually_exclusive == []
+    else:
+        assert binding.ok
+        assert tool.constraints.mutually_exclusive == [["push", "pull"]]
+
+
+# -- the memo -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", dialects.NAMES)
+def test_a_memo_compiles_each_level_once_and_lets_a_command_go(name: str) -> None:
+    contract = catalog_only(name, TOOLS)
+    memo = Memo()
+    words = ["notes", "tag", "add", "x", "--color", "red"]
+    assert bind(contract, words, memo).ok
+    group = contract.root.children["tag"]
+    command = group.children["add"]
+    table = memo.tables[command]
+    assert bind(contract, words, memo).ok
+    assert memo.tables[command] is table
+    memo.release(command)
+    memo.release(group)
+    # A command's table is its tool's alone; a group's serves every tool beneath it.
+    assert command not in memo.tables
+    assert group in memo.tables
+    assert bind(contract, words, memo).ok
+    assert memo.tables[command] is not table
+
+
+# -- did-you-mean data ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", dialects.NAMES)
+@pytest.mark.parametrize(
+    ("words", "code", "suggestion", "hint"),
+    [
+        (["tag", "add", "x", "--colr", "red"], "unknown-flag", "--color", "Did you mean --color?"),
+        (["tag", "ad", "x"], "unknown-command", "add", "Did you mean 'add'?"),
+        (["tag", "add", "x", "--zzzz"], "unknown-flag", None, None),
+        (["tag", "zzzz"], "unknown-command", None, None),
+        (["tag", "add", "x", "--color", "green"], "bad-choice", None, "Choose from: red, blue"),
+    ],
+)
+def test_a_problem_carries_the_one_replacement_it_proposes(
+    name: str, words: list[str], code: str, suggestion: str | None, hint: str | None
+) -> None:
+    binding = bind(catalog_only(name, TOOLS), ["notes", *words])
+    [problem] = [p for p in binding.problems if p.code == code]
+    assert (problem.suggestion, problem.hint) == (suggestion, hint)
+
+
+def test_an_option_of_another_level_proposes_the_level_not_a_replacement() -> None:
+    tools = [
+        *TOOLS,
+        {
+            "id": "notes.sync",
+            "command": ["sync"],
+            "parameters": [{"name": "force", "flags": ["--force"], "type": "boolean"}],
+        },
+    ]
+    binding = bind(catalog_only("click", tools), ["notes", "tag", "list", "--force"])
+    [problem] = binding.problems
+    assert problem.suggestion is None
+    assert problem.hint == "--force is an option of 'notes sync'; give it at that level."
+
+
+def test_the_diagnostic_carries_the_suggestion(tmp_path: Path) -> None:
+    catalog = {
+        "format": "exampleguard.catalog/v1",
+        "program": "notes",
+        "dialect": "click",
+        "tools": [{**TOOLS[0], "examples": [{"command": "notes tag add x --colr red"}]}],
+    }
+    (tmp_path / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    (tmp_path / "exampleguard.toml").write_text('catalog = "catalog.json"\n', encoding="utf-8")
+    inputs = load_inputs(load_config(tmp_path / "exampleguard.toml", tmp_path), with_counts=False)
+    evaluation = evaluate(inputs, check_counts=False, repository_checks=False)
+    [diagnostic] = [d for d in evaluation.diagnostics if d.code == "unknown-flag"]
+    assert diagnostic.suggestion == "--color"
+    assert diagnostic.hint == "Did you mean --color?"
