@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from exampleguard.bind.records import (
     Binding,
@@ -84,10 +84,10 @@ class BinderBase:
         Each dialect builds its own kind of table; a memo serves one contract, so one dialect.
         """
         tables = self.memo.tables
-        table = tables.get(node)
+        table: Table | None = tables.get(node)
         if table is None:
             table = tables[node] = build(node)
-        return cast(Table, table)
+        return table
 
     # problems -----------------------------------------------------------------------------------
 

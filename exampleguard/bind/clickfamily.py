@@ -10,6 +10,7 @@ all of an example's defects.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,8 +67,13 @@ class _ClickTable:
     """A group with no positionals and nothing required: a non-option word just routes."""
 
 
+@functools.lru_cache(maxsize=4096)
 def _split_opt(option: str) -> tuple[str, str]:
-    """An option string's prefix and name, as Click's ``_split_opt`` splits it."""
+    """An option string's prefix and name, as Click's ``_split_opt`` splits it.
+
+    Remembered for a bounded number of strings: a large catalog repeats the same few flags in
+    every command, and every command's table splits them again.
+    """
     first = option[:1]
     if first.isalnum():
         return "", option
@@ -111,8 +117,9 @@ def _click_table(node: CommandNode) -> _ClickTable:
 class _ClickLevel:
     """The state of parsing one level (Click's ``_ParsingState``)."""
 
-    def __init__(self, node: CommandNode, pieces: list[Piece]) -> None:
+    def __init__(self, node: CommandNode, table: _ClickTable, pieces: list[Piece]) -> None:
         self.node = node
+        self.table = table
         self.rargs: deque[Piece] = deque(pieces)
         self.largs: list[Piece] = []
         self.occurrences: list[Occurrence] = []
@@ -154,7 +161,7 @@ class _ClickBinder(BinderBase):
                     self.role(first, Role.COMMAND)
                     node, pieces = child, pieces[1:]
                     continue
-            level = _ClickLevel(node, pieces)
+            level = _ClickLevel(node, table, pieces)
             rest = self._parse_level(level)
             all_occurrences.extend(level.occurrences)
             eager = any(o.parameter.eager for o in level.occurrences)
@@ -215,7 +222,7 @@ class _ClickBinder(BinderBase):
     def _reparse_reaches_eager(self, node: CommandNode, rest: list[Piece]) -> bool:
         problems = len(self.binding.problems)
         roles = list(self.binding.roles)
-        level = _ClickLevel(node, list(rest))
+        level = _ClickLevel(node, self.compiled(node, _click_table), list(rest))
         self._parse_level(level)
         reached = len(self.binding.problems) == problems and any(
             o.parameter.eager for o in level.occurrences
@@ -228,7 +235,7 @@ class _ClickBinder(BinderBase):
     # option parsing (Click's _OptionParser) -----------------------------------------------------
 
     def _parse_level(self, level: _ClickLevel) -> list[Piece]:
-        table = self.compiled(level.node, _click_table)
+        table = level.table
         settings = level.node.settings
         interspersed = settings.allow_interspersed_args and not level.node.is_group
         while level.rargs and not level.failed:
@@ -471,7 +478,7 @@ class _ClickBinder(BinderBase):
         if level.failed:
             return
         self.type_values(level.occurrences)
-        required = self.compiled(level.node, _click_table).required
+        required = level.table.required
         if not required:
             return
         given = {id(o.parameter) for o in level.occurrences}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from exampleguard.bind.records import Binding, FrameworkRules, Piece
 
@@ -74,7 +74,8 @@ class Memo:
     __slots__ = ("tables",)
 
     def __init__(self) -> None:
-        self.tables: dict[CommandNode, object] = {}
+        # Each dialect stores its own kind of table; a memo serves one contract's dialect.
+        self.tables: dict[CommandNode, Any] = {}
 
     def release(self, node: CommandNode) -> None:
         """Let go of ``node``'s table once no example still to come needs it.
