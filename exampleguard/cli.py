@@ -21,6 +21,8 @@ import typer
 if TYPE_CHECKING:
     from exampleguard.config import Config
     from exampleguard.diagnostics import Diagnostic
+    from exampleguard.dryrun import RunRecord
+    from exampleguard.report import Report
     from exampleguard.runner import DryRunOutcome, TextOutcome, ValidateOutcome
 
 __all__ = ["app", "entry_point", "main"]
@@ -123,12 +125,12 @@ def _fail_with(
     code: int = EXIT_UNUSABLE,
     summary: str = _COULD_NOT_EVALUATE,
 ) -> NoReturn:
-    from exampleguard.report.model import diagnostic_data  # noqa: PLC0415
+    from exampleguard.report import diagnostic_entry  # noqa: PLC0415
     from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
 
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     for diagnostic in diagnostics:
-        _stderr("\n".join(diagnostic_lines(diagnostic_data(diagnostic), color=color)))
+        _stderr("\n".join(diagnostic_lines(diagnostic_entry(diagnostic), color=color)))
     count = len(diagnostics)
     _stderr(f"{summary} ({count} problem{'s' if count != 1 else ''}).")
     raise typer.Exit(code)
@@ -211,22 +213,20 @@ def _finish_report(
     """End a command whose result is a report: its problems (exit 2), or the report and verdict."""
     from exampleguard.runner import DryRunOutcome  # noqa: PLC0415
 
-    if outcome.unusable:
+    if outcome.unusable or outcome.report is None:
         _fail_with(outcome.unusable, summary=summary)
     _emit(_render(outcome.report, output_format, output), output)
     if isinstance(outcome, DryRunOutcome) and outcome.interrupted:
         _stderr("exampleguard: interrupted; every sandboxed process was stopped")
         raise typer.Exit(EXIT_INTERRUPTED)
-    raise typer.Exit(EXIT_OK if outcome.report["ok"] else EXIT_DEFECTS)
+    raise typer.Exit(EXIT_OK if outcome.report.ok else EXIT_DEFECTS)
 
 
-def _render(
-    data: dict[str, Any], output_format: OutputFormat, output: Path | None
-) -> Iterator[str]:
+def _render(report: Report, output_format: OutputFormat, output: Path | None) -> Iterator[str]:
     from exampleguard.report import render_pieces  # noqa: PLC0415
 
     return render_pieces(
-        data, output_format.value, color=output_format is OutputFormat.text and _color(output)
+        report, output_format.value, color=output_format is OutputFormat.text and _color(output)
     )
 
 
@@ -303,9 +303,8 @@ def _progress() -> Iterator[Any]:
     ) as bar:
         task = bar.add_task("", total=None)
 
-        def advance(record: Any) -> None:
-            entry = record.entry
-            bar.update(task, advance=1, description=f"{entry['tool']}[{entry['index']}]")
+        def advance(record: RunRecord) -> None:
+            bar.update(task, advance=1, description=record.entry.address)
 
         yield advance
 

@@ -17,11 +17,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import assert_never
 
+import sandbox
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic, Location, Severity
 from exampleguard.pipeline import Evaluation, ExampleResult
+from exampleguard.report import DryRunEntry, dry_run_entry
 from exampleguard.signals import Interrupted
 
 __all__ = [
@@ -60,7 +62,7 @@ class PlannedRun:
 class RunRecord:
     """A finished run: the report entry and, for a failure, its diagnostic."""
 
-    entry: dict[str, Any]
+    entry: DryRunEntry
     diagnostic: Diagnostic | None = None
 
 
@@ -212,8 +214,6 @@ def execute(
     Returns the records and whether the run was interrupted (every sandboxed process is gone
     by then).
     """
-    import sandbox  # noqa: PLC0415 - only dry runs need the sandbox
-
     settings = config.settings.dryrun
     limits = sandbox.Limits(
         timeout_s=settings.timeout,
@@ -257,36 +257,22 @@ def execute(
     return [future.result() for future in futures], interrupted
 
 
-def _record(run: PlannedRun, outcome: Any) -> RunRecord:
-    entry = {
-        "tool": run.tool,
-        "index": run.index,
-        "argv": list(run.argv),
-        "status": outcome.status.value,
-        "exit_code": outcome.exit_code,
-        "duration_s": round(outcome.duration_s, 4),
-        "stdout": outcome.stdout,
-        "stderr": outcome.stderr,
-        "stdout_truncated": outcome.stdout_truncated,
-        "stderr_truncated": outcome.stderr_truncated,
-        "isolation": {
-            "backend": outcome.backend,
-            "guarantees": [g.value for g in outcome.guarantees],
-            "not_guaranteed": [g.value for g in outcome.not_guaranteed],
-        },
-        "detail": outcome.detail,
-    }
-    if outcome.status.value == "passed":
-        return RunRecord(entry)
-    code = "dryrun-timeout" if outcome.status.value == "timed-out" else "dryrun-failed"
-    if outcome.status.value == "failed":
-        what = f"exited with {outcome.exit_code}, expected {run.expect_exit}"
-    elif outcome.status.value == "timed-out":
-        what = "did not finish in time and was killed"
-    elif outcome.status.value == "crashed":
-        what = f"crashed ({outcome.detail or 'killed by a signal'})"
-    else:
-        what = f"could not be started ({outcome.detail or 'unknown reason'})"
+def _record(run: PlannedRun, outcome: sandbox.Outcome) -> RunRecord:
+    entry = dry_run_entry(run.tool, run.index, run.argv, outcome)
+    match outcome.status:
+        case sandbox.Status.PASSED:
+            return RunRecord(entry)
+        case sandbox.Status.FAILED:
+            what = f"exited with {outcome.exit_code}, expected {run.expect_exit}"
+        case sandbox.Status.TIMED_OUT:
+            what = "did not finish in time and was killed"
+        case sandbox.Status.CRASHED:
+            what = f"crashed ({outcome.detail or 'killed by a signal'})"
+        case sandbox.Status.NOT_STARTED:
+            what = f"could not be started ({outcome.detail or 'unknown reason'})"
+        case _:
+            assert_never(outcome.status)
+    code = "dryrun-timeout" if outcome.status is sandbox.Status.TIMED_OUT else "dryrun-failed"
     tail = (outcome.stderr or outcome.stdout).strip().splitlines()[-1:]
     return RunRecord(
         entry,

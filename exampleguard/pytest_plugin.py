@@ -152,10 +152,10 @@ class ExampleFailure(Exception):
 
 
 def _lines(diagnostics: list[Any]) -> str:
-    from exampleguard.report.model import diagnostic_data  # noqa: PLC0415
+    from exampleguard.report import diagnostic_entry  # noqa: PLC0415
     from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
 
-    return "\n".join(line for d in diagnostics for line in diagnostic_lines(diagnostic_data(d)))
+    return "\n".join(line for d in diagnostics for line in diagnostic_lines(diagnostic_entry(d)))
 
 
 class ExampleItem(pytest.Item):
@@ -234,10 +234,10 @@ class DryRunItem(ExampleItem):
                 shard=None,
                 evaluation=state["evaluation"],
             )
-            if outcome.unusable:
+            if outcome.unusable or outcome.report is None:
                 state["dry_runs"] = _lines(outcome.unusable)
             else:
-                state["dry_runs"] = {(r["tool"], r["index"]): r for r in outcome.report["dry_runs"]}
+                state["dry_runs"] = {(r.tool, r.index): r for r in outcome.report.dry_runs}
         runs = state["dry_runs"]
         if isinstance(runs, str):
             raise ExampleFailure(runs)
@@ -248,8 +248,8 @@ class DryRunItem(ExampleItem):
                 pytest.skip("narrowed by a reviewed disposition; contract validation still ran")
             # A contract failure is never executed, and never counts as a pass.
             raise ExampleFailure("not executed: the example fails contract validation")
-        if run["status"] != "passed":
+        if not run.passed:
             raise ExampleFailure(
-                f"$ {' '.join(run['argv'])}\n{run['status']} (exit code {run['exit_code']})\n"
-                f"{run['stderr'] or run['stdout']}"
+                f"$ {' '.join(run.argv)}\n{run.status} (exit code {run.exit_code})\n"
+                f"{run.stderr or run.stdout}"
             )

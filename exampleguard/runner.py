@@ -20,6 +20,7 @@ from exampleguard.diagnostics import Diagnostic, Location, Severity
 
 if TYPE_CHECKING:
     from exampleguard.pipeline import Evaluation
+    from exampleguard.report import Report
 
 __all__ = [
     "TextOutcome",
@@ -39,9 +40,9 @@ __all__ = [
 
 @dataclass(slots=True)
 class ValidateOutcome:
-    """A validation run: report data, or the reasons it could not be evaluated."""
+    """A validation run: its report, or the reasons it could not be evaluated."""
 
-    report: dict[str, Any] = field(default_factory=dict)
+    report: Report | None = None
     evaluation: Evaluation | None = None
     unusable: list[Diagnostic] = field(default_factory=list)
 
@@ -494,9 +495,9 @@ def check_records(config: Config) -> ValidateOutcome:
 
 @dataclass(slots=True)
 class DryRunOutcome:
-    """A dry-run session: report data, and whether it was interrupted or could not run."""
+    """A dry-run session: its report, and whether it was interrupted or could not run."""
 
-    report: dict[str, Any] = field(default_factory=dict)
+    report: Report | None = None
     interrupted: bool = False
     unusable: list[Diagnostic] = field(default_factory=list)
 
@@ -756,16 +757,17 @@ def _has_children(tree: Any, path: list[str]) -> bool:
 def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
     """``exampleguard report merge``: join shard reports into one and compare the counts."""
     from exampleguard.counts import Counts, compare_counts, load_counts  # noqa: PLC0415
-    from exampleguard.report.model import Report, diagnostic_data  # noqa: PLC0415
+    from exampleguard.report import merge_report  # noqa: PLC0415
+    from exampleguard.report import model as report_format  # noqa: PLC0415
     from exampleguard.sources import SourceError, check_format, load_document, validate_model  # noqa: PLC0415
 
-    reports: list[Report] = []
+    reports: list[report_format.Report] = []
     errors: list[Diagnostic] = []
     for path in paths:
         try:
             document = load_document(path, str(path))
             check_format(document, "exampleguard.report/v1")
-            reports.append(validate_model(Report, document))
+            reports.append(validate_model(report_format.Report, document))
         except SourceError as error:
             errors.append(error.diagnostic)
     if errors:
@@ -798,33 +800,11 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
         dry_run_narrowed=first.counts.dry_run_narrowed,
         excluded=first.counts.excluded,
     )
-    examples = sorted(
-        (e.model_dump(mode="json") for r in reports for e in r.examples),
-        key=lambda e: (e["tool"], e["index"]),
-    )
-    diagnostics = [d.model_dump(mode="json") for r in reports for d in r.diagnostics]
+    drift: list[Diagnostic] = []
     if config is not None:
         try:
             committed = load_counts(config.counts_path, config.display(config.counts_path))
         except SourceError as error:
             return ValidateOutcome(unusable=[error.diagnostic])
         drift = compare_counts(committed, counts, config.display(config.counts_path))
-        diagnostics.extend(diagnostic_data(d) for d in drift)
-    dry_runs = [run.model_dump(mode="json") for r in reports for run in r.dry_runs]
-    interrupted = any(r.interrupted for r in reports)
-    ok = (
-        not any(d["severity"] == "error" for d in diagnostics)
-        and all(run["status"] == "passed" for run in dry_runs)
-        and not interrupted
-    )
-    merged = {
-        "format": "exampleguard.report/v1",
-        "ok": ok,
-        "counts": counts.model_dump(),
-        "examples": examples,
-        "diagnostics": diagnostics,
-        "dry_runs": dry_runs,
-        "interrupted": interrupted,
-        "shard": None,
-    }
-    return ValidateOutcome(report=merged)
+    return ValidateOutcome(merge_report(reports, counts=counts, extra_diagnostics=drift))

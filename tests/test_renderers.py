@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,13 @@ from jsonschema.validators import validator_for
 
 import exampleguard
 from exampleguard.codes import CODES
-from exampleguard.report import FORMATS, render
+from exampleguard.config import load_config
+from exampleguard.counts import Counts
+from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.report import FORMATS, Report, diagnostic_entry, render
+from exampleguard.report.build import assemble
 from exampleguard.report.github import render_github
+from exampleguard.runner import validate
 from tests.support.project import REPOSITORY, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -104,7 +110,16 @@ def outputs(project: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def report(outputs: dict[str, str]) -> dict[str, Any]:
-    return json.loads(outputs["json"])
+    data: dict[str, Any] = json.loads(outputs["json"])
+    return data
+
+
+@pytest.fixture(scope="module")
+def typed(project: Path) -> Report:
+    """The same run in this process: the typed report the CLI rendered."""
+    outcome = validate(load_config(None, project))
+    assert outcome.report is not None, outcome.unusable
+    return outcome.report
 
 
 def _normalise(output_format: str, text: str) -> str:
@@ -116,7 +131,7 @@ def _normalise(output_format: str, text: str) -> str:
     return text.replace(line, f'"version": "{VERSION_PLACEHOLDER}",')
 
 
-def test_the_fixture_has_the_mix_it_promises(report) -> None:
+def test_the_fixture_has_the_mix_it_promises(report: dict[str, Any]) -> None:
     codes = {d["code"] for d in report["diagnostics"]}
     assert {"bad-choice", "unknown-flag", "shell-expansion", "exclusion-stale"} <= codes
     assert {"counts-drift", "uncovered-command"} <= codes
@@ -128,7 +143,7 @@ def test_the_fixture_has_the_mix_it_promises(report) -> None:
 
 
 @pytest.mark.parametrize("output_format", FORMATS)
-def test_snapshot(outputs, output_format) -> None:
+def test_snapshot(outputs: dict[str, str], output_format: str) -> None:
     path = SNAPSHOTS / f"report.{SUFFIXES[output_format]}"
     actual = _normalise(output_format, outputs[output_format])
     if os.environ.get("EXAMPLEGUARD_UPDATE_SNAPSHOTS") == "1":
@@ -139,13 +154,15 @@ def test_snapshot(outputs, output_format) -> None:
 
 
 @pytest.mark.parametrize("output_format", FORMATS)
-def test_every_renderer_is_fed_the_same_report(outputs, report, output_format) -> None:
-    assert render(report, output_format) == outputs[output_format]
+def test_every_renderer_is_fed_the_same_report(
+    outputs: dict[str, str], typed: Report, output_format: str
+) -> None:
+    assert render(typed, output_format) == outputs[output_format]
 
 
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_output_file_gets_the_report_and_stdout_nothing(
-    project, outputs, tmp_path, output_format
+    project: Path, outputs: dict[str, str], tmp_path: Path, output_format: str
 ) -> None:
     target = tmp_path / f"report.{SUFFIXES[output_format]}"
     result = run_cli(["validate", "--format", output_format, "--output", str(target)], cwd=project)
@@ -165,7 +182,7 @@ def _sarif_errors(log: dict[str, Any]) -> list[str]:
     return [error.message for error in validator.iter_errors(log)]
 
 
-def test_sarif_validates_against_the_official_schema(outputs) -> None:
+def test_sarif_validates_against_the_official_schema(outputs: dict[str, str]) -> None:
     schema = _sarif_schema()
     assert validator_for(schema) is jsonschema.Draft4Validator  # the schema's own dialect
     assert "errata01" in schema["id"]
@@ -190,14 +207,18 @@ def test_sarif_validates_against_the_official_schema(outputs) -> None:
         ),
     ],
 )
-def test_a_broken_sarif_log_fails_the_same_check(outputs, breakage) -> None:
+def test_a_broken_sarif_log_fails_the_same_check(
+    outputs: dict[str, str], breakage: Callable[[dict[str, Any]], object]
+) -> None:
     log = json.loads(outputs["sarif"])
     broken = copy.deepcopy(log)
     breakage(broken)
     assert _sarif_errors(broken) != []
 
 
-def test_sarif_rules_come_from_the_registry(outputs, report) -> None:
+def test_sarif_rules_come_from_the_registry(
+    outputs: dict[str, str], report: dict[str, Any]
+) -> None:
     run = json.loads(outputs["sarif"])["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [rule["id"] for rule in rules] == list(CODES)
@@ -222,7 +243,7 @@ def test_sarif_rules_come_from_the_registry(outputs, report) -> None:
             assert physical["region"]["endColumn"] == diagnostic["location"]["column"] + width
 
 
-def test_every_sarif_result_has_a_location_github_accepts(outputs) -> None:
+def test_every_sarif_result_has_a_location_github_accepts(outputs: dict[str, str]) -> None:
     # GitHub code scanning rejects the whole upload when one result has no location
     # ("locationFromSarifResult: expected at least one location"); a repository-level finding
     # such as uncovered-command still needs one (the configuration or the tree, for example).
@@ -234,30 +255,32 @@ def test_every_sarif_result_has_a_location_github_accepts(outputs) -> None:
         assert physical["artifactLocation"]["uri"]
 
 
+def _report_of(*diagnostics: Diagnostic, catalog: str | None = "agents.json") -> Report:
+    """A report of nothing but ``diagnostics``, made by the builder."""
+    return assemble(
+        catalog=catalog,
+        counts=Counts(
+            tools=0,
+            examples=0,
+            contract_validated=0,
+            dry_run_eligible=0,
+            dry_run_narrowed=0,
+            excluded=0,
+        ),
+        examples=[],
+        diagnostics=[diagnostic_entry(d) for d in diagnostics],
+    )
+
+
 def test_a_finding_about_no_file_is_placed_on_the_catalog_in_sarif() -> None:
-    data = {
-        "format": "exampleguard.report/v1",
-        "ok": False,
-        "catalog": "agents.json",
-        "counts": {},
-        "examples": [],
-        "diagnostics": [
-            {
-                "code": "uncovered-command",
-                "severity": "error",
-                "tool": None,
-                "example": None,
-                "message": "the command 'notes purge' has no tool and no exclusion",
-                "hint": None,
-                "file": None,
-                "location": None,
-                "span": None,
-                "related": [],
-            }
-        ],
-        "dry_runs": [],
-    }
-    log = json.loads(render(data, "sarif"))
+    report = _report_of(
+        Diagnostic(
+            code="uncovered-command",
+            severity=Severity.ERROR,
+            message="the command 'notes purge' has no tool and no exclusion",
+        )
+    )
+    log = json.loads(render(report, "sarif"))
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "agents.json"
     assert _sarif_errors(log) == []
@@ -272,7 +295,9 @@ def _cases(xml_text: str) -> tuple[ET.Element, dict[str, ET.Element]]:
     return suite, {case.get("name", ""): case for case in suite.findall("testcase")}
 
 
-def test_junit_has_one_case_per_example_and_the_repository_checks(outputs, report) -> None:
+def test_junit_has_one_case_per_example_and_the_repository_checks(
+    outputs: dict[str, str], report: dict[str, Any]
+) -> None:
     suite, cases = _cases(outputs["junit"])
     names = [f"{e['tool']}[{e['index']}]" for e in report["examples"]]
     assert list(cases) == [*names, "repository checks"]
@@ -298,7 +323,9 @@ def test_junit_has_one_case_per_example_and_the_repository_checks(outputs, repor
             assert diagnostic["code"] in (repository.text or "")
 
 
-def test_junit_failure_lines_without_a_file_do_not_start_with_a_colon(outputs) -> None:
+def test_junit_failure_lines_without_a_file_do_not_start_with_a_colon(
+    outputs: dict[str, str],
+) -> None:
     suite, _ = _cases(outputs["junit"])
     lines = [line for f in suite.iter("failure") for line in (f.text or "").splitlines()]
     assert any("uncovered-command" in line for line in lines)
@@ -311,7 +338,7 @@ def _sample(tmp_path: Path) -> Path:
     return root
 
 
-def test_junit_fails_when_validate_fails_on_a_reviewer_record(tmp_path) -> None:
+def test_junit_fails_when_validate_fails_on_a_reviewer_record(tmp_path: Path) -> None:
     root = _sample(tmp_path)
     (root / "dispositions" / "notes.delete.toml").write_text(
         '[[disposition]]\ntool = "notes.delete"\nexample = 1\nreason_code = "needs-fixture"\n'
@@ -326,7 +353,7 @@ def test_junit_fails_when_validate_fails_on_a_reviewer_record(tmp_path) -> None:
     assert "disposition-stale" in failures
 
 
-def test_junit_names_are_stable_whether_the_run_passes_or_fails(tmp_path) -> None:
+def test_junit_names_are_stable_whether_the_run_passes_or_fails(tmp_path: Path) -> None:
     root = _sample(tmp_path)
     passing = run_cli(["validate", "--format", "junit"], cwd=root)
     assert passing.returncode == 0, passing.stdout
@@ -369,7 +396,9 @@ def _parse_annotation(line: str) -> tuple[str, dict[str, str], str]:
     return command, properties, _unescape(message)
 
 
-def test_github_annotations_round_trip_every_diagnostic(outputs, report) -> None:
+def test_github_annotations_round_trip_every_diagnostic(
+    outputs: dict[str, str], report: dict[str, Any]
+) -> None:
     lines = outputs["github"].splitlines()
     assert len(lines) == len(report["diagnostics"]) + 1
     for line, diagnostic in zip(lines, report["diagnostics"], strict=False):
@@ -394,37 +423,24 @@ def test_github_annotations_round_trip_every_diagnostic(outputs, report) -> None
 
 
 def test_github_escapes_data_and_properties() -> None:
-    data = {
-        "ok": False,
-        "examples": [],
-        "diagnostics": [
-            {
-                "code": "unknown-flag",
-                "severity": "error",
-                "tool": "a:b,c%d",
-                "example": 0,
-                "message": "100% wrong,\r\nreally: yes",
-                "hint": "Use --x, not --y: 50%",
-                "file": "dir,one/cat:alog%.json",
-                "location": {"line": 3, "column": 7, "key": None},
-                "span": None,
-                "related": [],
-            },
-            {
-                "code": "counts-missing",
-                "severity": "warning",
-                "tool": None,
-                "example": None,
-                "message": "no line",
-                "hint": None,
-                "file": "counts.json",
-                "location": {"line": None, "column": None, "key": None},
-                "span": None,
-                "related": [],
-            },
-        ],
-    }
-    assert render_github(data).splitlines() == [
+    report = _report_of(
+        Diagnostic(
+            code="unknown-flag",
+            severity=Severity.ERROR,
+            message="100% wrong,\r\nreally: yes",
+            hint="Use --x, not --y: 50%",
+            tool="a:b,c%d",
+            example=0,
+            location=Location("dir,one/cat:alog%.json", line=3, column=7),
+        ),
+        Diagnostic(
+            code="counts-missing",
+            severity=Severity.WARNING,
+            message="no line",
+            location=Location("counts.json"),
+        ),
+    )
+    assert render_github(report).splitlines() == [
         "::error file=dir%2Cone/cat%3Aalog%25.json,line=3,col=7,"
         "title=unknown-flag a%3Ab%2Cc%25d[0]::"
         "100%25 wrong,%0D%0Areally: yes%0AUse --x, not --y: 50%25",

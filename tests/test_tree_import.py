@@ -93,7 +93,8 @@ def warmed_up(tmp_path_factory: pytest.TempPathFactory) -> None:
     root = project(tmp_path_factory.mktemp("warm-up"), "")
     outcome = runner.validate(load_config(None, root))
     assert outcome.unusable == [], outcome.unusable
-    assert outcome.report["ok"] is True
+    assert outcome.report is not None
+    assert outcome.report.ok is True
 
 
 @pytest.fixture
@@ -235,8 +236,9 @@ def test_a_misbehaving_import_that_yields_a_tree_works_and_this_process_is_untou
 ) -> None:
     outcome = validate_here(project(tmp_path, WORKING[name]))
     assert outcome.unusable == [], [d.message for d in outcome.unusable]
-    assert outcome.report["ok"] is True
-    assert outcome.report["examples"][0]["arguments"] == {"x": 1}
+    assert outcome.report is not None
+    assert outcome.report.ok is True
+    assert outcome.report.examples[0].arguments == {"x": 1}
 
 
 # -- what outlives the import --------------------------------------------------------------------

@@ -6,9 +6,7 @@ Property values and messages are escaped as the workflow-command syntax requires
 
 from __future__ import annotations
 
-from typing import Any
-
-from exampleguard.report.model import subject_of
+from exampleguard.report.data import DiagnosticEntry, Report
 
 __all__ = ["render_github"]
 
@@ -21,27 +19,30 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(data: dict[str, Any]) -> str:
-    """Render report data as GitHub Actions annotations, with a final notice line."""
-    lines: list[str] = []
-    for diagnostic in data["diagnostics"]:
-        level = "error" if diagnostic["severity"] == "error" else "warning"
-        properties: list[str] = []
-        if diagnostic.get("file"):
-            properties.append(f"file={_escape_property(diagnostic['file'])}")
-            location = diagnostic.get("location") or {}
-            if location.get("line") is not None:
-                properties.append(f"line={location['line']}")
-                if location.get("column") is not None:
-                    properties.append(f"col={location['column']}")
-        about = subject_of(diagnostic)
-        title = diagnostic["code"] if about is None else f"{diagnostic['code']} {about}"
-        properties.append(f"title={_escape_property(title)}")
-        message = diagnostic["message"]
-        if diagnostic.get("hint"):
-            message += f"\n{diagnostic['hint']}"
-        lines.append(f"::{level} {','.join(properties)}::{_escape_data(message)}")
-    examples = len(data["examples"])
-    verdict = "passed" if data["ok"] else "failed"
-    lines.append(f"::notice title=exampleguard::{examples} examples checked; the run {verdict}")
+def _annotation(diagnostic: DiagnosticEntry) -> str:
+    level = "error" if diagnostic.is_error else "warning"
+    properties: list[str] = []
+    if diagnostic.file:
+        properties.append(f"file={_escape_property(diagnostic.file)}")
+        location = diagnostic.location
+        if location is not None and location.line is not None:
+            properties.append(f"line={location.line}")
+            if location.column is not None:
+                properties.append(f"col={location.column}")
+    about = diagnostic.subject
+    title = diagnostic.code if about is None else f"{diagnostic.code} {about}"
+    properties.append(f"title={_escape_property(title)}")
+    message = diagnostic.message
+    if diagnostic.hint:
+        message += f"\n{diagnostic.hint}"
+    return f"::{level} {','.join(properties)}::{_escape_data(message)}"
+
+
+def render_github(report: Report) -> str:
+    """Render a report as GitHub Actions annotations, with a final notice line."""
+    lines = [_annotation(diagnostic) for diagnostic in report.diagnostics]
+    verdict = "passed" if report.ok else "failed"
+    lines.append(
+        f"::notice title=exampleguard::{len(report.examples)} examples checked; the run {verdict}"
+    )
     return "\n".join(lines) + "\n"

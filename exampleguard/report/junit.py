@@ -7,43 +7,44 @@ Jenkins, GitLab and GitHub test reporters read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
 from xml.etree import ElementTree as ET
+
+from exampleguard.report.data import DiagnosticEntry, DryRunEntry, ExampleEntry, Report
 
 __all__ = ["render_junit"]
 
 
-def _line(diagnostic: dict[str, Any]) -> str:
-    location = diagnostic.get("location") or {}
-    where = diagnostic.get("file") or ""
-    if where and location.get("line") is not None:
-        where += f":{location['line']}"
-        if location.get("column") is not None:
-            where += f":{location['column']}"
+def _line(diagnostic: DiagnosticEntry) -> str:
+    location = diagnostic.location
+    where = diagnostic.file or ""
+    if where and location is not None and location.line is not None:
+        where += f":{location.line}"
+        if location.column is not None:
+            where += f":{location.column}"
     prefix = f"{where}: " if where else ""
-    return f"{prefix}{diagnostic['code']}: {diagnostic['message']}"
+    return f"{prefix}{diagnostic.code}: {diagnostic.message}"
 
 
-def _identity(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
-    location = diagnostic.get("location") or {}
+def _identity(diagnostic: DiagnosticEntry) -> tuple[object, ...]:
+    location = diagnostic.location
     return (
-        diagnostic["code"],
-        diagnostic.get("tool"),
-        diagnostic.get("example"),
-        diagnostic["message"],
-        diagnostic.get("file"),
-        location.get("line"),
-        location.get("column"),
+        diagnostic.code,
+        diagnostic.tool,
+        diagnostic.example,
+        diagnostic.message,
+        diagnostic.file,
+        location.line if location is not None else None,
+        location.column if location is not None else None,
     )
 
 
-def _failure(case: ET.Element, errors: list[dict[str, Any]]) -> None:
+def _failure(case: ET.Element, errors: Sequence[DiagnosticEntry]) -> None:
     failure = ET.SubElement(
         case,
         "failure",
-        message="; ".join(f"{d['code']}: {d['message']}" for d in errors),
-        type=errors[0]["code"],
+        message="; ".join(f"{d.code}: {d.message}" for d in errors),
+        type=errors[0].code,
     )
     failure.text = "\n".join(_line(d) for d in errors)
 
@@ -54,66 +55,76 @@ def _output(case: ET.Element, lines: Iterable[str]) -> None:
         ET.SubElement(case, "system-out").text = text
 
 
-def render_junit(data: dict[str, Any]) -> str:
-    """Render report data as JUnit XML."""
+def _example_case(suite: ET.Element, catalog: str, example: ExampleEntry) -> bool:
+    """Add the case of one example; whether it fails."""
+    case = ET.SubElement(suite, "testcase", classname=catalog, name=example.address)
+    errors = [d for d in example.diagnostics if d.is_error]
+    if errors:
+        _failure(case, errors)
+    _output(
+        case,
+        [f"$ {example.command}"] + [_line(d) for d in example.diagnostics if not d.is_error],
+    )
+    return bool(errors)
+
+
+def _repository_case(suite: ET.Element, catalog: str, report: Report) -> bool | None:
+    """Add the case of everything that is not an example's own finding; whether it fails.
+
+    Catalog, tree, reviewer records and counts findings; ``None`` (and no case) when there are
+    none.
+    """
+    own = {_identity(d) for example in report.examples for d in example.diagnostics}
+    repository = [d for d in report.diagnostics if _identity(d) not in own]
+    if not repository:
+        return None
+    case = ET.SubElement(suite, "testcase", classname=catalog, name="repository checks")
+    errors = [d for d in repository if d.is_error]
+    if errors:
+        _failure(case, errors)
+    return bool(errors)
+
+
+def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool:
+    """Add the case of one dry run; whether it fails."""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"{catalog}.dryrun",
+        name=f"{run.address} dry run",
+        time=f"{run.duration_s:.3f}",
+    )
+    if not run.passed:
+        code = "dryrun-timeout" if run.status == "timed-out" else "dryrun-failed"
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=f"{code}: {run.status} (exit code {run.exit_code})",
+            type=code,
+        )
+        failure.text = run.stderr or run.stdout or ""
+    _output(case, [f"$ {' '.join(run.argv)}", run.stdout or ""])
+    return not run.passed
+
+
+def render_junit(report: Report) -> str:
+    """Render a report as JUnit XML."""
     # Named after the catalog whatever the verdict: CI keeps test history by these names.
-    catalog = data.get("catalog") or "catalog"
+    catalog = report.catalog or "catalog"
     suites = ET.Element("testsuites", name="exampleguard")
     suite = ET.SubElement(suites, "testsuite", name=catalog)
-    tests = failures = 0
-    for example in data["examples"]:
-        tests += 1
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=catalog,
-            name=f"{example['tool']}[{example['index']}]",
-        )
-        errors = [d for d in example["diagnostics"] if d["severity"] == "error"]
-        if errors:
-            failures += 1
-            _failure(case, errors)
-        _output(
-            case,
-            [f"$ {example['command']}"]
-            + [_line(d) for d in example["diagnostics"] if d["severity"] == "warning"],
-        )
-    # Everything that is not an example's own finding: catalog, tree, reviewer records, counts.
-    own = {_identity(d) for example in data["examples"] for d in example["diagnostics"]}
-    repository = [d for d in data["diagnostics"] if _identity(d) not in own]
-    if repository:
-        tests += 1
-        case = ET.SubElement(suite, "testcase", classname=catalog, name="repository checks")
-        errors = [d for d in repository if d["severity"] == "error"]
-        if errors:
-            failures += 1
-            _failure(case, errors)
-    for run in data.get("dry_runs", []):
-        tests += 1
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=f"{catalog}.dryrun",
-            name=f"{run['tool']}[{run['index']}] dry run",
-            time=f"{run['duration_s']:.3f}",
-        )
-        if run["status"] != "passed":
-            failures += 1
-            code = "dryrun-timeout" if run["status"] == "timed-out" else "dryrun-failed"
-            failure = ET.SubElement(
-                case,
-                "failure",
-                message=f"{code}: {run['status']} (exit code {run['exit_code']})",
-                type=code,
-            )
-            failure.text = run.get("stderr") or run.get("stdout") or ""
-        _output(case, [f"$ {' '.join(run['argv'])}", run.get("stdout") or ""])
-    suite.set("tests", str(tests))
-    suite.set("failures", str(failures))
+    outcomes = [_example_case(suite, catalog, example) for example in report.examples]
+    repository = _repository_case(suite, catalog, report)
+    if repository is not None:
+        outcomes.append(repository)
+    outcomes.extend(_dry_run_case(suite, catalog, run) for run in report.dry_runs)
+    tests, failures = str(len(outcomes)), str(sum(outcomes))
+    suite.set("tests", tests)
+    suite.set("failures", failures)
     suite.set("errors", "0")
     suite.set("skipped", "0")
-    suites.set("tests", str(tests))
-    suites.set("failures", str(failures))
+    suites.set("tests", tests)
+    suites.set("failures", failures)
     ET.indent(suites)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -1,41 +1,46 @@
-"""The report (``exampleguard.report/v1``): the one data structure every renderer reads.
+"""The report format (``exampleguard.report/v1``) as strict pydantic models: its contract.
 
-The pydantic model is the contract of the JSON output and the source of its JSON Schema.
-:func:`build_report` produces plain JSON data of that shape directly from an evaluation, which
-keeps large runs fast; a test checks that the data validates against the model.
+These models are the source of the committed JSON Schema and the reader of the reports
+``report merge`` joins. A run builds the lighter dataclasses of :mod:`exampleguard.report.data`
+instead, entry for entry the same; a test keeps the two to the same fields and checks that what a
+run writes validates against these.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, JsonValue
 
 from exampleguard.counts import Counts
-from exampleguard.diagnostics import Diagnostic, Location, Related, Span
 from exampleguard.model import StrictModel
 
 __all__ = [
-    "REPORT_FORMAT",
     "DiagnosticEntry",
     "DryRunEntry",
     "ExampleEntry",
+    "IsolationEntry",
+    "LocationEntry",
+    "RelatedEntry",
     "Report",
     "ShardEntry",
-    "diagnostic_data",
-    "subject_of",
+    "SpanEntry",
 ]
-
-REPORT_FORMAT = "exampleguard.report/v1"
 
 
 class LocationEntry(StrictModel):
-    """A 1-based line and column in a file, and the key path of the value there."""
+    """A 1-based line and column in a file, the key path of the value there, and where it ends.
+
+    ``end_line`` and ``end_column`` (additions to SPEC section 6) are the last character of the
+    located text, inclusive, mapped through the file like the start: inside a JSON string they
+    count the escapes as written. Both are null where the end is not known.
+    """
 
     line: int | None = None
     column: int | None = None
     key: str | None = None
+    end_line: int | None = None
+    end_column: int | None = None
 
 
 class SpanEntry(StrictModel):
@@ -55,7 +60,7 @@ class RelatedEntry(StrictModel):
 
 
 class DiagnosticEntry(StrictModel):
-    """One diagnostic."""
+    """One diagnostic; ``suggestion`` (an addition) is the replacement a did-you-mean proposes."""
 
     code: str
     severity: Literal["error", "warning"]
@@ -63,6 +68,7 @@ class DiagnosticEntry(StrictModel):
     example: int | None
     message: str
     hint: str | None
+    suggestion: str | None = None
     file: str | None
     location: LocationEntry | None
     span: SpanEntry | None
@@ -131,50 +137,3 @@ class Report(StrictModel):
     dry_runs: list[DryRunEntry] = Field(default_factory=list)
     interrupted: bool = False
     shard: ShardEntry | None = None
-
-
-def _location(location: Location | None) -> dict[str, Any] | None:
-    if location is None or (location.line is None and location.key is None):
-        return None
-    return {"line": location.line, "column": location.column, "key": location.key}
-
-
-def _span(span: Span | None) -> dict[str, int] | None:
-    return None if span is None else {"start": span.start, "end": span.end}
-
-
-def _related(related: Iterable[Related]) -> list[dict[str, Any]]:
-    return [
-        {
-            "message": item.message,
-            "file": item.location.file if item.location else None,
-            "location": _location(item.location),
-            "span": _span(item.span),
-        }
-        for item in related
-    ]
-
-
-def diagnostic_data(diagnostic: Diagnostic) -> dict[str, Any]:
-    """One diagnostic as report data."""
-    return {
-        "code": diagnostic.code,
-        "severity": diagnostic.severity.value,
-        "tool": diagnostic.tool,
-        "example": diagnostic.example,
-        "message": diagnostic.message,
-        "hint": diagnostic.hint,
-        "file": diagnostic.location.file if diagnostic.location else None,
-        "location": _location(diagnostic.location),
-        "span": _span(diagnostic.span),
-        "related": _related(diagnostic.related),
-    }
-
-
-def subject_of(diagnostic: dict[str, Any]) -> str | None:
-    """The example or tool a diagnostic (as report data) is about: ``TOOL_ID[INDEX]``."""
-    if diagnostic.get("tool") is None:
-        return None
-    if diagnostic.get("example") is None:
-        return str(diagnostic["tool"])
-    return f"{diagnostic['tool']}[{diagnostic['example']}]"

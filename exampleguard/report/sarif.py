@@ -7,20 +7,25 @@ inside an example, the character region) and the tool and example it is about.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from exampleguard import __version__
 from exampleguard.codes import CODES
+from exampleguard.report.data import DiagnosticEntry, Report
 from exampleguard.report.json_format import render_json
-from exampleguard.report.model import subject_of
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 __all__ = ["SARIF_SCHEMA", "render_sarif"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _INFORMATION_URI = "https://pypi.org/project/exampleguard/"
 
+Json = dict[str, "JsonValue"]
 
-def _rules() -> list[dict[str, Any]]:
+
+def _rules() -> list[JsonValue]:
     return [
         {
             "id": code.name,
@@ -42,51 +47,62 @@ def _rules() -> list[dict[str, Any]]:
     ]
 
 
-def _result(diagnostic: dict[str, Any], index: dict[str, int], fallback: str) -> dict[str, Any]:
-    message = diagnostic["message"]
-    if diagnostic.get("hint"):
-        message += f" ({diagnostic['hint']})"
-    result: dict[str, Any] = {
-        "ruleId": diagnostic["code"],
-        "ruleIndex": index[diagnostic["code"]],
-        "level": "error" if diagnostic["severity"] == "error" else "warning",
+def _region(diagnostic: DiagnosticEntry) -> Json | None:
+    location = diagnostic.location
+    if location is None or location.line is None:
+        return None
+    region: Json = {"startLine": location.line}
+    if location.column is None:
+        return region
+    region["startColumn"] = location.column
+    if diagnostic.span is not None and diagnostic.span.end > diagnostic.span.start:
+        region["endLine"] = location.line
+        region["endColumn"] = location.column + diagnostic.span.end - diagnostic.span.start
+    return region
+
+
+def _result(diagnostic: DiagnosticEntry, index: dict[str, int], fallback: str) -> Json:
+    message = diagnostic.message
+    if diagnostic.hint:
+        message += f" ({diagnostic.hint})"
+    result: Json = {
+        "ruleId": diagnostic.code,
+        "ruleIndex": index[diagnostic.code],
+        "level": "error" if diagnostic.is_error else "warning",
         "message": {"text": message},
     }
     # GitHub code scanning rejects a whole upload if one result has no location; a finding
     # that is about no file in particular is placed on the catalog.
-    file = diagnostic.get("file") or fallback
+    file = diagnostic.file or fallback
     if file:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": file}}
-        location = diagnostic.get("location") or {}
-        if location.get("line") is not None:
-            region: dict[str, Any] = {"startLine": location["line"]}
-            if location.get("column") is not None:
-                region["startColumn"] = location["column"]
-                span = diagnostic.get("span")
-                if span is not None and span["end"] > span["start"]:
-                    region["endLine"] = location["line"]
-                    region["endColumn"] = location["column"] + span["end"] - span["start"]
+        physical: Json = {"artifactLocation": {"uri": file}}
+        region = _region(diagnostic)
+        if region is not None:
             physical["region"] = region
-        entry: dict[str, Any] = {"physicalLocation": physical}
-        about = subject_of(diagnostic)
+        entry: Json = {"physicalLocation": physical}
+        about = diagnostic.subject
         if about is not None:
             entry["logicalLocations"] = [{"name": about, "kind": "member"}]
         result["locations"] = [entry]
-    subject = {
-        key: diagnostic[key] for key in ("tool", "example") if diagnostic.get(key) is not None
-    }
+    subject: Json = {}
+    if diagnostic.tool is not None:
+        subject["tool"] = diagnostic.tool
+    if diagnostic.example is not None:
+        subject["example"] = diagnostic.example
     if subject:
         result["properties"] = subject
     return result
 
 
-def render_sarif(data: dict[str, Any]) -> str:
-    """Render report data as a SARIF 2.1.0 log."""
+def render_sarif(report: Report) -> str:
+    """Render a report as a SARIF 2.1.0 log."""
     rules = _rules()
-    index = {rule["id"]: position for position, rule in enumerate(rules)}
-    fallback = data.get("catalog") or ""
-    results = [_result(d, index, fallback) for d in data["diagnostics"] if d["code"] in index]
-    log = {
+    index = {code: position for position, code in enumerate(CODES)}
+    fallback = report.catalog or ""
+    results: list[JsonValue] = [
+        _result(d, index, fallback) for d in report.diagnostics if d.code in index
+    ]
+    log: Json = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [

@@ -7,9 +7,7 @@ indented ``help:`` line. Colour is added only when asked for (the CLI asks on a 
 
 from __future__ import annotations
 
-from typing import Any
-
-from exampleguard.report.model import subject_of
+from exampleguard.report.data import DiagnosticEntry, Report
 
 __all__ = ["diagnostic_lines", "render_text"]
 
@@ -28,36 +26,36 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"{_STYLES[style]}{text}{_RESET}" if color else text
 
 
-def render_text(data: dict[str, Any], *, color: bool = False) -> str:
-    """Render report data as text lines and a summary."""
+def render_text(report: Report, *, color: bool = False) -> str:
+    """Render a report as text lines and a summary."""
     lines: list[str] = []
     # A failed dry run is a diagnostic (dryrun-failed, dryrun-timeout) like any other.
-    for diagnostic in data["diagnostics"]:
+    for diagnostic in report.diagnostics:
         lines.extend(diagnostic_lines(diagnostic, color=color))
-    lines.append(_summary(data, color))
+    lines.append(_summary(report, color))
     return "\n".join(lines) + "\n"
 
 
-def _where(diagnostic: dict[str, Any]) -> str:
-    file: str | None = diagnostic.get("file")
-    location = diagnostic.get("location") or {}
+def _where(diagnostic: DiagnosticEntry) -> str:
+    file = diagnostic.file
+    location = diagnostic.location
     if not file:
         return "exampleguard"
-    if location.get("line") is None:
+    if location is None or location.line is None:
         return file
-    if location.get("column") is None:
-        return f"{file}:{location['line']}"
-    return f"{file}:{location['line']}:{location['column']}"
+    if location.column is None:
+        return f"{file}:{location.line}"
+    return f"{file}:{location.line}:{location.column}"
 
 
-def diagnostic_lines(diagnostic: dict[str, Any], *, color: bool = False) -> list[str]:
-    """The line for one diagnostic, and its ``help:`` line when it has a hint."""
+def diagnostic_lines(diagnostic: DiagnosticEntry, *, color: bool = False) -> list[str]:
+    """The line for one diagnostic, and its ``help:`` line when it has a hint to show apart."""
     where = _paint(f"{_where(diagnostic)}:", "location", color)
-    code = _paint(diagnostic["code"], diagnostic["severity"], color)
-    about = subject_of(diagnostic)
+    code = _paint(diagnostic.code, diagnostic.severity.value, color)
+    about = diagnostic.subject
     subject = " " + _paint(f"{about}:", "subject", color) if about is not None else ""
-    message = diagnostic["message"]
-    hint = diagnostic.get("hint")
+    message = diagnostic.message
+    hint = diagnostic.hint
     extra: list[str] = []
     if hint and hint.startswith("Did you mean"):
         message += f" ({hint[0].lower()}{hint[1:]})"
@@ -66,29 +64,25 @@ def diagnostic_lines(diagnostic: dict[str, Any], *, color: bool = False) -> list
     return [f"{where} {code}{subject} {message}", *extra]
 
 
-def _summary(data: dict[str, Any], color: bool) -> str:
-    diagnostics = data["diagnostics"]
-    errors = sum(1 for d in diagnostics if d["severity"] == "error")
-    warnings = sum(1 for d in diagnostics if d["severity"] == "warning")
-    counts = data["counts"]
-    examples = len(data["examples"])
-    failed = sum(1 for example in data["examples"] if not example["ok"])
-    runs = data.get("dry_runs", [])
-    run_failures = sum(1 for run in runs if run["status"] != "passed")
-    scope = f"{examples} example{'s' if examples != 1 else ''} of {counts['tools']} tool" + (
-        "s" if counts["tools"] != 1 else ""
-    )
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _summary(report: Report, color: bool) -> str:
+    tally = report.tally
+    runs = len(report.dry_runs)
+    scope = f"{_plural(len(report.examples), 'example')} of {_plural(report.counts.tools, 'tool')}"
     ran = ""
     if runs:
-        plural = "s" if len(runs) != 1 else ""
-        ran = f"; {len(runs) - run_failures} of {len(runs)} dry run{plural} passed"
-    if data.get("interrupted"):
+        plural = "s" if runs != 1 else ""
+        ran = f"; {runs - tally.failed_dry_runs} of {runs} dry run{plural} passed"
+    if report.interrupted:
         return _paint(f"Interrupted: {scope} checked{ran}.", "error", color)
-    if errors == 0 and run_failures == 0:
-        note = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+    if report.ok:
+        note = f" ({_plural(tally.warnings, 'warning')})" if tally.warnings else ""
         return _paint(f"All checks passed: {scope}{ran}{note}.", "ok", color)
-    parts = [f"{errors} error{'s' if errors != 1 else ''}"]
-    if warnings:
-        parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
-    failing = f"{failed} example{'s' if failed != 1 else ''} failed"
+    parts = [_plural(tally.errors, "error")]
+    if tally.warnings:
+        parts.append(_plural(tally.warnings, "warning"))
+    failing = f"{_plural(tally.failed_examples, 'example')} failed"
     return _paint(f"Found {' and '.join(parts)} in {scope} ({failing}{ran}).", "error", color)

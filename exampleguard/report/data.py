@@ -1,0 +1,201 @@
+"""The typed report (``exampleguard.report/v1``): what the builder makes and every renderer reads.
+
+Frozen dataclasses, one per entry of the JSON format, in the order the JSON writes their keys.
+They are the light twin of the pydantic models in :mod:`exampleguard.report.model`, which stay the
+contract: the committed JSON Schema is generated from those, and ``report merge`` reads its inputs
+with them. A run builds these instead because a report of 50,000 examples takes a fraction of the
+time and memory as dataclasses (``tests/bench/bench_report.py`` measures both). A test holds the
+two to the same fields and checks that what is written from these validates against the models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from exampleguard.diagnostics import Severity
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+
+    from exampleguard.counts import Counts
+
+__all__ = [
+    "REPORT_FORMAT",
+    "DiagnosticEntry",
+    "DryRunEntry",
+    "ExampleEntry",
+    "IsolationEntry",
+    "LocationEntry",
+    "RelatedEntry",
+    "Report",
+    "RunStatus",
+    "ShardEntry",
+    "SpanEntry",
+    "Tally",
+]
+
+REPORT_FORMAT: Literal["exampleguard.report/v1"] = "exampleguard.report/v1"
+
+RunStatus = Literal["passed", "failed", "timed-out", "crashed", "not-started"]
+"""How a dry run ended, as the report spells it (SPEC section 5)."""
+
+NOT_WRITTEN = {"json": False}
+"""Field metadata of what a report holds for its renderers but does not write (the tally)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocationEntry:
+    """A place in a file; ``end_line``/``end_column`` close it, inclusive (see the model)."""
+
+    line: int | None = None
+    column: int | None = None
+    key: str | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEntry:
+    """A half-open character range inside an example's text."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedEntry:
+    """A secondary place a diagnostic points at."""
+
+    message: str
+    file: str | None = None
+    location: LocationEntry | None = None
+    span: SpanEntry | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosticEntry:
+    """One diagnostic; ``suggestion`` (an addition) is the replacement a did-you-mean proposes."""
+
+    code: str
+    severity: Severity
+    tool: str | None
+    example: int | None
+    message: str
+    hint: str | None
+    suggestion: str | None
+    file: str | None
+    location: LocationEntry | None
+    span: SpanEntry | None
+    related: tuple[RelatedEntry, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        """Whether this diagnostic fails the run."""
+        return self.severity is Severity.ERROR
+
+    @property
+    def subject(self) -> str | None:
+        """The example or tool the diagnostic is about: ``TOOL_ID[INDEX]``, ``TOOL_ID`` or none."""
+        if self.tool is None:
+            return None
+        if self.example is None:
+            return self.tool
+        return f"{self.tool}[{self.example}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleEntry:
+    """The contract verdict on one example."""
+
+    tool: str
+    index: int
+    command: str
+    ok: bool
+    argv: tuple[str, ...] | None
+    path: tuple[str, ...] | None
+    arguments: Mapping[str, JsonValue] | None
+    diagnostics: tuple[DiagnosticEntry, ...]
+
+    @property
+    def address(self) -> str:
+        """How people address the example: ``TOOL_ID[INDEX]``."""
+        return f"{self.tool}[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
+class IsolationEntry:
+    """Which sandbox ran a dry run and which guarantees held for it."""
+
+    backend: str
+    guarantees: tuple[str, ...]
+    not_guaranteed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunEntry:
+    """The outcome of one dry run."""
+
+    tool: str
+    index: int
+    argv: tuple[str, ...]
+    status: RunStatus
+    exit_code: int | None
+    duration_s: float
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    isolation: IsolationEntry
+    detail: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether the run passed; every other status fails the report."""
+        return self.status == "passed"
+
+    @property
+    def address(self) -> str:
+        """The example the run executed: ``TOOL_ID[INDEX]``."""
+        return f"{self.tool}[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ShardEntry:
+    """Which part of a sharded run a report covers (``--shard K/N``)."""
+
+    index: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The figures behind the verdict, counted once by the builder for every renderer."""
+
+    errors: int
+    warnings: int
+    failed_examples: int
+    failed_dry_runs: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    """A whole run: verdicts, diagnostics, counts and dry runs.
+
+    ``catalog``, ``interrupted`` and ``shard`` are additions to SPEC section 6: the catalog file
+    the run checked (JUnit names its suite after it, SARIF falls back to it), whether Ctrl-C or
+    SIGTERM stopped the run, and which shard a shard's report covers. ``ok`` and ``tally`` are
+    decided by the builder; renderers read them and never count for themselves.
+    """
+
+    format: Literal["exampleguard.report/v1"] = REPORT_FORMAT
+    ok: bool
+    catalog: str | None
+    counts: Counts
+    examples: tuple[ExampleEntry, ...]
+    diagnostics: tuple[DiagnosticEntry, ...]
+    dry_runs: tuple[DryRunEntry, ...] = ()
+    interrupted: bool = False
+    shard: ShardEntry | None = None
+    tally: Tally = field(metadata=NOT_WRITTEN)
