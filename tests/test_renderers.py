@@ -373,6 +373,61 @@ def test_junit_names_are_stable_whether_the_run_passes_or_fails(tmp_path: Path) 
     }
 
 
+# -- text -----------------------------------------------------------------------------------------
+
+UNKNOWN = "catalog.json:32:44: unknown-flag notes.add[0]: --pri is not an option of 'notes add'"
+
+
+@pytest.mark.parametrize(
+    ("hint", "suggestion", "lines"),
+    [
+        pytest.param(
+            "Did you mean --priority?",
+            "--priority",
+            [f"{UNKNOWN} (did you mean --priority?)"],
+            id="a suggestion and its did-you-mean",
+        ),
+        pytest.param(
+            "Did you mean 'priority'?",
+            "priority",
+            [f"{UNKNOWN} (did you mean 'priority'?)"],
+            id="a suggestion in the stage's own words",
+        ),
+        pytest.param(
+            None, "--priority", [f"{UNKNOWN} (did you mean --priority?)"], id="a bare suggestion"
+        ),
+        pytest.param(
+            "Did you mean to quote it?",
+            None,
+            [UNKNOWN, "  help: Did you mean to quote it?"],
+            id="a hint that reads like one is still a hint",
+        ),
+        pytest.param(
+            "Give it at the group's level.",
+            None,
+            [UNKNOWN, "  help: Give it at the group's level."],
+            id="a hint",
+        ),
+    ],
+)
+def test_text_shows_a_suggestion_inline_and_any_other_hint_apart(
+    hint: str | None, suggestion: str | None, lines: list[str]
+) -> None:
+    report = _report_of(
+        Diagnostic(
+            code="unknown-flag",
+            severity=Severity.ERROR,
+            message="--pri is not an option of 'notes add'",
+            hint=hint,
+            suggestion=suggestion,
+            tool="notes.add",
+            example=0,
+            location=Location("catalog.json", 32, 44),
+        )
+    )
+    assert render(report, "text").splitlines()[:-1] == lines
+
+
 # -- GitHub annotations ---------------------------------------------------------------------------
 
 

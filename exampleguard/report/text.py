@@ -1,7 +1,8 @@
 """The text renderer: one line per diagnostic, location first, then a summary (ruff style).
 
 ``catalog.json:41:18: unknown-flag notes.delete[1]: --recurse is not an option of 'notes delete'
-(did you mean --recursive?)``. A suggestion is shown inline; any other hint follows on an
+(did you mean --recursive?)``. A diagnostic with a suggestion shows it inline, in the words of
+its hint when it has one (the did-you-mean as its stage phrased it); any other hint follows on an
 indented ``help:`` line. Colour is added only when asked for (the CLI asks on a terminal).
 """
 
@@ -57,8 +58,9 @@ def diagnostic_lines(diagnostic: DiagnosticEntry, *, color: bool = False) -> lis
     message = diagnostic.message
     hint = diagnostic.hint
     extra: list[str] = []
-    if hint and hint.startswith("Did you mean"):
-        message += f" ({hint[0].lower()}{hint[1:]})"
+    if diagnostic.suggestion is not None:
+        proposal = hint or f"Did you mean {diagnostic.suggestion}?"
+        message += f" ({proposal[0].lower()}{proposal[1:]})"
     elif hint:
         extra.append(_paint(f"  help: {hint}", "help", color))
     return [f"{where} {code}{subject} {message}", *extra]
