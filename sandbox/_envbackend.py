@@ -18,7 +18,14 @@ from sandbox._types import Guarantee, Isolation
 G = Guarantee
 
 _HELD = frozenset(
-    {G.OWN_HOME, G.SCRUBBED_ENV, G.DEAD_PROXIES, G.OUTPUT_CAP, G.TIMEOUT, G.PYTHON_SOCKET_GUARD}
+    {
+        G.OWN_HOME,
+        G.SCRUBBED_ENV,
+        G.DEAD_PROXIES,
+        G.OUTPUT_CAP,
+        G.TIMEOUT,
+        G.PYTHON_SOCKET_GUARD,
+    }
 )
 
 
@@ -27,7 +34,7 @@ class Env:
 
     name = "env"
     chosen_by = frozenset({Isolation.ENV})
-    makes_dirs_on_disk = True
+    work_dir_on_host = True
 
     def probe(self, host: HostInfo) -> Probe:
         """Always available: it needs nothing but this process."""
@@ -46,6 +53,8 @@ class Env:
         host = probe.host
         holds = host.prlimit is not None and host.euid != 0
         held = set(_HELD)
+        if host.euid != 0:
+            held.add(G.NOT_HOST_ROOT)
         if memory and holds:
             held.add(G.MEMORY_LIMIT)
         if processes and holds:

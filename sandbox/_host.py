@@ -7,6 +7,7 @@ because every run would otherwise pay for the probes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from sandbox._limits import find_pids_cgroup
+from sandbox._limits import find_memory_cgroup, find_pids_cgroup
 
 PROBE_TIMEOUT_S = 10.0
 _PROBE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -39,6 +40,13 @@ class HostInfo:
     """util-linux ``setpriv --pdeathsig KILL`` when it works."""
     prlimit: str | None
     pids_cgroup: Path | None
+    """Where a root caller's runs get their pids cgroup (None: not delegated to us)."""
+    memory_cgroup: Path | None
+    """Where a root caller's runs get their memory cgroup (None: not delegated to us)."""
+    landlock_abi: int
+    """The kernel's Landlock ABI version; 0 without Landlock."""
+    unprivileged_userns: bool
+    """Whether an unprivileged process may create a user namespace here (read, never set)."""
 
     def which(self, program: str) -> str | None:
         """Find ``program`` on this host's PATH."""
@@ -46,7 +54,8 @@ class HostInfo:
 
 
 _cache: dict[tuple[object, ...], object] = {}
-_cache_lock = threading.Lock()
+# Re-entrant: a backend's probe may run a trial that asks for the host's facts again.
+_cache_lock = threading.RLock()
 _T = TypeVar("_T")
 
 
@@ -73,7 +82,43 @@ def _probe(path: str, euid: int) -> HostInfo:
         pdeathsig=_pdeathsig(shutil.which("setpriv", path=path)),
         prlimit=shutil.which("prlimit", path=path),
         pids_cgroup=find_pids_cgroup() if euid == 0 else None,
+        memory_cgroup=find_memory_cgroup() if euid == 0 else None,
+        landlock_abi=landlock_abi(),
+        unprivileged_userns=_unprivileged_userns(),
     )
+
+
+_LANDLOCK_CREATE_RULESET = 444
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+
+
+def landlock_abi() -> int:
+    """Ask the kernel for its Landlock ABI version (0 when it has none or refuses)."""
+    # The one ctypes use on the host side; the syscall number is the same on every
+    # architecture this package supports.
+    import ctypes  # noqa: PLC0415 - only the probe needs it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = int(
+            libc.syscall(_LANDLOCK_CREATE_RULESET, None, 0, _LANDLOCK_CREATE_RULESET_VERSION)
+        )
+    except (OSError, AttributeError):
+        return 0
+    return max(version, 0)
+
+
+def _unprivileged_userns() -> bool:
+    """Read (never write) the sysctls that gate unprivileged user namespaces."""
+    for path, refuses in (
+        ("/proc/sys/user/max_user_namespaces", "0"),
+        ("/proc/sys/kernel/unprivileged_userns_clone", "0"),
+        ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"),
+    ):
+        with contextlib.suppress(OSError):
+            if Path(path).read_text(encoding="ascii").strip() == refuses:
+                return False
+    return True
 
 
 def _pdeathsig(setpriv: str | None) -> tuple[str, ...]:

@@ -17,11 +17,19 @@ def not_started(backend: str, detail: str) -> Outcome:
 
 
 def judge(
-    execution: Execution, backend: Backend, guarantees: frozenset[Guarantee], expect_exit: int
+    execution: Execution,
+    backend: Backend,
+    guarantees: frozenset[Guarantee],
+    expect_exit: int,
+    *,
+    bound: tuple[str, ...] = (),
+    refused: tuple[str, ...] = (),
 ) -> Outcome:
     """Turn an execution into its outcome: status, exit code, decoded output, what held."""
     if execution.spawn_error is not None:
         return not_started(backend.name, execution.spawn_error)
+    if execution.setup_error is not None and execution.ended_by == "exit":
+        return not_started(backend.name, execution.setup_error)
     if not execution.tree_confirmed:
         guarantees -= {Guarantee.TREE_KILLED}
     if execution.ended_by == "interrupt":
@@ -31,6 +39,7 @@ def judge(
     else:
         verdict = backend.interpret(execution, expect_exit)
         status, exit_code, detail = verdict.status, verdict.exit_code, verdict.detail
+        guarantees -= verdict.withheld
     # A run that never started held nothing, whatever the backend would have given.
     held, missing = ordered(frozenset() if status is Status.NOT_STARTED else guarantees)
     return Outcome(
@@ -45,4 +54,6 @@ def judge(
         guarantees=held,
         not_guaranteed=missing,
         detail=detail,
+        bound=bound,
+        refused=refused,
     )

@@ -26,6 +26,7 @@ _EXIT_GRACE_S = 0.5
 _STARTUP_S = 10.0
 """How long bubblewrap may take to report its child before the run goes on without knowing it."""
 _READ_BYTES = 1 << 20
+_REPORT_BYTES = 1 << 16
 _PIPE_BYTES = 1 << 20
 
 EndedBy = Literal["exit", "timeout", "interrupt"]
@@ -59,6 +60,10 @@ class Execution:
     duration_s: float = 0.0
     ended_by: EndedBy = "exit"
     spawn_error: str | None = None
+    report: bytes = b""
+    """What the sandbox's own process reported (bubblewrap backend)."""
+    setup_error: str | None = None
+    """Why the run could not be set up after its backend started (cgroups)."""
     status: dict[str, int] = field(default_factory=dict)
     """bubblewrap's --json-status-fd reports: ``child-pid`` and, if the child ran, ``exit-code``."""
     tree_confirmed: bool = True
@@ -66,14 +71,21 @@ class Execution:
 
 
 def execute(
-    launch: Launch, limits: Limits, cancel: threading.Event | None, registry: ProcessRegistry
+    launch: Launch,
+    limits: Limits,
+    cancel: threading.Event | None,
+    registry: ProcessRegistry,
+    *,
+    started_at: float | None = None,
 ) -> Execution:
     """Run ``launch`` to its end and return what happened; never raises for the run's failures.
 
     The calling thread spawns the backend and stays in here until the backend is reaped, so
     bubblewrap's --die-with-parent (tied to the spawning thread) cannot fire early.
+    ``started_at`` (a ``time.monotonic`` value) is when the run's time began, if before the
+    spawn (a fixtures copy counts against the timeout).
     """
-    start = time.monotonic()
+    start = time.monotonic() if started_at is None else started_at
     try:
         proc = subprocess.Popen(
             launch.argv,
@@ -93,11 +105,16 @@ def execute(
         launch.spawned()
     result = Execution()
     status = bytearray()
+    report = bytearray()
     init = None
     if launch.status_fd is not None:
         # Learn the namespace's init before anyone may kill the run (see LiveRun).
         try:
             init = _await_child_pid(launch.status_fd, status, result, start + _STARTUP_S)
+            if init is not None:
+                launch.started(init)
+        except OSError as exc:
+            result.setup_error = f"cannot put the run into its cgroups: {exc}"
         except BaseException:
             LiveRun(proc, namespace_init=None, find_init=False).kill()
             proc.wait()
@@ -114,6 +131,7 @@ def execute(
             start=start,
             result=result,
             status=status,
+            report=report,
         )
     finally:
         # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
@@ -122,6 +140,9 @@ def execute(
         result.returncode = live.reap()
         result.duration_s = time.monotonic() - start
         status_complete = False
+        if launch.report_fd is not None:
+            _drain(launch.report_fd, report)
+            result.report = bytes(report)
         if launch.status_fd is not None:
             status_complete = _drain_status(launch.status_fd, status, result)
         if live.killed:
@@ -144,6 +165,7 @@ def _supervise(
     start: float,
     result: Execution,
     status: bytearray,
+    report: bytearray,
 ) -> None:
     """Drain the output and wait for the backend's exit, killing it on timeout or cancel."""
     assert proc.stdout is not None
@@ -158,7 +180,7 @@ def _supervise(
     # None while the run goes on; then how long to keep draining before giving up on the pipes.
     stop_draining: float | None = None
     with _ExitWatch(proc.pid) as exit_watch, selectors.DefaultSelector() as selector:
-        for watched in (*captures, launch.status_fd, exit_watch.fd):
+        for watched in (*captures, launch.status_fd, launch.report_fd, exit_watch.fd):
             if watched is not None:
                 selector.register(watched, selectors.EVENT_READ)
         while True:
@@ -195,6 +217,9 @@ def _supervise(
                     selector.unregister(fd)
                 elif fd == launch.status_fd:
                     status += chunk
+                elif fd == launch.report_fd:
+                    # A few lines from the sandbox's own process; bounded so nothing can flood.
+                    report += chunk[: max(0, _REPORT_BYTES - len(report))]
                 else:
                     captures[fd].feed(chunk)
     _parse_status(status, result)
@@ -276,14 +301,19 @@ def _await_child_pid(fd: int, status: bytearray, result: Execution, deadline: fl
     return pid
 
 
-def _drain_status(fd: int, status: bytearray, result: Execution) -> bool:
-    """Read what is left on the status pipe without blocking; True if it reached its end."""
+def _drain(fd: int, into: bytearray) -> bool:
+    """Read what is left on a pipe without blocking; True if it reached its end."""
     os.set_blocking(fd, False)
-    complete = False
     with contextlib.suppress(BlockingIOError):
         while chunk := os.read(fd, _READ_BYTES):
-            status += chunk
-        complete = True
+            into += chunk[: max(0, _REPORT_BYTES - len(into))]
+        return True
+    return False
+
+
+def _drain_status(fd: int, status: bytearray, result: Execution) -> bool:
+    """Read what is left on the status pipe without blocking; True if it reached its end."""
+    complete = _drain(fd, status)
     _parse_status(status, result)
     return complete
 

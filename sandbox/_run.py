@@ -5,16 +5,24 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 from sandbox._backend import Launch, Request
-from sandbox._backends import choose
+from sandbox._backends import choose, require
 from sandbox._env import build_env
 from sandbox._outcome import judge, not_started
 from sandbox._process import execute
 from sandbox._registry import DEFAULT_REGISTRY, ProcessRegistry
 from sandbox._types import Outcome, Policy
-from sandbox._workdir import create_work_dir, remove_work_dir
+from sandbox._workdir import (
+    FixtureError,
+    WorkDir,
+    check_fixtures,
+    create_work_dir,
+    in_sandbox_work_dir,
+    remove_work_dir,
+)
 
 
 def run(
@@ -26,11 +34,14 @@ def run(
     """Run ``policy.argv`` in a fresh work dir under the policy's isolation; report what happened.
 
     A run that fails, times out, crashes or cannot start is an :class:`Outcome`, never an
-    exception. Only a policy that must not run at all raises: :class:`IsolationUnavailable`
-    when ``auto``/``namespace`` finds no namespace backend (nothing is started). Setting
-    ``cancel`` kills the run's whole tree and returns promptly (``crashed``, detail
-    ``interrupted``; ``not-started`` if it was set before the start). The run is registered in
-    ``registry`` (default: the module's, which :func:`kill_all` empties) while it is live.
+    exception; fixtures that are not a plain tree within the limits make it ``not-started``.
+    Only a policy that must not run at all raises: :class:`IsolationUnavailable` when the
+    isolation asked for (or a guarantee in ``policy.require``) cannot be given here, and
+    :class:`PassEnvError` when a ``pass_env`` value read now breaks the rules (nothing is
+    started). Setting ``cancel`` kills the run's whole tree and returns promptly (``crashed``,
+    detail ``interrupted``; ``not-started`` if it was set before the start). The run is
+    registered in ``registry`` (default: the module's, which :func:`kill_all` empties) while
+    it is live.
 
     Safe to call from many threads at once; each call blocks its thread until the run's tree
     is dead and its work dir removed (bubblewrap's --die-with-parent is tied to that thread).
@@ -38,34 +49,66 @@ def run(
     source = policy.source_env if policy.source_env is not None else os.environ
     path = source.get("PATH", os.defpath)
     backend, probe = choose(policy.isolation, path)
+    require(backend, probe, policy)
+    started_at = time.monotonic()
     if cancel is not None and cancel.is_set():
         return not_started(backend.name, "interrupted")
+    deadline = started_at + policy.limits.timeout_s
     try:
-        work = create_work_dir(policy.fixtures, make_dirs=backend.makes_dirs_on_disk)
+        if backend.work_dir_on_host:
+            work = create_work_dir(policy.fixtures, limits=policy.limits, deadline=deadline)
+        else:
+            if policy.fixtures is not None:
+                check_fixtures(policy.fixtures, policy.limits)
+            work = in_sandbox_work_dir()
+    except FixtureError as exc:
+        return not_started(backend.name, f"cannot prepare the work dir: {exc}")
     except OSError as exc:
         return not_started(backend.name, f"cannot prepare the work dir: {exc}")
     launch: Launch | None = None
     try:
         env = build_env(source, policy.pass_env, work.env_dirs())
-        executable = _resolve(policy.argv[0], env["PATH"], work.path)
+        executable = _resolve(policy.argv[0], env["PATH"], work, policy.fixtures)
         if executable is None:
             return not_started(backend.name, f"executable not found: {policy.argv[0]}")
         try:
-            request = Request(policy, work, env, executable, source)
-            launch = backend.launch(probe, request)
+            launch = backend.launch(probe, Request(policy, work, env, executable, source))
         except OSError as exc:
             return not_started(backend.name, f"cannot prepare the sandbox: {exc}")
-        execution = execute(launch, policy.limits, cancel, registry or DEFAULT_REGISTRY)
-        return judge(execution, backend, launch.guarantees, policy.expect_exit)
+        execution = execute(
+            launch,
+            policy.limits,
+            cancel,
+            registry or DEFAULT_REGISTRY,
+            started_at=started_at,
+        )
+        return judge(
+            execution,
+            backend,
+            launch.guarantees,
+            policy.expect_exit,
+            bound=launch.bound,
+            refused=launch.refused,
+        )
     finally:
         if launch is not None:
             launch.release()
-        remove_work_dir(work.path)
+        if work.on_host:
+            remove_work_dir(work.path)
 
 
-def _resolve(program: str, path: str, cwd: Path) -> str | None:
-    """Find the file ``program`` names the way exec does: on PATH unless it has a slash."""
+def _resolve(program: str, path: str, work: WorkDir, fixtures: Path | None) -> str | None:
+    """Find the file ``program`` names the way exec does: on PATH unless it has a slash.
+
+    A relative path is looked up in the work dir, or, where that exists only inside the
+    sandbox, in the fixtures it is filled from.
+    """
     if "/" in program:
-        candidate = cwd / program
-        return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+        base = work.path if work.on_host or Path(program).is_absolute() else fixtures
+        if base is None:
+            return None
+        candidate = base / program
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+            return None
+        return str(work.path / program)
     return shutil.which(program, path=path)

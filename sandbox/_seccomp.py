@@ -1,16 +1,23 @@
-"""A classic-BPF seccomp program that makes filesystem unix sockets unreachable.
+"""The classic-BPF seccomp program every bubblewrap run is started under.
 
 A read-only bind does not stop ``connect()`` to a unix socket that stays visible (``/run/...``),
-so, like srt and codex, the run may not create ``AF_UNIX`` sockets at all. What is refused,
-each with EPERM:
+and the kernel offers channels that no mount covers. The filter, checked per architecture:
 
-- ``socket(AF_UNIX, ...)``: no socket that could connect to a path;
-- ``socketpair(..., SOCK_DGRAM, ...)``: a datagram pair may still ``connect()``/``sendto()`` a
-  path (``/dev/log``, journald); stream and seqpacket pairs are already connected and stay allowed;
-- ``io_uring_setup``/``enter``/``register``: io_uring can create sockets without the socket
-  syscall;
-- any syscall of a foreign ABI (i386 or x32 on x86_64, arm32 on aarch64), whose numbers this
-  program does not check.
+- socket families are an allowlist: ``socket()`` only for ``AF_INET``, ``AF_INET6`` and
+  ``AF_NETLINK`` (inside the run's empty network namespace); ``AF_UNIX`` only through
+  ``socketpair()`` of ``SOCK_STREAM``/``SOCK_SEQPACKET`` pairs, which are connected to each other
+  and cannot reach a path (a ``SOCK_DGRAM`` pair, or ``SOCK_RAW``, which the kernel turns into
+  one, can ``sendto()`` any socket file); every other family (``AF_VSOCK``, ``AF_PACKET``,
+  ``AF_ALG``, ...) is refused;
+- refused outright: the kernel keyrings (``keyctl``, ``add_key``, ``request_key``), tracing and
+  cross-process memory (``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``), io_uring
+  (which creates sockets without the socket syscall), ``bpf``, ``perf_event_open``,
+  ``userfaultfd``, mounts and namespace changes (``mount`` and the new mount API, ``setns``, and
+  ``clone``/``unshare`` with ``CLONE_NEWUSER``), modules, kexec, handles
+  (``open_by_handle_at``), ``TIOCSTI`` injection into a terminal;
+- ``clone3`` answers ENOSYS: its flags sit in memory a filter cannot read, and libc then falls
+  back to ``clone``, whose flags it can;
+- any syscall of a foreign ABI (i386 or x32 on x86_64, arm32 on aarch64) is refused.
 
 bubblewrap reads the program from a pipe given with ``--seccomp FD``.
 """
@@ -26,11 +33,13 @@ from typing import NamedTuple
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _AND_K = 0x54
 _RET_K = 0x06
 
-_RET_ALLOW = 0x7FFF0000
-_RET_EPERM = 0x00050000 | 1
+RET_ALLOW = 0x7FFF0000
+RET_EPERM = 0x00050000 | 1
+RET_ENOSYS = 0x00050000 | 38
 
 # struct seccomp_data offsets: nr, arch, then args[] (low 32 bits first on little-endian).
 _NR = 0
@@ -38,24 +47,122 @@ _ARCH = 4
 _ARG0 = 16
 _ARG1 = 24
 
-_AF_UNIX = 1
-_SOCK_DGRAM = 2
+AF_UNIX = 1
+AF_INET = 2
+AF_INET6 = 10
+AF_NETLINK = 16
+_SOCKET_FAMILIES = (AF_INET, AF_INET6, AF_NETLINK)
+_PAIR_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET
 _SOCK_TYPE_MASK = 0xF
+_CLONE_NEWUSER = 0x10000000
+_TIOCSTI = 0x5412
 _X32_SYSCALL_BIT = 0x40000000
 
 
 class _Arch(NamedTuple):
     audit_arch: int
+    x32: bool
     socket: int
     socketpair: int
-    x32: bool
+    clone: int
+    unshare: int
+    ioctl: int
+    denied: tuple[int, ...]
 
 
-# io_uring has the same numbers (425-427) on both architectures.
-_IO_URING = (425, 426, 427)
+# Numbers shared by both architectures (the generic table's newer calls).
+_COMMON_DENIED = (
+    425,  # io_uring_setup
+    426,  # io_uring_enter
+    427,  # io_uring_register
+    428,  # open_tree
+    429,  # move_mount
+    430,  # fsopen
+    431,  # fsconfig
+    432,  # fsmount
+    433,  # fspick
+    438,  # pidfd_getfd
+    442,  # mount_setattr
+)
+_CLONE3 = 435
+
 _ARCHES = {
-    "x86_64": _Arch(audit_arch=0xC000003E, socket=41, socketpair=53, x32=True),
-    "aarch64": _Arch(audit_arch=0xC00000B7, socket=198, socketpair=199, x32=False),
+    "x86_64": _Arch(
+        audit_arch=0xC000003E,
+        x32=True,
+        socket=41,
+        socketpair=53,
+        clone=56,
+        unshare=272,
+        ioctl=16,
+        denied=(
+            101,  # ptrace
+            103,  # syslog
+            155,  # pivot_root
+            163,  # acct
+            165,  # mount
+            166,  # umount2
+            167,  # swapon
+            168,  # swapoff
+            169,  # reboot
+            175,  # init_module
+            176,  # delete_module
+            179,  # quotactl
+            246,  # kexec_load
+            248,  # add_key
+            249,  # request_key
+            250,  # keyctl
+            298,  # perf_event_open
+            303,  # name_to_handle_at
+            304,  # open_by_handle_at
+            308,  # setns
+            310,  # process_vm_readv
+            311,  # process_vm_writev
+            313,  # finit_module
+            320,  # kexec_file_load
+            321,  # bpf
+            323,  # userfaultfd
+            *_COMMON_DENIED,
+        ),
+    ),
+    "aarch64": _Arch(
+        audit_arch=0xC00000B7,
+        x32=False,
+        socket=198,
+        socketpair=199,
+        clone=220,
+        unshare=97,
+        ioctl=29,
+        denied=(
+            39,  # umount2
+            40,  # mount
+            41,  # pivot_root
+            60,  # quotactl
+            89,  # acct
+            104,  # kexec_load
+            105,  # init_module
+            106,  # delete_module
+            116,  # syslog
+            117,  # ptrace
+            142,  # reboot
+            217,  # add_key
+            218,  # request_key
+            219,  # keyctl
+            224,  # swapon
+            225,  # swapoff
+            241,  # perf_event_open
+            264,  # name_to_handle_at
+            265,  # open_by_handle_at
+            268,  # setns
+            270,  # process_vm_readv
+            271,  # process_vm_writev
+            273,  # finit_module
+            280,  # bpf
+            282,  # userfaultfd
+            294,  # kexec_file_load
+            *_COMMON_DENIED,
+        ),
+    ),
 }
 
 
@@ -63,40 +170,66 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+def _one_of(values: tuple[int, ...]) -> list[bytes]:
+    """Allow if the accumulator is one of ``values``, else refuse (ends in both returns)."""
+    body = [_insn(_JEQ_K, v, jt=len(values) - i, jf=0) for i, v in enumerate(values)]
+    return [*body, _insn(_RET_K, RET_EPERM), _insn(_RET_K, RET_ALLOW)]
+
+
+def _on_syscall(nr: int, body: list[bytes]) -> list[bytes]:
+    """Run ``body`` (which always returns) for syscall ``nr``; skip it for any other."""
+    return [_insn(_JEQ_K, nr, jt=0, jf=len(body)), *body]
+
+
 # Cached so that every run hands bwrap the very bytes the host probe saw it load.
 @functools.cache
-def unix_socket_filter(machine: str | None = None) -> bytes | None:
+def syscall_filter(machine: str | None = None) -> bytes | None:
     """Build the filter for this machine's architecture; ``None`` where it is not supported."""
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
         return None
-    # Layout: header, one jump per special syscall, allow, then the argument checks. Jump
-    # offsets are counted from the instruction after the jump.
+    # Each check below starts with the syscall number in the accumulator; a check's body may
+    # reload it with an argument, but every body ends in a return.
     prog: list[bytes] = [
         _insn(_LD_W_ABS, _ARCH),
         _insn(_JEQ_K, arch.audit_arch, jt=1, jf=0),
-        _insn(_RET_K, _RET_EPERM),
+        _insn(_RET_K, RET_EPERM),
         _insn(_LD_W_ABS, _NR),
     ]
     if arch.x32:
-        prog += [_insn(_JGE_K, _X32_SYSCALL_BIT, jt=0, jf=1), _insn(_RET_K, _RET_EPERM)]
-    for nr in _IO_URING:
-        prog += [_insn(_JEQ_K, nr, jt=0, jf=1), _insn(_RET_K, _RET_EPERM)]
-    # socket -> skip 2 to the domain check; socketpair -> skip 5 to the type check.
-    prog += [
-        _insn(_JEQ_K, arch.socket, jt=2, jf=0),
-        _insn(_JEQ_K, arch.socketpair, jt=5, jf=0),
-        _insn(_RET_K, _RET_ALLOW),
-        # socket(domain, ...)
+        prog += [_insn(_JGE_K, _X32_SYSCALL_BIT, jt=0, jf=1), _insn(_RET_K, RET_EPERM)]
+    for nr in arch.denied:
+        prog += _on_syscall(nr, [_insn(_RET_K, RET_EPERM)])
+    prog += _on_syscall(_CLONE3, [_insn(_RET_K, RET_ENOSYS)])
+    prog += _on_syscall(arch.socket, [_insn(_LD_W_ABS, _ARG0), *_one_of(_SOCKET_FAMILIES)])
+    prog += _on_syscall(
+        arch.socketpair,
+        [
+            _insn(_LD_W_ABS, _ARG0),
+            _insn(_JEQ_K, AF_UNIX, jt=1, jf=0),
+            _insn(_RET_K, RET_EPERM),
+            _insn(_LD_W_ABS, _ARG1),
+            _insn(_AND_K, _SOCK_TYPE_MASK),
+            *_one_of(_PAIR_TYPES),
+        ],
+    )
+    new_user = [
         _insn(_LD_W_ABS, _ARG0),
-        _insn(_JEQ_K, _AF_UNIX, jt=0, jf=1),
-        _insn(_RET_K, _RET_EPERM),
-        _insn(_RET_K, _RET_ALLOW),
-        # socketpair(domain, type, ...)
-        _insn(_LD_W_ABS, _ARG1),
-        _insn(_AND_K, _SOCK_TYPE_MASK),
-        _insn(_JEQ_K, _SOCK_DGRAM, jt=0, jf=1),
-        _insn(_RET_K, _RET_EPERM),
-        _insn(_RET_K, _RET_ALLOW),
+        _insn(_JSET_K, _CLONE_NEWUSER, jt=0, jf=1),
+        _insn(_RET_K, RET_EPERM),
+        _insn(_RET_K, RET_ALLOW),
     ]
+    prog += _on_syscall(arch.clone, new_user)
+    prog += _on_syscall(arch.unshare, new_user)
+    prog += _on_syscall(
+        arch.ioctl,
+        [
+            _insn(_LD_W_ABS, _ARG1),
+            _insn(_JEQ_K, _TIOCSTI, jt=0, jf=1),
+            _insn(_RET_K, RET_EPERM),
+            _insn(_RET_K, RET_ALLOW),
+        ],
+    )
+    prog.append(_insn(_RET_K, RET_ALLOW))
+    # Classic BPF jumps are 8 bits wide; every jump above stays within its own small block.
     return b"".join(prog)

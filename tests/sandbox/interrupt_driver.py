@@ -1,8 +1,8 @@
 """Behave like exampleguard under SIGTERM: kill every live run, then exit 130.
 
 Argument: a JSON spec with ``argv``, ``readable``, ``jobs`` and optionally ``path`` (the PATH
-that picks the backend). One run happens in the main thread (as with ``--jobs 1``), the others
-in worker threads.
+backends are found on) and ``isolation``. One run happens in the main thread (as with
+``--jobs 1``), the others in worker threads.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def main(argv: list[str]) -> int:
         argv=tuple(spec["argv"]),
         readable=tuple(Path(p) for p in spec["readable"]),
         source_env={"PATH": spec["path"]} if "path" in spec else None,
+        isolation=sandbox.Isolation(spec.get("isolation", "auto")),
     )
     signal.signal(signal.SIGTERM, _stop)
     workers = [

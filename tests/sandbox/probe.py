@@ -15,6 +15,7 @@ Modes:
 - ``alloc``: allocate ``config["mb"]`` MiB and print ``allocated``.
 - ``fork``: try to start ``config["count"]`` sleeping children; print how many started.
 - ``crash``: dereference a null pointer.
+- ``fill``: write ``config["mb"]`` MiB into each of ``config["places"]``; print how much each took.
 """
 
 from __future__ import annotations
@@ -171,6 +172,122 @@ def fs_unix_dgram(cfg: dict[str, Any]) -> tuple[bool, str]:
     return True, f"sent a datagram to {cfg['fs_dgram_socket']}"
 
 
+def sysctl_writable(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Open a global sysctl for writing, and close it again without writing a byte."""
+    fd = os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY)
+    os.close(fd)
+    return True, "opened /proc/sys/kernel/core_pattern for writing (nothing written)"
+
+
+def read_shadow(cfg: dict[str, Any]) -> tuple[bool, str]:
+    data = Path("/etc/shadow").read_bytes()
+    return bool(data), "read /etc/shadow"
+
+
+def setuid_in_work_dir(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Make a setuid file in the working directory, on a mount where setuid would count."""
+    target = Path.cwd() / f"setuid-{cfg['token']}"
+    target.write_bytes(b"#!/bin/sh\n")
+    target.chmod(0o4755)
+    cwd = Path.cwd().stat()
+    options = ""
+    for line in Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        # The last mount whose device is the cwd's is the one the cwd is on.
+        major, minor = (int(n) for n in fields[2].split(":"))
+        if os.makedev(major, minor) == cwd.st_dev:
+            options = fields[5]
+    setuid = bool(target.stat().st_mode & 0o4000)
+    return setuid and "nosuid" not in options.split(","), f"setuid file on a mount with {options}"
+
+
+def unix_raw_socketpair(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """SOCK_RAW unix pairs are datagram pairs in disguise: sendto() reaches a socket file."""
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
+    with left, right:
+        left.sendto(b"ping", cfg["fs_dgram_socket"])
+    return True, f"sent a datagram to {cfg['fs_dgram_socket']} through a SOCK_RAW pair"
+
+
+def write_root_fifo(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """A FIFO on the read-only root still opens for writing: a read-only mount does not stop it."""
+    fd = os.open(cfg["fifo"], os.O_WRONLY | os.O_NONBLOCK)
+    with contextlib.suppress(OSError):
+        os.write(fd, b"escaped")
+    os.close(fd)
+    return True, f"opened {cfg['fifo']} for writing"
+
+
+_KEYCTL = {"x86_64": 250, "aarch64": 219}
+_KEYCTL_GET_KEYRING_ID = 0
+_KEY_SPEC_USER_KEYRING = -4
+
+
+def keyring(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Look up the calling user's keyring, shared by all of the user's processes."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    import platform
+
+    number = _KEYCTL[platform.machine()]
+    found = libc.syscall(number, _KEYCTL_GET_KEYRING_ID, _KEY_SPEC_USER_KEYRING, 0)
+    if found < 0:
+        return False, f"keyctl: {os.strerror(ctypes.get_errno())}"
+    return True, f"the user keyring is {found}"
+
+
+def vsock(cfg: dict[str, Any]) -> tuple[bool, str]:
+    with socket.socket(40, socket.SOCK_STREAM):  # AF_VSOCK: a channel to the hypervisor
+        return True, "created an AF_VSOCK socket"
+
+
+_PTRACE = {"x86_64": 101, "aarch64": 117}
+_PTRACE_SEIZE = 0x4206
+_PTRACE_DETACH = 17
+
+
+def trace_parent(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Reach the parent (inside: the sandbox's own process) through /proc/PID/mem or ptrace."""
+    parent = os.getppid()
+    reached = []
+    with contextlib.suppress(OSError):
+        os.close(os.open(f"/proc/{parent}/mem", os.O_RDONLY))
+        reached.append("opened its /proc/PID/mem")
+    import platform
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = _PTRACE[platform.machine()]
+    # SEIZE does not stop the tracee; detaching at once leaves it as it was.
+    if libc.syscall(number, _PTRACE_SEIZE, parent, 0, 0) == 0:
+        libc.syscall(number, _PTRACE_DETACH, parent, 0, 0)
+        reached.append("attached with ptrace")
+    return bool(reached), f"parent {parent}: {reached or 'unreachable'}"
+
+
+def tcp_bind(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Listen on a TCP port (any address: a namespace whose loopback is down still has one)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("0.0.0.0", 0))
+        sock.listen()
+        return True, f"listening on port {sock.getsockname()[1]}"
+
+
+def signal_parent(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Signal 0 (no effect) to the parent: outside the sandbox, another process's business."""
+    parent = os.getppid()
+    os.kill(parent, 0)
+    return True, f"may signal its parent {parent}"
+
+
+def locale_credential(cfg: dict[str, Any]) -> tuple[bool, str]:
+    value = os.environ.get("LC_API_TOKEN")
+    return value is not None, f"LC_API_TOKEN={value!r}"
+
+
+def loader_env(cfg: dict[str, Any]) -> tuple[bool, str]:
+    found = {n: v for n, v in os.environ.items() if n.startswith("LD_") or n == "BASH_ENV"}
+    return bool(found), f"loader variables: {found}"
+
+
 ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
     fn.__name__: fn
     for fn in (
@@ -192,6 +309,18 @@ ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
         capabilities,
         fs_unix_stream,
         fs_unix_dgram,
+        sysctl_writable,
+        read_shadow,
+        setuid_in_work_dir,
+        unix_raw_socketpair,
+        write_root_fifo,
+        keyring,
+        vsock,
+        trace_parent,
+        tcp_bind,
+        signal_parent,
+        locale_credential,
+        loader_env,
     )
 }
 
@@ -267,8 +396,29 @@ def crash(cfg: dict[str, Any]) -> None:
     ctypes.string_at(0)
 
 
+def fill(cfg: dict[str, Any]) -> None:
+    """Write up to ``mb`` MiB into a file in each place; print {place: MiB written}."""
+    chunk = b"x" * (1 << 20)
+    written = {}
+    for place in cfg["places"]:
+        target = Path(os.path.expandvars(place)) / f"fill-{cfg['token']}"
+        count = 0
+        try:
+            with target.open("wb") as out:
+                for _ in range(cfg["mb"]):
+                    out.write(chunk)
+                    out.flush()
+                    count += 1
+        except OSError:
+            pass
+        written[place] = count
+        with contextlib.suppress(OSError):
+            target.unlink()
+    print(json.dumps(written), flush=True)
+
+
 MODES: dict[str, Callable[[dict[str, Any]], None]] = {
-    fn.__name__: fn for fn in (attempts, grandchild, sleep, flood, alloc, fork, crash)
+    fn.__name__: fn for fn in (attempts, grandchild, sleep, flood, alloc, fork, crash, fill)
 }
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ needs_unshare = pytest.mark.skipif(UNSHARE is None, reason="util-linux unshare i
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CI runs as root)")
 
 CREDENTIALS = {
+    "LC_API_TOKEN": "planted",
     "GITHUB_TOKEN": "ghp_planted",
     "AWS_SECRET_ACCESS_KEY": "planted",
     "DATABASE_PASSWORD": "planted",
@@ -153,6 +154,7 @@ class World:
     pw_home: Path | None
     pw_secret: Path | None
     source_env: dict[str, str]
+    fifo: Path
 
     def config(self, attempts: list[str], **extra: Any) -> dict[str, Any]:
         cfg: dict[str, Any] = {
@@ -166,6 +168,7 @@ class World:
             "credential_names": sorted(CREDENTIALS),
             "host_pid": os.getpid(),
             "dns_name": DNS_NAME,
+            "fifo": str(self.fifo),
         }
         if self.pw_home is not None and self.pw_secret is not None:
             cfg["pw_home"] = str(self.pw_home)
@@ -265,10 +268,33 @@ ATTEMPT_GUARANTEES: dict[str, tuple[sandbox.Guarantee, ...]] = {
     "capabilities": (G.NO_CAPABILITIES,),
     "fs_unix_stream": (G.NO_FS_UNIX_SOCKETS,),
     "fs_unix_dgram": (G.NO_FS_UNIX_SOCKETS,),
+    "sysctl_writable": (G.NOT_HOST_ROOT,),
+    "read_shadow": (G.NOT_HOST_ROOT,),
+    "setuid_in_work_dir": (G.WORK_DIR_ONLY_WRITABLE,),
+    "unix_raw_socketpair": (G.NO_FS_UNIX_SOCKETS, G.SYSCALL_FILTER),
+    "write_root_fifo": (G.LANDLOCK_FS,),
+    "keyring": (G.SYSCALL_FILTER,),
+    "vsock": (G.SYSCALL_FILTER,),
+    "trace_parent": (G.TRUSTED_EXIT_STATUS,),
+    "tcp_bind": (G.LANDLOCK_NET,),
+    "signal_parent": (G.LANDLOCK_SCOPE,),
+    "locale_credential": (G.SCRUBBED_ENV,),
+    "loader_env": (G.SCRUBBED_ENV,),
 }
 """Which guarantee blocks each attempt of the probe."""
 
 PW_ATTEMPTS = ("read_pw_home_secret", "list_pw_home")
+ROOT_ONLY_ATTEMPTS = ("capabilities", "sysctl_writable", "read_shadow")
+"""Attempts that have teeth only for a root caller (anyone else is refused without a sandbox)."""
+
+
+def vsock_available() -> bool:
+    """Whether this kernel creates AF_VSOCK sockets at all (without it that attempt is moot)."""
+    try:
+        socket.socket(40, socket.SOCK_STREAM).close()
+    except OSError:
+        return False
+    return True
 
 
 def host_resolves(name: str = DNS_NAME) -> bool:
@@ -290,7 +316,9 @@ def escape_attempts(world: World, *, dns: bool) -> list[str]:
     if world.pw_secret is None:
         skip.update(PW_ATTEMPTS)
     if os.geteuid() != 0:
-        skip.add("capabilities")
+        skip.update(ROOT_ONLY_ATTEMPTS)
+    if not vsock_available():
+        skip.add("vsock")
     return [name for name in ATTEMPT_GUARANTEES if name not in skip]
 
 

@@ -7,7 +7,12 @@ listeners on loopback), proving that it reaches its target; then under each back
 
 from __future__ import annotations
 
+import json
+import os
 import runpy
+import shlex
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,11 +21,15 @@ from sbx_support import (
     ATTEMPT_GUARANTEES,
     PROBE,
     PW_ATTEMPTS,
+    REPO,
+    ROOT_ONLY_ATTEMPTS,
     Listeners,
     World,
+    as_nobody,
     disagreements,
     escape_attempts,
     escaped,
+    interpreter_readable,
     kill_token,
     needs_bwrap,
     needs_root,
@@ -35,7 +44,7 @@ from sbx_support import (
 )
 
 import sandbox
-from sandbox import Guarantee, Isolation, Status
+from sandbox import Guarantee, Isolation, Limits, Status
 
 pytestmark = pytest.mark.sandbox
 
@@ -62,7 +71,13 @@ def test_every_attempt_is_mapped_to_a_guarantee() -> None:
     assert set(ATTEMPT_GUARANTEES) == set(probe["ATTEMPTS"])
     covered = {g for gs in ATTEMPT_GUARANTEES.values() for g in gs}
     # Proven by the grandchild, limits and output tests instead of by an attempt.
-    others = {Guarantee.TREE_KILLED, Guarantee.OUTPUT_CAP, Guarantee.TIMEOUT, *_NOT_PROBED}
+    others = {
+        Guarantee.TREE_KILLED,
+        Guarantee.OUTPUT_CAP,
+        Guarantee.TIMEOUT,
+        Guarantee.DISK_LIMIT,
+        *_NOT_PROBED,
+    }
     assert covered | others == set(sandbox.CONTRACT_GUARANTEES)
 
 
@@ -90,7 +105,8 @@ def test_unshare_lists_exactly_what_held(
     attempts = escape_attempts(world, dns=host_dns)
     config = world.config(attempts, **listeners.config())
     env = {**world.source_env, "PATH": unshare_only_path(tmp_path)}
-    outcome = sandbox.run(world.policy(probe_argv("attempts", config), source_env=env))
+    policy = world.policy(probe_argv("attempts", config), source_env=env, isolation="unshare")
+    outcome = sandbox.run(policy)
     assert (outcome.backend, outcome.status) == ("unshare", Status.PASSED), outcome.stderr
     found = verdicts(outcome.stdout)
     assert set(found) == set(attempts)
@@ -117,7 +133,7 @@ def test_env_backend_is_honest_and_guards_python_sockets(
     found = verdicts(outcome.stdout)
     # The audit hook refuses every socket attempt although the network namespace is shared.
     network = {"tcp", "udp", "abstract_unix", "dns_loopback", "dns_system"} & set(found)
-    network |= {"fs_unix_stream", "fs_unix_dgram"}
+    network |= {"fs_unix_stream", "fs_unix_dgram", "unix_raw_socketpair"}
     assert {name for name in network if found[name]["escaped"]} == set()
     assert all("network access is blocked" in found[name]["detail"] for name in network)
     assert listeners.total() == 0
@@ -136,7 +152,8 @@ def test_bubblewrap_blocks_every_escape_for_a_non_root_caller(
     if python is None:
         pytest.skip("no Python 3.11+ that uid 65534 can run (setpriv missing or home-only)")
     attempts = [a for a in escape_attempts(world, dns=host_dns) if a not in PW_ATTEMPTS]
-    attempts.remove("capabilities")  # an unprivileged caller has none to lose
+    # An unprivileged caller has no capability to lose and no root-only file to read.
+    attempts = [a for a in attempts if a not in ROOT_ONLY_ATTEMPTS]
     config = world.config(attempts, **listeners.config())
     spec = {
         "argv": probe_argv("attempts", config, python=python),
@@ -190,7 +207,7 @@ def test_bubblewrap_kills_a_double_forked_grandchild(world: World) -> None:
 @needs_root
 def test_unshare_kills_a_double_forked_grandchild(world: World, tmp_path: Path) -> None:
     env = {**world.source_env, "PATH": unshare_only_path(tmp_path)}
-    outcome, marker = _grandchild(world, source_env=env)
+    outcome, marker = _grandchild(world, source_env=env, isolation=Isolation.UNSHARE)
     assert (outcome.backend, outcome.status) == ("unshare", Status.PASSED), outcome.stderr
     assert Guarantee.TREE_KILLED in outcome.guarantees
     assert processes_with(world.token) == []
@@ -216,3 +233,250 @@ def test_a_home_given_whole_as_project_dir_is_not_called_masked(world: World) ->
     assert found["read_home_secret"]["escaped"]  # visible, as asked, and honestly reported
     assert not found["write_project"]["escaped"]  # but read-only
     assert disagreements(found, outcome.guarantees) == {}
+
+
+# -- issue 13: the escapes a root caller, the kernel's other channels and the limits opened ----
+
+
+def test_the_caller_s_loader_variables_reach_the_unsandboxed_program(world: World) -> None:
+    done = subprocess.run(
+        probe_argv("attempts", world.config(["loader_env"])),
+        env=world.source_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "cannot be preloaded" in done.stderr  # the loader read the caller's LD_PRELOAD
+    assert verdicts(done.stdout)["loader_env"]["escaped"]
+
+
+@needs_bwrap
+def test_loader_variables_reach_neither_the_run_nor_the_sandbox_s_helpers(world: World) -> None:
+    outcome = sandbox.run(world.policy(probe_argv("attempts", world.config(["loader_env"]))))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    # bwrap, the sandbox's init and the interpreter would each have complained.
+    assert "preloaded" not in outcome.stderr
+    assert not verdicts(outcome.stdout)["loader_env"]["escaped"]
+
+
+_FILL_MB = 160
+
+
+def _fill_places(world: World) -> list[str]:
+    return ["$TMPDIR", "/tmp", "/dev/shm", "."]
+
+
+def test_memory_files_and_disk_fill_without_a_sandbox(world: World) -> None:
+    places = [str(world.host_tmp), str(world.outside)]
+    config = world.config([], mb=_FILL_MB, places=places)
+    written = json.loads(run_unsandboxed(probe_argv("fill", config), world).splitlines()[-1])
+    assert written == dict.fromkeys(places, _FILL_MB)
+
+
+@needs_bwrap
+def test_in_memory_files_and_the_work_dir_are_bounded(world: World) -> None:
+    # 64 MiB of memory: each writable place is sized within it (or charged to the memory
+    # cgroup); the work dir is a 16 MiB disk.
+    limits = Limits(timeout_s=60, memory_mb=64, disk_mb=16)
+    config = world.config([], mb=_FILL_MB, places=_fill_places(world))
+    outcome = sandbox.run(world.policy(probe_argv("fill", config), limits=limits))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    written = json.loads(outcome.stdout.splitlines()[-1])
+    assert written["."] <= 16
+    assert written["$TMPDIR"] <= 16
+    assert all(mb <= 16 for mb in written.values()), written
+    assert {Guarantee.DISK_LIMIT, Guarantee.MEMORY_LIMIT} <= set(outcome.guarantees)
+
+
+@needs_bwrap
+@needs_root
+def test_in_memory_files_are_bounded_for_a_non_root_caller(world: World) -> None:
+    python = nobody_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ that uid 65534 can run")
+    config = world.config([], mb=_FILL_MB, places=_fill_places(world))
+    spec = {
+        "argv": probe_argv("fill", config, python=python),
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "source_env": {"PATH": "/usr/bin:/bin", "HOME": str(world.home)},
+        "limits": {"memory_mb": 64, "disk_mb": 16, "timeout_s": 60},
+    }
+    outcome = run_as_nobody(spec, python)
+    assert outcome["status"] == "passed", outcome["stderr"]
+    written = json.loads(outcome["stdout"].splitlines()[-1])
+    assert all(mb <= 16 for mb in written.values()), written
+
+
+@needs_bwrap
+def test_a_root_caller_s_run_is_the_sandbox_uid_and_its_work_dir_is_private(
+    world: World, tmp_path: Path
+) -> None:
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    fixtures.chmod(0o777)  # whatever the fixtures' modes, the work dir stays 0700
+    (fixtures / "data.txt").write_text("fixture", encoding="utf-8")
+    script = 'id -u; stat -c "%a %u" .; grep " $PWD " /proc/self/mountinfo'
+    outcome = sandbox.run(world.policy(("/bin/sh", "-c", script), fixtures=fixtures))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    uid, mode, mount = outcome.stdout.splitlines()
+    expected_uid = sandbox.RUN_UID if os.geteuid() == 0 else os.getuid()
+    assert int(uid) == expected_uid
+    assert mode == f"700 {expected_uid}"
+    assert {"nosuid", "nodev"} <= set(mount.split()[5].split(","))
+    assert Guarantee.NOT_HOST_ROOT in outcome.guarantees
+
+
+@needs_bwrap
+@needs_root
+def test_a_killed_caller_s_cgroups_are_removed_at_the_next_start(world: World) -> None:
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            str(PROBE.with_name("interrupt_driver.py")),
+            json.dumps(
+                {
+                    "argv": probe_argv("sleep", world.config([])),
+                    "readable": [str(p) for p in interpreter_readable()],
+                    "jobs": 1,
+                }
+            ),
+        ],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    deadline = time.monotonic() + 20
+    while len(processes_with(world.token)) < 4:
+        assert time.monotonic() < deadline, "the driver's run did not start"
+        time.sleep(0.05)
+    report = sandbox.probe_host()
+    bases = [Path(p) for p in (report.pids_cgroup, report.memory_cgroup) if p]
+    if not bases:
+        pytest.skip("this host delegates no cgroup to a root caller")
+    mine = f"sandbox-run-{driver.pid}-"
+    assert any(p.name.startswith(mine) for base in bases for p in base.iterdir())
+    driver.kill()  # SIGKILL: the driver cleans nothing up
+    driver.wait()
+    deadline = time.monotonic() + 10
+    while processes_with(world.token):
+        assert time.monotonic() < deadline, "the killed caller's run lived on"
+        time.sleep(0.05)
+    left = [p for base in bases for p in base.iterdir() if p.name.startswith(mine)]
+    assert left, "nothing was left behind: the test proves nothing"
+    # Killed tasks leave their cgroup only once reaped; a cgroup with tasks cannot go.
+    while any((p / "cgroup.procs").read_text().strip() for p in left):
+        assert time.monotonic() < deadline, "the killed run's tasks stayed in their cgroups"
+        time.sleep(0.05)
+    outcome = sandbox.run(world.policy(("true",)))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert [p for base in bases for p in base.iterdir() if p.name.startswith(mine)] == []
+
+
+def test_a_killed_caller_s_host_work_dirs_are_removed_at_the_next_start(world: World) -> None:
+    # The env backend's work dir is on the host; a SIGKILLed caller cannot remove it.
+    tmpdir = world.host_tmp / "tmpdir"
+    tmpdir.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmpdir)}
+    spec = {
+        "argv": probe_argv("sleep", world.config([])),
+        "readable": [],
+        "jobs": 1,
+        "isolation": "env",
+    }
+    driver = subprocess.Popen(
+        [sys.executable, str(PROBE.with_name("interrupt_driver.py")), json.dumps(spec)], env=env
+    )
+    deadline = time.monotonic() + 20
+    while len(processes_with(world.token)) < 3:
+        assert time.monotonic() < deadline, "the driver's run did not start"
+        time.sleep(0.05)
+    driver.kill()
+    driver.wait()
+    kill_token(world.token)  # env's runs are not in a PID namespace: nothing kills them
+    left = [p.name for p in tmpdir.iterdir()]
+    assert left
+    assert all(name.startswith(f"sandbox-run-{driver.pid}-") for name in left)
+    # A symlink that looks like a leftover is never followed.
+    decoy = world.outside / "decoy"
+    decoy.mkdir()
+    (tmpdir / "sandbox-run-1-decoy").symlink_to(decoy)
+    spec = {"argv": ["true"], "readable": [], "jobs": 1, "isolation": "env"}
+    done = subprocess.run(
+        [sys.executable, str(PROBE.with_name("interrupt_driver.py")), json.dumps(spec)],
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert [p.name for p in tmpdir.iterdir()] == ["sandbox-run-1-decoy"]
+    assert decoy.is_dir()
+
+
+@needs_bwrap
+def test_readable_paths_never_uncover_a_home_beyond_an_installation(world: World) -> None:
+    # As a committed pyvenv.cfg ("home = ~") or a shebang could ask for: the home, its secrets.
+    venv = world.home / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (venv / "bin" / "tool").write_text("installed", encoding="utf-8")
+    asked = (*interpreter_readable(), world.home, venv)
+    config = world.config(["read_home_secret"])
+    script = f"cat {venv / 'bin' / 'tool'}"
+    outcome = sandbox.run(world.policy(probe_argv("attempts", config), readable=asked))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert not verdicts(outcome.stdout)["read_home_secret"]["escaped"]
+    assert str(world.home) in outcome.refused
+    assert str(venv) in outcome.bound
+    assert Guarantee.HOME_MASKED in outcome.guarantees
+    shown = sandbox.run(world.policy(("/bin/sh", "-c", script), readable=asked))
+    assert (shown.status, shown.stdout) == (Status.PASSED, "installed"), shown.stderr
+
+
+@needs_bwrap
+def test_the_run_cannot_forge_its_exit_status(world: World) -> None:
+    # It stops, kills and traces its init where it can, then exits 3: the verdict stays 3.
+    script = (
+        "import ctypes, os, signal\n"
+        "for sig in (signal.SIGSTOP, signal.SIGKILL, signal.SIGTERM):\n"
+        "    try: os.kill(1, sig)\n"
+        "    except OSError: pass\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.syscall(101, 16, 1, 0, 0)\n"  # PTRACE_ATTACH (x86_64; EPERM or ENOSYS elsewhere)
+        "try: open('/proc/1/mem', 'rb')\n"
+        "except OSError: pass\n"
+        "raise SystemExit(3)\n"
+    )
+    outcome = sandbox.run(world.policy((sys.executable, "-c", script)))
+    assert (outcome.status, outcome.exit_code) == (Status.FAILED, 3), outcome
+    assert Guarantee.TRUSTED_EXIT_STATUS in outcome.guarantees
+
+
+@needs_root
+@pytest.mark.enable_socket
+def test_every_attempt_escapes_without_a_sandbox_for_a_non_root_caller(
+    world: World, listeners: Listeners, host_dns: bool
+) -> None:
+    python = nobody_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ that uid 65534 can run")
+    attempts = [
+        a
+        for a in escape_attempts(world, dns=host_dns)
+        if a not in PW_ATTEMPTS and a not in ROOT_ONLY_ATTEMPTS
+    ]
+    config = world.config(attempts, **listeners.config())
+    # A shell of the same uid as parent, as the caller's own process would be.
+    command = " ".join(shlex.quote(word) for word in probe_argv("attempts", config, python))
+    done = subprocess.run(
+        [*as_nobody(), "/bin/sh", "-c", f"{command}; true"],
+        env=world.source_env,
+        cwd=world.outside,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = verdicts(done.stdout)
+    assert set(found) == set(attempts)
+    assert {name: v["detail"] for name, v in found.items() if not v["escaped"]} == {}

@@ -45,10 +45,11 @@ NAMESPACE_BACKENDS = BACKENDS[:2]
 def _policy(
     backend: str, world: World, tmp_path: Path, argv: tuple[str, ...], **kw: Any
 ) -> sandbox.Policy:
-    """A policy that lands on ``backend``: unshare by hiding bwrap from PATH, env by name."""
+    """A policy that lands on ``backend``: unshare and env are used only when named."""
     if backend == "unshare":
         path = unshare_only_path(tmp_path)
         kw.setdefault("source_env", {**world.source_env, "PATH": path})
+        kw.setdefault("isolation", Isolation.UNSHARE)
     elif backend == "env":
         kw.setdefault("isolation", Isolation.ENV)
     return world.policy(argv, **kw)
@@ -141,7 +142,7 @@ def test_a_flood_is_capped_and_memory_stays_flat(
 @pytest.mark.parametrize("backend", NAMESPACE_BACKENDS)
 def test_memory_limit(backend: str, world: World, tmp_path: Path) -> None:
     argv = probe_argv("alloc", world.config([], mb=384))
-    free = _run(backend, world, tmp_path, argv)
+    free = _run(backend, world, tmp_path, argv, limits=Limits(memory_mb=None))
     assert free.status is Status.PASSED, free.stderr
     assert Guarantee.MEMORY_LIMIT in free.not_guaranteed
     capped = _run(backend, world, tmp_path, argv, limits=Limits(memory_mb=128))
@@ -329,7 +330,7 @@ def test_sigterm_kills_every_run_before_exit_130(world: World, jobs: int) -> Non
 def test_a_killed_caller_takes_its_runs_along(backend: str, world: World, tmp_path: Path) -> None:
     if backend == "unshare":
         path = unshare_only_path(tmp_path)
-        driver = _driver(world, 3, per_run=3, path=path)
+        driver = _driver(world, 3, per_run=3, path=path, isolation="unshare")
     else:
         driver = _driver(world, 3)
     driver.kill()  # SIGKILL: no handler, no cleanup; only parent-death signals remain
