@@ -31,6 +31,11 @@ import stat
 import sys
 import time
 
+# Not typing.TYPE_CHECKING: importing typing would cost every run's start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
@@ -59,31 +64,47 @@ class StageError(Exception):
     """Something the run needs could not be prepared; the run is not started."""
 
 
-def _libc() -> object:
-    # Imported only here: ctypes is the one costly import, and only Landlock and prctl need it.
-    import ctypes  # noqa: PLC0415 - deferred, see above
+class Libc:
+    """``syscall`` and ``prctl`` of the C library, through ``_ctypes`` alone.
 
-    return ctypes.CDLL(None, use_errno=True)
+    The ``ctypes`` package costs milliseconds to import in every run; its C core does not.
+    Integers go as C ints and ``bytes`` as pointers, which is all Landlock and prctl take.
+    """
 
+    def __init__(self) -> None:
+        import _ctypes  # noqa: PLC0415 - only the sandbox's own process needs it
 
-def _call(libc: object, name: str, *args: object) -> int:
-    import ctypes  # noqa: PLC0415 - already loaded by _libc
+        # Any: the C core is used below the level its stubs describe (a handle from
+        # dlopen(NULL), a library object that is only that handle).
+        core: Any = _ctypes
 
-    result: int = getattr(libc, name)(*args)
-    if result < 0:
-        errno = ctypes.get_errno()
-        raise StageError(f"{name}{args[:1]}: {os.strerror(errno)}")
-    return result
+        class _Long(core._SimpleCData):  # type: ignore[misc]
+            _type_ = "l"
+
+        class _Function(core.CFuncPtr):  # type: ignore[misc]
+            _flags_ = core.FUNCFLAG_CDECL | core.FUNCFLAG_USE_ERRNO
+            _restype_ = _Long
+
+        class _Library:
+            _handle = core.dlopen(None)
+
+        self._get_errno = core.get_errno
+        self._functions = {name: _Function((name, _Library)) for name in ("syscall", "prctl")}
+
+    def call(self, name: str, *args: int | bytes | None) -> int:
+        """Call ``name``; a negative result raises StageError with the errno's text."""
+        result = int(self._functions[name](*args))
+        if result < 0:
+            raise StageError(f"{name}{args[:1]}: {os.strerror(self._get_errno())}")
+        return result
 
 
 def _fs_rights(abi: int) -> int:
     return _FS_BY_ABI[max(k for k in _FS_BY_ABI if k <= abi)]
 
 
-def landlock_ruleset(libc: object, abi: int, writable: list[str]) -> tuple[int, list[str]]:
+def landlock_ruleset(libc: Libc, abi: int, writable: list[str]) -> tuple[int, list[str]]:
     """Build the run's ruleset for this ABI; return its fd and the layers it holds."""
-    import ctypes  # noqa: PLC0415 - already loaded by _libc
-
     handled_fs = _fs_rights(abi)
     fields = [handled_fs]
     layers = ["landlock-fs"]
@@ -93,8 +114,10 @@ def landlock_ruleset(libc: object, abi: int, writable: list[str]) -> tuple[int, 
     if abi >= 6:
         fields.append(_SCOPES)
         layers.append("landlock-scope")
-    attr = (ctypes.c_uint64 * len(fields))(*fields)
-    ruleset = _call(libc, "syscall", _SYS_CREATE_RULESET, ctypes.byref(attr), 8 * len(fields), 0)
+    # struct landlock_ruleset_attr: u64 handled_access_fs, handled_access_net, scoped; the
+    # size passed tells the kernel which of them this ABI's caller knows.
+    attr = b"".join(value.to_bytes(8, sys.byteorder) for value in fields)
+    ruleset = libc.call("syscall", _SYS_CREATE_RULESET, attr, len(attr), 0)
     read_only = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
     device = _FS_READ_FILE | _FS_WRITE_FILE | (handled_fs & (_FS_TRUNCATE | _FS_IOCTL_DEV))
     rules = [("/", read_only), *((p, handled_fs) for p in writable)]
@@ -104,8 +127,7 @@ def landlock_ruleset(libc: object, abi: int, writable: list[str]) -> tuple[int, 
         try:
             # struct landlock_path_beneath_attr is packed: u64 allowed_access, s32 parent_fd.
             raw = rights.to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
-            buffer = ctypes.create_string_buffer(raw, len(raw))
-            _call(libc, "syscall", _SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, buffer, 0)
+            libc.call("syscall", _SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, raw, 0)
         finally:
             os.close(fd)
     return ruleset, layers
@@ -167,18 +189,20 @@ def _copy_file(src: str, dst: str, room: int, relative: str) -> int:
         os.close(fd)
 
 
-def _drop_root(libc: object, work: str, uid: int, gid: int) -> None:
+def _drop_root(libc: Libc, work: str, uid: int, gid: int) -> None:
     os.chown(work, uid, gid)
     for cap in range(_CAP_LAST + 1):
         # Beyond the kernel's last capability the call fails; nothing is left to drop then.
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) < 0:  # type: ignore[attr-defined]
+        try:
+            libc.call("prctl", _PR_CAPBSET_DROP, cap, 0, 0, 0)
+        except StageError:
             break
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)
     # A uid change clears the parent-death signal and makes the process dumpable again.
-    _call(libc, "prctl", _PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-    _call(libc, "prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.call("prctl", _PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+    libc.call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _layout(work: str, dirs: list[str]) -> None:
@@ -187,12 +211,12 @@ def _layout(work: str, dirs: list[str]) -> None:
         os.makedirs(os.path.join(work, relative), mode=0o700, exist_ok=True)
 
 
-def _child(argv: list[str], config: dict[str, str], libc: object, ruleset: int | None) -> None:
+def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None) -> None:
     """In the forked run: limits, Landlock, a clean descriptor table, then exec."""
     try:
         # The run is dumpable like any program after its exec; its /proc files must be its
         # own already for the OOM score below.
-        _call(libc, "prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)
+        libc.call("prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)
         # The run, not this process, is what the OOM killer should take first. (os-level:
         # a text file would import a codec, and nothing is imported once the uid changed.)
         adj = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
@@ -206,7 +230,7 @@ def _child(argv: list[str], config: dict[str, str], libc: object, ruleset: int |
                 resource.setrlimit(key, (value, value))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if ruleset is not None:
-            _call(libc, "syscall", _SYS_RESTRICT_SELF, ruleset, 0)
+            libc.call("syscall", _SYS_RESTRICT_SELF, ruleset, 0)
         os.closerange(3, 1 << 16)
     except (OSError, StageError) as exc:
         os.write(2, f"sandbox: cannot prepare the run: {exc}\n".encode("utf-8", "replace"))
@@ -263,9 +287,9 @@ def main(args: list[str]) -> int:
     report = int(config["report"])
     os.set_inheritable(report, False)
     try:
-        libc = _libc()
-        _call(libc, "prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
-        _call(libc, "prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        libc = Libc()
+        libc.call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
+        libc.call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         work = config["work"]
         if "uid" in config:
             _drop_root(libc, work, int(config["uid"]), int(config["gid"]))
