@@ -13,8 +13,8 @@ committed JSON Schemas regenerated, since they list the names).
 
 from __future__ import annotations
 
-import functools
 import importlib
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,13 +32,17 @@ NAMES: tuple[str, ...] = tuple(_MODULES)
 """The registered dialect names, in registry order."""
 
 
-@functools.cache
 def dialect(name: str) -> Dialect:
     """The registered dialect called ``name``; ``KeyError`` if there is none.
 
     The formats accept only registered names, so a loaded catalog or tree always finds its own.
     """
-    found: Dialect = importlib.import_module(_MODULES[name]).DIALECT
+    # Looked up through sys.modules every time (a dictionary lookup once imported) rather than
+    # remembered here: a host that drops and re-imports modules (pytest's in-process runs do)
+    # must get the dialect whose records the rest of exampleguard now uses, not a stale one.
+    module_name = _MODULES[name]
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    found: Dialect = module.DIALECT
     return found
 
 
