@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import enum
 import pathlib
+import platform
 from collections.abc import Iterator
 from typing import Any
 
 from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
 
-__all__ = ["extract_argparse", "resolve_parser"]
+__all__ = ["action_names", "extract_argparse", "resolve_parser"]
 
 
 def resolve_parser(target: Any) -> argparse.ArgumentParser:
@@ -42,6 +43,9 @@ def extract_argparse(parser: argparse.ArgumentParser, program: str | None) -> di
         "program": name,
         "dialect": "argparse",
         "value_syntax": "python",
+        # argparse is part of CPython: its rules are those of the interpreter that imported it.
+        "framework": "argparse",
+        "framework_version": platform.python_version(),
         "commands": list(_walk(parser, [], [], hidden=False)),
     }
 
@@ -79,6 +83,17 @@ def _walk(
                 [[*path, alias] for alias in child_aliases],
                 hidden=help_by_name.get(child_name) == argparse.SUPPRESS,
             )
+
+
+def action_names(parser: argparse.ArgumentParser) -> dict[int, str]:
+    """Each action of ``parser`` (by identity) → its snapshot name; subparsers have none.
+
+    The one place actions get their names: the tree and the real parser's verdicts
+    (:mod:`~exampleguard.adapters.judge_argparse`) both name them from here.
+    """
+    return _unique_names(
+        [a for a in parser._actions if not isinstance(a, argparse._SubParsersAction)]
+    )
 
 
 def _unique_names(actions: list[argparse.Action]) -> dict[int, str]:

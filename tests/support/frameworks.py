@@ -47,7 +47,9 @@ def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") ->
             contexts.append(context)
             while callable(getattr(context.command, "resolve_command", None)):
                 group = context.command
-                words = [*context._protected_args, *context.args]
+                # Click 8.2 renamed protected_args to _protected_args.
+                protected = vars(context).get("_protected_args", vars(context).get("protected_args"))
+                words = [*(protected or ()), *context.args]
                 if not words:
                     accepted = bool(getattr(group, "invoke_without_command", False))
                     return Parsed(accepted, contexts if accepted else [])
@@ -56,7 +58,16 @@ def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") ->
                 closing.callback(context.close)
                 contexts.append(context)
         except exit_:
-            return Parsed(True)
+            # Click 8.1 prints the help of a command given no arguments (no_args_is_help) and
+            # exits 0, where 8.2 and later raise: either way an example that ends in the help
+            # text without asking for it is a defect, stricter on purpose.
+            help_words = set(
+                (getattr(command, "context_settings", None) or {}).get(
+                    "help_option_names", ["--help"]
+                )
+            )
+            asked = any(word in help_words for word in argv)
+            return Parsed(asked or not sink.getvalue().startswith("Usage:"))
         except (usage_error, click_exception):
             return Parsed(False)
     return Parsed(True, contexts)

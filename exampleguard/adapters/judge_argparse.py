@@ -1,0 +1,244 @@
+"""argparse's own parser as the judge: ``parse_args`` on the live parser, made to raise.
+
+``error()`` and ``exit()`` are replaced on the parser and on every subparser for the duration
+of one parse: on 3.11 ``exit_on_error=False`` still exits on some errors, so, as CPython's own
+tests do, ``error()`` raises instead, and ``exit()`` (help, version, an action that exits)
+raises too. ``exit_on_error`` is turned off meanwhile, so most errors arrive as the structured
+``ArgumentError`` they start as.
+
+What SPEC 4 leaves unchecked is neutralised for that parse only: values of types other than
+``str``, ``int`` and ``float`` (``FileType``, paths, the application's own callables) are taken
+as strings, and the choices of such values are not compared (a choice is compared after a
+conversion that did not happen); ``@file`` arguments (``fromfile_prefix_chars``) are not read.
+Custom actions run as the application wrote them: they are how argparse stores a value.
+
+Each conversion argparse makes is observed (``_get_values``), which tells exactly which action
+received which words, and which subparser the command line reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from exampleguard.adapters._common import group_aliases, shadow
+from exampleguard.adapters.argparser import action_names
+from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
+
+__all__ = ["ArgparseJudge"]
+
+_CONVERTED_TYPES = (None, str, int, float)
+
+
+class _Rejected(Exception):
+    """``error()`` was called."""
+
+
+class _Exited(Exception):
+    """``exit()`` was called."""
+
+    def __init__(self, status: int, message: str | None) -> None:
+        super().__init__(status, message)
+        self.status = status
+
+
+class _Level:
+    """One parser of the tree: where it is, and how its actions are named."""
+
+    def __init__(self, parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
+        self.parser = parser
+        self.path = path
+        self.names = action_names(parser)
+        self.children: dict[str, tuple[str, argparse.ArgumentParser]] = {}
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child, aliases in group_aliases(action._name_parser_map.items()):
+                    for word in (name, *aliases):
+                        self.children[word] = (name, child)
+
+
+class ArgparseJudge:
+    """Parses argvs with one live ``ArgumentParser`` tree, one argv at a time."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+        self.levels: dict[int, _Level] = {}
+        pending: list[tuple[argparse.ArgumentParser, tuple[str, ...]]] = [(parser, ())]
+        while pending:
+            each, path = pending.pop()
+            if id(each) in self.levels:
+                continue
+            level = self.levels[id(each)] = _Level(each, path)
+            pending.extend((child, (*path, name)) for name, child in level.children.values())
+
+    def judge(self, argv: Sequence[str]) -> ParseVerdict:
+        """The framework's verdict on ``argv`` (the words after the program)."""
+        taken: list[tuple[_Level, argparse.Action, list[str], Any]] = []
+        path: list[str] = []
+        sink = io.StringIO()
+        with (
+            contextlib.redirect_stdout(sink),
+            contextlib.redirect_stderr(sink),
+            contextlib.ExitStack() as restore,
+        ):
+            for level in self.levels.values():
+                self._neutralise(level, taken, path, restore)
+            try:
+                namespace = self.parser.parse_args(list(argv))
+            except _Exited as exit_:
+                if exit_.status == 0:
+                    return ParseVerdict(accepted=True, path=tuple(path), eager=True)
+                return self._rejected(path, "Exit", f"the parser exited with status {exit_.status}")
+            except _Rejected as error:
+                return self._rejected(path, "ArgumentError", str(error))
+            except argparse.ArgumentError as error:
+                return self._argument_error(path, error)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:
+                return self._rejected(
+                    path, "Crash", f"the parser raised {type(error).__name__}: {error}"
+                )
+        return ParseVerdict(
+            accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace))
+        )
+
+    def _neutralise(
+        self,
+        level: _Level,
+        taken: list[tuple[_Level, argparse.Action, list[str], Any]],
+        path: list[str],
+        restore: contextlib.ExitStack,
+    ) -> None:
+        parser = level.parser
+        get_values = type(parser)._get_values.__get__(parser)
+        get_value = type(parser)._get_value.__get__(parser)
+        check_value = type(parser)._check_value.__get__(parser)
+
+        def observed(action: argparse.Action, arg_strings: list[str]) -> Any:
+            value = get_values(action, arg_strings)
+            if isinstance(action, argparse._SubParsersAction) and value:
+                found = level.children.get(str(value[0]))
+                path.append(found[0] if found else str(value[0]))
+            else:
+                taken.append((level, action, list(arg_strings), value))
+            return value
+
+        def as_string(action: argparse.Action, arg_string: str) -> Any:
+            if action.type in _CONVERTED_TYPES:
+                return get_value(action, arg_string)
+            return arg_string
+
+        def checked(action: argparse.Action, value: Any) -> None:
+            if action.type in _CONVERTED_TYPES or isinstance(action, argparse._SubParsersAction):
+                check_value(action, value)
+
+        def error(message: str) -> None:
+            raise _Rejected(message)
+
+        def exit_(status: int = 0, message: str | None = None) -> None:
+            raise _Exited(status, message)
+
+        for attribute, replacement in (
+            ("_get_values", observed),
+            ("_get_value", as_string),
+            ("_check_value", checked),
+            ("error", error),
+            ("exit", exit_),
+            ("exit_on_error", False),
+            ("fromfile_prefix_chars", None),
+        ):
+            shadow(parser, attribute, replacement, restore)
+
+    def _given(
+        self, taken: list[tuple[_Level, argparse.Action, list[str], Any]], namespace: Any
+    ) -> list[GivenValue]:
+        """What each action the command line reached received, in the argument object's terms."""
+        by_action: dict[int, list[tuple[_Level, argparse.Action, list[str], Any]]] = {}
+        for item in taken:
+            by_action.setdefault(id(item[1]), []).append(item)
+        given: list[GivenValue] = []
+        for occurrences in by_action.values():
+            level, action, _, _ = occurrences[0]
+            name = level.names.get(id(action))
+            if name is None or isinstance(action, argparse._HelpAction | argparse._VersionAction):
+                continue
+            value, bare = _value(action, occurrences, namespace)
+            if value is _NOT_GIVEN:
+                continue
+            given.append(GivenValue(level.path, name, as_json_value(value), bare=bare))
+        return given
+
+    def _argument_error(self, path: list[str], error: argparse.ArgumentError) -> ParseVerdict:
+        name = getattr(error, "argument_name", None)
+        parameter: str | None = None
+        level_path: tuple[str, ...] | None = None
+        if name:
+            for level in self.levels.values():
+                for action in level.parser._actions:
+                    if _argument_name(action) == name:
+                        parameter = level.names.get(id(action))
+                        level_path = level.path
+                        break
+                if parameter is not None:
+                    break
+        return ParseVerdict(
+            accepted=False,
+            path=tuple(path),
+            error="ArgumentError",
+            message=str(error),
+            parameter=parameter,
+            level=level_path,
+            word=name.split("/")[0] if name else None,
+        )
+
+    def _rejected(self, path: list[str], error: str, message: str) -> ParseVerdict:
+        return ParseVerdict(accepted=False, path=tuple(path), error=error, message=message)
+
+
+_NOT_GIVEN = object()
+
+
+def _value(
+    action: argparse.Action,
+    occurrences: list[tuple[_Level, argparse.Action, list[str], Any]],
+    namespace: Any,
+) -> tuple[Any, bool]:
+    """The argument object's value for one action, and whether it was given bare."""
+    if not action.option_strings:
+        strings = [s for _, _, words, _ in occurrences for s in words]
+        if not strings:
+            # A positional that received no word was not given.
+            return _NOT_GIVEN, False
+        value = occurrences[-1][3]
+        return (value[0] if action.nargs == 1 and isinstance(value, list) else value), False
+    if isinstance(action, argparse._CountAction):
+        return len(occurrences), False
+    if action.nargs == 0:
+        # A switch: its boolean, or (for a constant the snapshot does not record) True.
+        current = getattr(namespace, action.dest, None)
+        if isinstance(action, argparse._StoreConstAction) and isinstance(action.const, bool):
+            return action.const, False
+        return (current if isinstance(current, bool) else True), False
+    values = []
+    for _, _, words, converted in occurrences:
+        one = converted[0] if action.nargs == 1 and isinstance(converted, list) else converted
+        values.append((one, action.nargs == argparse.OPTIONAL and not words))
+    if isinstance(action, argparse._AppendAction | argparse._ExtendAction):
+        return [value for value, _ in values], False
+    last, bare = values[-1]
+    return last, bare
+
+
+def _argument_name(action: argparse.Action) -> str | None:
+    # As argparse's ArgumentError names an action.
+    if action.option_strings:
+        return "/".join(action.option_strings)
+    if action.metavar not in (None, argparse.SUPPRESS):
+        return str(action.metavar)
+    if action.dest not in (None, argparse.SUPPRESS):
+        return str(action.dest)
+    return None
