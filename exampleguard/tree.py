@@ -15,15 +15,17 @@ import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from exampleguard.adapters._child import FRAME_LENGTH_BYTES
+from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.diagnostics import Diagnostic, Location, Severity
 from exampleguard.model import (
     NO_CONSTRAINTS,
@@ -46,10 +48,13 @@ from exampleguard.sources import (
 
 __all__ = [
     "TREE_FORMAT",
+    "JudgedTree",
     "ParserSettings",
     "Tree",
     "TreeCommand",
     "TreeSpec",
+    "Verdicts",
+    "load_judged_tree",
     "load_tree",
     "parse_tree_spec",
 ]
@@ -96,12 +101,18 @@ class Tree(StrictModel):
 
     ``value_syntax`` says whose rules convert numbers: ``python`` (``int()``/``float()``, as Click
     and argparse do) or ``pydantic`` (Typer 0.26 and later, which validates through pydantic).
+    ``framework`` and ``framework_version`` say which parser the tree was read from (``click``,
+    ``typer`` or ``argparse``, and the version of Click, of Typer, or of CPython for argparse):
+    the binder follows that version's rules. Both are optional; a snapshot without them is bound
+    with the dialect's default rules (:meth:`~exampleguard.bind.dialect.Dialect.rules_for`).
     """
 
     format: Literal["exampleguard.tree/v1"]
     program: NonEmpty
     dialect: Dialect
     value_syntax: Literal["python", "pydantic"] = "python"
+    framework: Literal["click", "typer", "argparse"] | None = None
+    framework_version: NonEmpty | None = None
     commands: list[TreeCommand]
 
     def command(self, path: list[str] | tuple[str, ...]) -> TreeCommand | None:
@@ -147,6 +158,22 @@ def parse_tree_spec(value: str, base: Path) -> TreeSpec:
     )
 
 
+Verdicts = dict[tuple[str, ...], ParseVerdict]
+"""The real parser's verdict on each argv (the words after the program), keyed by the argv."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedTree:
+    """A loaded tree, and for a live one the framework's own verdict on each argv asked about.
+
+    ``verdicts`` is empty for a snapshot: there is no parser to ask.
+    """
+
+    tree: Tree
+    document: Document
+    verdicts: Verdicts
+
+
 def load_tree(
     spec: TreeSpec, *, root: Path, display: str, timeout: float = 60.0, program: str | None = None
 ) -> tuple[Tree, Document]:
@@ -155,24 +182,78 @@ def load_tree(
     ``root`` is the directory the application is imported from (the configuration's directory).
     Raises ``SourceError`` (code ``tree-unavailable`` or a file code) when it cannot be loaded.
     """
+    judged = load_judged_tree(spec, root=root, display=display, timeout=timeout, program=program)
+    return judged.tree, judged.document
+
+
+def load_judged_tree(
+    spec: TreeSpec,
+    *,
+    root: Path,
+    display: str,
+    timeout: float = 60.0,
+    program: str | None = None,
+    argvs: Sequence[Sequence[str]] = (),
+    paths: Sequence[Sequence[str]] = (),
+) -> JudgedTree:
+    """Load the tree, and have a live tree's own parser judge each of ``argvs``.
+
+    ``paths`` are the command paths and aliases the catalog declares: a live Click group's own
+    routing is probed for them, so aliases it resolves dynamically are in the tree. The argvs
+    travel to the child in one batch, and each comes back with a
+    :class:`~exampleguard.adapters.verdict.ParseVerdict`.
+    """
     if spec.framework == "snapshot":
         assert spec.path is not None
         document = load_document(spec.path, display, max_bytes=MAX_TREE_BYTES)
         check_format(document, TREE_FORMAT)
-        return validate_model(Tree, document), document
-    text = _extract_in_child(spec, root=root, timeout=timeout, program=program)
+        return JudgedTree(validate_model(Tree, document), document, {})
+    unique = list(dict.fromkeys(tuple(argv) for argv in argvs))
+    request = {"argvs": [list(a) for a in unique], "paths": [list(p) for p in paths]}
+    text, verdicts = _extract_in_child(
+        spec, root=root, timeout=timeout, program=program, request=request
+    )
     document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
     try:
         check_format(document, TREE_FORMAT)
-        return validate_model(Tree, document), document
+        tree = validate_model(Tree, document)
     except SourceError as error:
         raise SourceError(_unavailable(spec, f"produced an invalid snapshot: {error}")) from None
+    if len(verdicts) != len(unique):
+        raise SourceError(_unavailable(spec, "did not judge every example"))
+    return JudgedTree(tree, document, dict(zip(unique, verdicts, strict=True)))
 
 
-def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: str | None) -> str:
+def _extract_in_child(
+    spec: TreeSpec, *, root: Path, timeout: float, program: str | None, request: dict[str, Any]
+) -> tuple[str, list[ParseVerdict]]:
     # The snapshot travels over a dedicated pipe, so whatever the application prints cannot
     # corrupt it; its stdout is discarded and only the tail of its stderr is kept, for the error
-    # message, so a chatty import costs no memory.
+    # message, so a chatty import costs no memory. The request (argvs to judge, paths to probe)
+    # goes in through an unlinked temporary file: read whole before the import, never a pipe
+    # that a large batch could fill.
+    with tempfile.TemporaryFile() as request_file:
+        request_file.write(json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        request_file.seek(0)
+        return _run_child(
+            spec,
+            root=root,
+            timeout=timeout,
+            program=program,
+            request_fd=request_file.fileno(),
+            expect_verdicts=bool(request["argvs"]),
+        )
+
+
+def _run_child(
+    spec: TreeSpec,
+    *,
+    root: Path,
+    timeout: float,
+    program: str | None,
+    request_fd: int,
+    expect_verdicts: bool,
+) -> tuple[str, list[ParseVerdict]]:
     result_fd, write_end = os.pipe()
     command = [
         sys.executable,
@@ -183,6 +264,7 @@ def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: st
         spec.attribute,
         str(write_end),
         program or "",
+        str(request_fd),
     ]
     env = dict(os.environ)
     # `-c` puts the working directory (the project root) first on sys.path, as running the
@@ -201,7 +283,7 @@ def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: st
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            pass_fds=(write_end,),
+            pass_fds=(write_end, request_fd),
             # Its own session: whatever the application starts can be stopped as one group, and
             # `os.killpg(0, ...)` in the application cannot reach exampleguard.
             start_new_session=True,
@@ -213,7 +295,7 @@ def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: st
         os.close(write_end)
     assert process.stderr is not None
     try:
-        outcome = _collect(process, result_fd, process.stderr.fileno(), timeout)
+        outcome = _collect(process, result_fd, process.stderr.fileno(), timeout, expect_verdicts)
     finally:
         _stop_group(process)
         os.close(result_fd)
@@ -222,12 +304,20 @@ def _extract_in_child(spec: TreeSpec, *, root: Path, timeout: float, program: st
         raise SourceError(
             _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
         )
-    if outcome.kind == _TREE and not outcome.too_large:
-        return outcome.payload.decode("utf-8", errors="replace")
-    raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
+    tree = outcome.frame(_TREE)
+    if tree is None or outcome.too_large or outcome.frame(_ERROR) is not None:
+        raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
+    verdicts: list[ParseVerdict] = []
+    if expect_verdicts:
+        judged = outcome.frame(_VERDICTS)
+        if judged is None:
+            raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
+        records = json.loads(judged).get("verdicts", [])
+        verdicts = [ParseVerdict.from_json(record) for record in records]
+    return tree.decode("utf-8", errors="replace"), verdicts
 
 
-_TREE, _ERROR = b"T", b"E"
+_TREE, _VERDICTS, _ERROR = b"T", b"V", b"E"
 _HEADER_BYTES = 1 + FRAME_LENGTH_BYTES
 _STDERR_TAIL_BYTES = 16 * 1024
 _READ_BYTES = 1 << 16
@@ -235,34 +325,37 @@ _READ_BYTES = 1 << 16
 
 @dataclass
 class _ChildOutcome:
-    """What the child sent: its result frame (once complete) and the tail of its stderr."""
+    """What the child sent: its result frames (once complete) and the tail of its stderr."""
 
     buffer: bytearray
     stderr_tail: bytearray
     timed_out: bool = False
     too_large: bool = False
+    frames: dict[bytes, bytes] = field(default_factory=dict)
 
-    @property
-    def kind(self) -> bytes | None:
-        """``_TREE`` or ``_ERROR`` once the whole frame has arrived, else ``None``."""
-        if len(self.buffer) < _HEADER_BYTES or len(self.buffer) < _HEADER_BYTES + self._length:
-            return None
-        return bytes(self.buffer[:1])
+    def frame(self, kind: bytes) -> bytes | None:
+        """The payload of the complete frame of ``kind``, if it arrived."""
+        return self.frames.get(kind)
 
-    @property
-    def payload(self) -> bytes:
-        """The frame's JSON text."""
-        return bytes(self.buffer[_HEADER_BYTES : _HEADER_BYTES + self._length])
-
-    @property
-    def _length(self) -> int:
-        return int.from_bytes(self.buffer[1:_HEADER_BYTES], "big")
+    def done(self, expect_verdicts: bool) -> bool:
+        """Whether everything the child will send has arrived (or it failed)."""
+        if _ERROR in self.frames or self.too_large:
+            return True
+        return _TREE in self.frames and (not expect_verdicts or _VERDICTS in self.frames)
 
     def feed_result(self, data: bytes) -> None:
-        """Add bytes of the result pipe; note a frame that announces more than the limit."""
+        """Add bytes of the result pipe; split off complete frames; note an oversized one."""
         self.buffer += data
-        if len(self.buffer) >= _HEADER_BYTES and self._length > MAX_TREE_BYTES:
-            self.too_large = True
+        while len(self.buffer) >= _HEADER_BYTES:
+            length = int.from_bytes(self.buffer[1:_HEADER_BYTES], "big")
+            if length > MAX_TREE_BYTES:
+                self.too_large = True
+                return
+            if len(self.buffer) < _HEADER_BYTES + length:
+                return
+            kind = bytes(self.buffer[:1])
+            self.frames[kind] = bytes(self.buffer[_HEADER_BYTES : _HEADER_BYTES + length])
+            del self.buffer[: _HEADER_BYTES + length]
 
     def feed_stderr(self, data: bytes) -> None:
         """Add bytes of the child's stderr, keeping only the last few kilobytes."""
@@ -271,7 +364,11 @@ class _ChildOutcome:
 
 
 def _collect(
-    process: subprocess.Popen[bytes], result_fd: int, stderr_fd: int, timeout: float
+    process: subprocess.Popen[bytes],
+    result_fd: int,
+    stderr_fd: int,
+    timeout: float,
+    expect_verdicts: bool = False,
 ) -> _ChildOutcome:
     """Read the result frame and stderr until the frame is complete or the child has exited.
 
@@ -289,7 +386,7 @@ def _collect(
             selector.register(exit_fd, selectors.EVENT_READ)
         # Without a pidfd the exit is noticed by polling, a few times a second.
         poll_interval = None if exit_fd is not None else 0.05
-        while outcome.kind is None and not outcome.too_large:
+        while not outcome.done(expect_verdicts):
             if process.poll() is not None:
                 # Everything the child wrote before exiting is in the pipes now.
                 for fd, sink in sinks.items():
@@ -345,9 +442,10 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
 def _child_failure(outcome: _ChildOutcome, returncode: int | None) -> str:
     if outcome.too_large:
         return f"produced a tree larger than the {describe_size(MAX_TREE_BYTES)} limit"
-    if outcome.kind == _ERROR:
+    error = outcome.frame(_ERROR)
+    if error is not None:
         try:
-            report = json.loads(outcome.payload)
+            report = json.loads(error)
         except json.JSONDecodeError:
             report = None
         if isinstance(report, dict) and isinstance(message := report.get("error"), str):

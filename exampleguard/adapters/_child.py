@@ -1,10 +1,17 @@
 """Entry point of the child process that imports an application and snapshots its tree.
 
-Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM``. The result is written to file
-descriptor ``FD`` as one frame: a kind byte (``T`` for a tree, ``E`` for an error), an 8-byte
-big-endian length, then that many bytes of JSON: the snapshot, or an ``{"error": ...}`` record.
-The application's own output is left alone. Anything the application does — raising, exiting,
-printing — becomes an error record here, in the child, and never reaches exampleguard's process.
+Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST_FD]``. The result is
+written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``V`` for verdicts,
+``E`` for an error), an 8-byte big-endian length, then that many bytes of JSON: the snapshot,
+the verdicts, or an ``{"error": ...}`` record. The application's own output is left alone.
+Anything the application does — raising, exiting, printing — becomes an error record here, in
+the child, and never reaches exampleguard's process.
+
+``REQUEST_FD``, when given, is read to its end before the application is imported: a JSON
+object with ``argvs`` (each example's words after the program, to be parsed by the framework's
+own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
+aliases a catalog declares, probed through the groups' own routing). A ``V`` frame with one
+verdict per argv, in order, follows the tree.
 
 The child ends with ``os._exit`` as soon as the frame is written: threads, ``atexit`` hooks and
 finalizers the application registered while imported must not hold up (or write over) a tree
@@ -19,22 +26,33 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from exampleguard.adapters.argparser import extract_argparse, resolve_parser
 from exampleguard.adapters.clickfamily import as_click_command, extract_click
+from exampleguard.adapters.judge_argparse import ArgparseJudge
+from exampleguard.adapters.judge_click import ClickJudge
+from exampleguard.adapters.verdict import ParseVerdict
 
 FRAME_LENGTH_BYTES = 8
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Import the application named on the command line, write its snapshot frame, and exit."""
-    framework, module, attribute, fd_text, program = (argv or sys.argv[1:])[:5]
+    """Import the application named on the command line, write its frames, and exit."""
+    arguments = argv or sys.argv[1:]
+    framework, module, attribute, fd_text, program = arguments[:5]
     fd = int(fd_text)
     # Programs the application starts with exec must not inherit the result pipe.
     os.set_inheritable(fd, False)
+    request = _read_request(int(arguments[5])) if len(arguments) > 5 else {}
+    # Each word as the program's own sys.argv would hold it: decoded afresh from bytes. argparse
+    # tells a value from its default by identity, and which strings CPython shares (one
+    # character long, from 3.13 on) differs between JSON's decoder and the command line's.
+    argvs = [[os.fsdecode(os.fsencode(word)) for word in words] for words in request.get("argvs", ())]
+    paths = [list(words) for words in request.get("paths", ())]
     try:
-        snapshot = _snapshot(framework, module, attribute, program or None)
+        snapshot, judge = _snapshot(framework, module, attribute, program or None, paths)
     except SystemExit as exit_:
         _fail(fd, f"called sys.exit({exit_.code!r}) while importing")
     except KeyboardInterrupt:
@@ -45,14 +63,35 @@ def main(argv: list[str] | None = None) -> NoReturn:
         where = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
         at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
         _fail(fd, f"raised {type(error).__name__}: {error}{at}")
-    _finish(fd, b"T", snapshot)
+    _write(fd, b"T", snapshot)
+    if argvs:
+        try:
+            verdicts = [judge(words).to_json() for words in argvs]
+        except BaseException as error:
+            _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
+        _write(fd, b"V", {"verdicts": verdicts})
+    _exit(True)
+
+
+def _read_request(request_fd: int) -> dict[str, Any]:
+    # Read before the application is imported, and closed, so its code never sees it.
+    chunks = []
+    with os.fdopen(request_fd, "rb") as stream:
+        chunks.append(stream.read())
+    data = json.loads(b"".join(chunks) or b"{}")
+    return data if isinstance(data, dict) else {}
 
 
 class _AdapterError(Exception):
     """The named object exists but is not something the adapter can read."""
 
 
-def _snapshot(framework: str, module: str, attribute: str, program: str | None) -> dict[str, Any]:
+Judge = Callable[[list[str]], ParseVerdict]
+
+
+def _snapshot(
+    framework: str, module: str, attribute: str, program: str | None, paths: list[list[str]]
+) -> tuple[dict[str, Any], Judge]:
     try:
         imported = importlib.import_module(module)
     except ModuleNotFoundError as error:
@@ -69,12 +108,13 @@ def _snapshot(framework: str, module: str, attribute: str, program: str | None) 
             parser = resolve_parser(target)
         except TypeError as error:
             raise _AdapterError(str(error)) from None
-        return extract_argparse(parser, program)
+        return extract_argparse(parser, program), ArgparseJudge(parser).judge
     try:
         command = as_click_command(target)
     except TypeError as error:
         raise _AdapterError(str(error)) from None
-    return extract_click(command, program or _default_program(module))
+    name = program or _default_program(module)
+    return extract_click(command, name, paths), ClickJudge(command, name).judge
 
 
 def _default_program(module: str) -> str:
@@ -82,10 +122,11 @@ def _default_program(module: str) -> str:
 
 
 def _fail(fd: int, message: str) -> NoReturn:
-    _finish(fd, b"E", {"error": message})
+    _write(fd, b"E", {"error": message})
+    _exit(False)
 
 
-def _finish(fd: int, kind: bytes, record: dict[str, Any]) -> NoReturn:
+def _write(fd: int, kind: bytes, record: dict[str, Any]) -> None:
     try:
         payload = json.dumps(record, ensure_ascii=False).encode("utf-8", errors="surrogatepass")
     except (TypeError, ValueError, RecursionError) as error:
@@ -96,8 +137,11 @@ def _finish(fd: int, kind: bytes, record: dict[str, Any]) -> NoReturn:
     with contextlib.suppress(OSError):
         while view:
             view = view[os.write(fd, view) :]
+
+
+def _exit(success: bool) -> NoReturn:
     # The application's last words on stderr are what the parent reports if anything went wrong.
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    os._exit(0 if kind == b"T" else 1)
+    os._exit(0 if success else 1)

@@ -9,17 +9,27 @@ carry a ``type_descriptor`` instead of a Click ``type``), both shapes are handle
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import enum
+import importlib.metadata
+import io
 import pathlib
+import sys
 import typing
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
 
-__all__ = ["as_click_command", "extract_click"]
+__all__ = [
+    "as_click_command",
+    "extract_click",
+    "framework_of",
+    "named_parameters",
+    "subcommands",
+]
 
 _PROBE_WORD = "\0exampleguard-probe"
 _CLICK_DATETIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
@@ -38,17 +48,115 @@ def as_click_command(target: Any) -> Any:
     )
 
 
-def extract_click(command: Any, program: str) -> dict[str, Any]:
-    """Snapshot a Click-family command tree as ``exampleguard.tree/v1`` data."""
+def extract_click(
+    command: Any, program: str, paths: Sequence[Sequence[str]] = ()
+) -> dict[str, Any]:
+    """Snapshot a Click-family command tree as ``exampleguard.tree/v1`` data.
+
+    ``paths`` are command paths a catalog declares (commands and aliases): each word the listed
+    commands do not name is looked up through the group's own routing (``resolve_command``,
+    which asks ``get_command``), so an alias or a command the group resolves dynamically is in
+    the snapshot when the catalog names it.
+    """
     root_context = _context(command, program, None)
     commands = list(_walk(command, root_context, [], []))
-    return {
+    _probe(command, root_context, commands, paths)
+    framework, version = framework_of(command)
+    snapshot: dict[str, Any] = {
         "format": "exampleguard.tree/v1",
         "program": program,
         "dialect": "click",
         "value_syntax": "pydantic" if _uses_type_descriptors(command) else "python",
-        "commands": commands,
+        "framework": framework,
     }
+    if version:
+        snapshot["framework_version"] = version
+    snapshot["commands"] = commands
+    return snapshot
+
+
+def framework_of(command: Any) -> tuple[str, str | None]:
+    """Which framework's classes ``command`` is built on (``click`` or ``typer``), and its version.
+
+    Typer 0.26 and later bundle their own Click (``typer._click``): the version is Typer's.
+    """
+    package = "click"
+    for cls in type(command).__mro__:
+        # The framework's own base class: click.core.Command, or typer._click.core.Command.
+        if cls.__name__ == "Command" and cls.__module__.endswith(".core"):
+            package = "typer" if cls.__module__.startswith("typer.") else "click"
+            break
+    try:
+        return package, importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return package, None
+
+
+def _probe(
+    root: Any, root_context: Any, commands: list[dict[str, Any]], paths: Sequence[Sequence[str]]
+) -> None:
+    """Add the aliases (and commands) that the groups' own routing resolves for ``paths``."""
+    by_path = {tuple(entry["path"]): entry for entry in commands}
+    for words in paths:
+        command, context = root, root_context
+        path: tuple[str, ...] = ()
+        for word in words:
+            entry = by_path.get(path)
+            if entry is None or not _is_group(command):
+                break
+            resolved = _resolve(command, context, word)
+            if resolved is None:
+                break
+            child = resolved
+            listed = _listed_name(command, context, child)
+            target = (*path, listed) if listed is not None else (*path, word)
+            if target not in by_path:
+                # A command the group routes but does not list: read it like a listed one.
+                child_context = _context(child, word, context)
+                for new in _walk(child, child_context, list(target), []):
+                    by_path.setdefault(tuple(new["path"]), new)
+                    commands.append(new)
+            elif listed is not None and listed != word:
+                aliases = by_path[target]["aliases"]
+                if [*path, word] not in aliases:
+                    aliases.append([*path, word])
+            command, context, path = child, _context(child, target[-1], context), target
+
+
+_LISTINGS: dict[int, tuple[Any, list[tuple[str, Any, list[str]]]]] = {}
+
+
+def _listing(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
+    # Probing many paths through one group lists its commands once (the group is kept alive
+    # with its listing, so its id cannot be reused meanwhile).
+    found = _LISTINGS.get(id(group))
+    if found is None or found[0] is not group:
+        found = _LISTINGS[id(group)] = (group, subcommands(group, context))
+    return found[1]
+
+
+def _resolve(group: Any, context: Any, word: str) -> Any:
+    """The command ``group`` routes ``word`` to, as ``Group.invoke`` would, or ``None``."""
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            resolver = getattr(group, "resolve_command", None)
+            if callable(resolver):
+                _, found, _ = resolver(context, [word])
+            else:
+                found = group.get_command(context, word)
+    except Exception:
+        return None
+    return found if found is not None and _is_command(found) else None
+
+
+def _listed_name(group: Any, context: Any, child: Any) -> str | None:
+    for name, listed, _ in _listing(group, context):
+        if listed is child:
+            return name
+    own = getattr(child, "name", None)
+    names = set(group.list_commands(context))
+    return own if isinstance(own, str) and own in names else None
 
 
 def _is_command(target: Any) -> bool:
@@ -83,16 +191,10 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             f"the group at {' '.join(path) or 'the top level'} chains subcommands "
             "(chain=True), which exampleguard does not support yet"
         )
-    children = _subcommands(command, context) if group else []
+    children = subcommands(command, context) if group else []
     default_name = _default_command(command, context, children) if group else None
     runnable = not group or bool(getattr(command, "invoke_without_command", False))
-    parameters = _unique_names(
-        [
-            record
-            for param in command.get_params(context)
-            if (record := _parameter(param)) is not None
-        ]
-    )
+    parameters = [record for _, record in named_parameters(command, context)]
     entry: dict[str, Any] = {
         "path": path,
         "aliases": aliases,
@@ -121,6 +223,21 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
         )
 
 
+def named_parameters(command: Any, context: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """Each parameter of ``command`` the snapshot records, with its record (and unique name).
+
+    The one place parameters get their snapshot names: the tree and the real parser's verdicts
+    (:mod:`~exampleguard.adapters.judge_click`) both name them from here.
+    """
+    pairs = [
+        (param, record)
+        for param in command.get_params(context)
+        if (record := _parameter(param)) is not None
+    ]
+    _unique_names([record for _, record in pairs])
+    return pairs
+
+
 def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give parameters that share a destination names of their own, after their longest flag.
 
@@ -137,7 +254,7 @@ def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
-def _subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
+def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
     """Every subcommand as ``(name, command, aliases)``, in the group's listing order.
 
     A command listed under several names (Click's ``add_command(cmd, "alias")`` idiom) keeps the
@@ -256,9 +373,21 @@ def _common(param: Any, record: dict[str, Any]) -> None:
 
 def _has_default(param: Any) -> bool:
     default = getattr(param, "default", None)
-    if default is None or _is_unset(default):
+    if default is None:
+        # Where "no default" is a sentinel of its own (Click 8.2 and later), an explicit
+        # default=None is a default, and it satisfies required=True.
+        return _tracks_unset(param)
+    if _is_unset(default):
         return False
     return not (isinstance(default, (tuple, list)) and not default)
+
+
+def _tracks_unset(param: Any) -> bool:
+    for cls in type(param).__mro__:
+        if cls.__name__ == "Parameter" and cls.__module__.endswith(".core"):
+            utils = sys.modules.get(cls.__module__.rsplit(".", 1)[0] + "._utils")
+            return utils is not None and hasattr(utils, "UNSET")
+    return False
 
 
 def _is_unset(value: Any) -> bool:
