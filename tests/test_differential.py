@@ -42,6 +42,9 @@ from hypothesis import strategies as st
 
 from exampleguard.adapters.argparser import extract_argparse
 from exampleguard.adapters.clickfamily import as_click_command, extract_click
+from exampleguard.adapters.judge_argparse import ArgparseJudge
+from exampleguard.adapters.judge_click import ClickJudge
+from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import Binding, Memo, Problem, bind
 from exampleguard.catalog import Catalog, LoadedCatalog
 from exampleguard.contract import Contract, EffectiveTool, build_contract
@@ -49,7 +52,13 @@ from exampleguard.model import Parameter
 from exampleguard.rules import arguments_of
 from exampleguard.sources import Document
 from exampleguard.tree import Tree, TreeCommand
-from tests.support.bound_values import argparse_actions, argparse_differences, click_differences
+from exampleguard.verdicts import real_arguments
+from tests.support.bound_values import (
+    argparse_actions,
+    argparse_differences,
+    click_differences,
+    same,
+)
 from tests.support.frameworks import Parsed, argparse_parse, click_parse
 
 # Typer's completion flags install or print shell completion for real when parsed: never generated.
@@ -131,6 +140,8 @@ class App:
     tree: Tree
     parse: Callable[[Sequence[str]], Parsed]
     differences: Differences
+    judge: Callable[[Sequence[str]], ParseVerdict] | None = None
+    """exampleguard's own real-parser check (the child's judge), compared too when given."""
     excluded_flags: frozenset[str] = frozenset()
     excluded_commands: frozenset[tuple[str, ...]] = frozenset()
     bad_values: tuple[str, ...] = BAD_VALUES
@@ -222,7 +233,15 @@ def argparse_app_under_test(
         parameters = [level.parameters for level in levels if level is not None]
         return argparse_differences(tool, binding, parsed.levels[0], actions, parameters)
 
-    return App(name, "notes", tree, lambda argv: argparse_parse(parser, from_os(argv)), values)
+    judge = ArgparseJudge(parser).judge
+    return App(
+        name,
+        "notes",
+        tree,
+        lambda argv: argparse_parse(parser, from_os(argv)),
+        values,
+        judge=lambda argv: judge(from_os(argv)),
+    )
 
 
 def accumulating_parser() -> argparse.ArgumentParser:
@@ -251,6 +270,7 @@ def fixture_app(name: str) -> App:
             Tree.model_validate(extract_click(click_app.cli, "notes")),
             lambda argv: click_parse(click_app.cli, from_os(argv)),
             click_values,
+            judge=ClickJudge(click_app.cli, "notes").judge,
         )
     if name == "typer":
         command = as_click_command(typer_app.app)
@@ -260,6 +280,7 @@ def fixture_app(name: str) -> App:
             Tree.model_validate(extract_click(command, "notes")),
             lambda argv: click_parse(command, from_os(argv)),
             click_values,
+            judge=ClickJudge(command, "notes").judge,
             excluded_flags=TYPER_COMPLETION_FLAGS,
         )
     if name == "accumulating":
@@ -709,6 +730,7 @@ def exampleguard_problems(binding: Binding) -> list[Problem]:
 Verdict = Callable[[Binding], list[Problem]]
 
 ACCEPTED, REJECTED, COMPARED = "accepted", "rejected", "values compared"
+JUDGED = "judged by the real-parser check"
 
 
 def disagreement(
@@ -736,6 +758,25 @@ def disagreement(
             f"{'accepts' if framework else 'rejects'} it, exampleguard "
             f"{'accepts' if ours else 'rejects'} it (problems: {said or 'none'})"
         )
+    if app.judge is not None:
+        judged = app.judge(argv)
+        if tally is not None:
+            tally[JUDGED] += 1
+        if judged.accepted != framework:
+            return framework, (
+                f"the real-parser check differs for {app.program} {list(argv)!r}: the "
+                f"{app.name} parser {'accepts' if framework else 'rejects'} it, the check says "
+                f"{judged.to_json()}"
+            )
+        if framework and not binding.eager and not judged.eager:
+            tool = tool_of(binding)
+            real = real_arguments(tool, app.contract, judged)
+            model = arguments_of(tool, binding)
+            if real != model or not all(same(real[k], model[k]) for k in real):
+                return framework, (
+                    f"the real-parser check's values differ for {app.program} {list(argv)!r}: "
+                    f"{real!r} against the model's {model!r}"
+                )
     if not (framework and parsed.levels) or binding.eager:
         return framework, None
     if tally is not None:
@@ -1096,6 +1137,7 @@ def sqlite_utils_app(directory: Path) -> App:
         Tree.model_validate(extract_click(sqlite_utils.cli.cli, "sqlite-utils")),
         parse,
         click_values,
+        judge=ClickJudge(sqlite_utils.cli.cli, "sqlite-utils").judge,
         excluded_commands=frozenset({("bulk",)}),
         bad_values=tuple(v for v in BAD_VALUES if v.strip()),
         mutations=tuple(m for m in MUTATIONS if m is not m_empty),

@@ -13,13 +13,23 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from exampleguard import dialects
-from exampleguard.bind.dialect import Dialect, Memo
+from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 from exampleguard.bind.records import Binding, Occurrence, Piece, Problem, Role
 
 if TYPE_CHECKING:
     from exampleguard.contract import Contract
 
-__all__ = ["Binding", "Dialect", "Memo", "Occurrence", "Piece", "Problem", "Role", "bind"]
+__all__ = [
+    "Binding",
+    "Dialect",
+    "Memo",
+    "Occurrence",
+    "Piece",
+    "Problem",
+    "Role",
+    "RulesRow",
+    "bind",
+]
 
 
 def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> Binding:
@@ -36,5 +46,11 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
     roles[0] = Role.PROGRAM
     pieces = [Piece(text, index) for index, text in enumerate(words) if index > 0]
     dialect = dialects.dialect(contract.dialect)
-    dialect.binder(contract, binding, Memo() if memo is None else memo, dialect.rules).run(pieces)
+    tree = contract.tree
+    rules = (
+        dialect.rules_for(tree.framework, tree.framework_version)
+        if tree is not None
+        else dialect.rules
+    )
+    dialect.binder(contract, binding, Memo() if memo is None else memo, rules).run(pieces)
     return binding

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.bind._common import BinderBase, describe_level
-from exampleguard.bind.dialect import Dialect, Memo
+from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 from exampleguard.bind.records import (
     CLICK_BOOLEANS,
     Binding,
@@ -139,6 +139,12 @@ def _pattern(parameter: Parameter) -> str:
     return pattern
 
 
+_Optional = tuple[_Action | None, str, str | None, str | None]
+"""What argparse's ``_parse_optional`` finds in a word: the action (``None``: an unknown
+option), the option string, the explicit value, and what separated it (``=``, ``""`` for a
+short option's attached value, ``None``)."""
+
+
 class _ArgparseStop(Exception):
     """argparse stops here: an eager action ran (help, version)."""
 
@@ -199,7 +205,7 @@ class _ArgparseBinder(BinderBase):
         table = self.compiled(node, _argparse_table)
         self.binding.node = node
         self.binding.path = node.path
-        options: dict[int, tuple[_Action | None, str, str | None]] = {}
+        options: dict[int, _Optional] = {}
         parts: list[str] = []
         after_separator = False
         for index, piece in enumerate(pieces):
@@ -220,7 +226,7 @@ class _ArgparseBinder(BinderBase):
         positionals = list(table.positionals)
 
         def consume_optional(start: int) -> int:
-            action, spelling, explicit = options[start]
+            action, spelling, explicit, sep = options[start]
             source = pieces[start]
             if action is None:
                 state.extras.append(source)
@@ -236,12 +242,35 @@ class _ArgparseBinder(BinderBase):
                 if explicit is not None:
                     count = self._match_count(action.parameter, "A")
                     if count == 0 and spelling[1] not in table.prefix_chars and explicit != "":
+                        separated = self.rules.bundle_equals_separator
+                        if separated and (sep or explicit[0] in table.prefix_chars):
+                            self.problem(
+                                "unexpected-value",
+                                f"{spelling} takes no value, but was given {explicit!r}",
+                                source,
+                            )
+                            return stop
                         batch.append((action, [], spelling, *where))
                         where = (source.offset + len(source.text) - len(explicit), 1)
                         spelling, rest = spelling[0] + explicit[0], explicit[1:] or None
                         if spelling in table.options:
                             action, explicit = table.options[spelling], rest
+                            if separated:
+                                # 3.13: `=` after the letter separates that option's value.
+                                sep = "=" if explicit is not None and explicit[0] == "=" else ""
+                                if sep:
+                                    explicit = explicit[1:] if explicit else explicit
                             continue
+                        if separated:
+                            # 3.13: the rest of the bundle is left unrecognized, and the
+                            # options before it still act.
+                            tail = spelling[0] + explicit
+                            leftover = Piece(
+                                tail, source.word, source.offset + len(source.text) - len(tail)
+                            )
+                            state.extras.append(leftover)
+                            self.origin[source.word] = (node, table.prefix_chars)
+                            break
                         self.problem(
                             "unexpected-value",
                             f"{batch[-1][2]} takes no value, and {explicit!r} is not a bundle "
@@ -347,7 +376,12 @@ class _ArgparseBinder(BinderBase):
             state.extras.extend(self._subcommand(state.node, values))
             return
         given = list(values)
-        if parameter.values_per_occurrence != "..." and any(v.text == "--" for v in given):
+        drops = parameter.positional or self.rules.option_values_drop_separator
+        if (
+            drops
+            and parameter.values_per_occurrence != "..."
+            and any(v.text == "--" for v in given)
+        ):
             # argparse drops the first "--" from an action's arguments.
             first = next(i for i, v in enumerate(given) if v.text == "--")
             self.role(given[first], Role.SEPARATOR)
@@ -391,23 +425,21 @@ class _ArgparseBinder(BinderBase):
 
     # pieces of the algorithm --------------------------------------------------------------------
 
-    def _parse_optional(
-        self, table: _ArgparseTable, piece: Piece
-    ) -> tuple[_Action | None, str, str | None] | None:
+    def _parse_optional(self, table: _ArgparseTable, piece: Piece) -> _Optional | None:
         text = piece.text
         if not text or text[0] not in table.prefix_chars:
             return None
         if text in table.options:
-            return table.options[text], text, None
+            return table.options[text], text, None, None
         if len(text) == 1:
             return None
         if "=" in text:
             name, explicit = text.split("=", 1)
             if name in table.options:
-                return table.options[name], name, explicit
+                return table.options[name], name, explicit, "="
         matches = self._option_tuples(table, text)
         if len(matches) > 1:
-            names = ", ".join(spelling for _, spelling, _ in matches)
+            names = ", ".join(spelling for _, spelling, _, _ in matches)
             self.problem(
                 "unknown-flag",
                 f"{text.split('=', 1)[0]} is ambiguous: it could be {names}",
@@ -415,19 +447,17 @@ class _ArgparseBinder(BinderBase):
                 hint="Write the option in full.",
             )
             self.role(piece, Role.UNKNOWN)
-            return None, text, None
+            return None, text, None, None
         if len(matches) == 1:
             return matches[0]
         if _NEGATIVE_NUMBER.match(text) and not table.negative_number_options:
             return None
         if " " in text:
             return None
-        return None, text, None
+        return None, text, None, None
 
-    def _option_tuples(
-        self, table: _ArgparseTable, text: str
-    ) -> list[tuple[_Action, str, str | None]]:
-        found: list[tuple[_Action, str, str | None]] = []
+    def _option_tuples(self, table: _ArgparseTable, text: str) -> list[_Optional]:
+        found: list[_Optional] = []
         chars = table.prefix_chars
         if text[0] in chars and text[1] in chars:
             if table.allow_abbrev:
@@ -435,14 +465,14 @@ class _ArgparseBinder(BinderBase):
                 explicit = explicit_text if separator else None
                 for spelling, action in table.options.items():
                     if spelling.startswith(prefix):
-                        found.append((action, spelling, explicit))
+                        found.append((action, spelling, explicit, separator or None))
         elif text[0] in chars:
             short, short_explicit = text[:2], text[2:]
             for spelling, action in table.options.items():
                 if spelling == short:
-                    found.append((action, spelling, short_explicit))
+                    found.append((action, spelling, short_explicit, ""))
                 elif spelling.startswith(text):
-                    found.append((action, spelling, None))
+                    found.append((action, spelling, None, None))
         return found
 
     def _match_count(self, parameter: Parameter, pattern: str) -> int | None:
@@ -497,9 +527,13 @@ class _ArgparseBinder(BinderBase):
                 return False
             return -5 <= number <= 256 and number == default
         if kind in ("string", "path") and isinstance(default, str):
-            # Only the empty string is shared: words from the command line are new objects
-            # even when they are one character long (measured against real processes).
-            return text == default == ""
+            # Only the empty string is shared, and from CPython 3.13 on the one-character
+            # Latin-1 strings too: other words from the command line are new objects
+            # (measured against real processes).
+            if text != default:
+                return False
+            shared = self.rules.shared_one_character_words and len(text) == 1 and ord(text) < 256
+            return text == "" or shared
         return False
 
     def _check_values(self, parameter: Parameter, occurrence: Occurrence) -> None:
@@ -508,7 +542,11 @@ class _ArgparseBinder(BinderBase):
             return
         nargs = parameter.values_per_occurrence
         if parameter.choices is not None and parameter.positional and not occurrence.values:
-            if nargs in ("*", -1) and parameter.default is None:
+            if (
+                nargs in ("*", -1)
+                and parameter.default is None
+                and self.rules.empty_star_checks_choices
+            ):
                 # argparse checks the empty list itself against the choices, and fails.
                 self.problem(
                     "bad-choice",
@@ -568,6 +606,20 @@ class _ArgparseState:
 
 _SETTINGS = ParserSettings()
 
+_PYTHON_311 = FrameworkRules(
+    choices_by_text=False,
+    booleans=CLICK_BOOLEANS,
+    empty_star_checks_choices=True,
+    option_values_drop_separator=True,
+)
+_PYTHON_312 = replace(_PYTHON_311, empty_star_checks_choices=False)
+_PYTHON_313 = replace(
+    _PYTHON_312,
+    option_values_drop_separator=False,
+    bundle_equals_separator=True,
+    shared_one_character_words=True,
+)
+
 DIALECT = Dialect(
     name="argparse",
     binder=_ArgparseBinder,
@@ -576,5 +628,26 @@ DIALECT = Dialect(
     catalog_command=_SETTINGS,
     # parse_args itself rejects what a mutually exclusive or required group forbids.
     enforces_constraints=True,
-    rules=FrameworkRules(choices_by_text=False, booleans=CLICK_BOOLEANS),
+    # A tree that records no version: CPython 3.11's argparse, as exampleguard modelled it
+    # before trees recorded their version.
+    rules=_PYTHON_311,
+    versions=(
+        RulesRow("argparse", (3, 11), _PYTHON_311, "CPython 3.11, the oldest modelled"),
+        RulesRow(
+            "argparse",
+            (3, 12),
+            _PYTHON_312,
+            "CPython 3.12: a nargs='*' positional with choices that receives no word is "
+            "accepted (3.11 checks the empty list against the choices)",
+        ),
+        RulesRow(
+            "argparse",
+            (3, 13),
+            _PYTHON_313,
+            "CPython 3.13: `=` inside a bundle of short options separates a value "
+            "(-ft=x), a switch given `=value` is an error, an unknown letter ends the bundle; "
+            "`--` is dropped from positionals' values only; a one-character word is the "
+            "shared string object, so it can be taken for a default it equals",
+        ),
+    ),
 )

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.bind._common import BinderBase, describe_level
-from exampleguard.bind.dialect import Dialect
+from exampleguard.bind.dialect import Dialect, RulesRow
 from exampleguard.bind.records import (
+    CLICK_81_BOOLEANS,
     CLICK_BOOLEANS,
     FrameworkRules,
     Occurrence,
@@ -535,6 +536,8 @@ def _unpack(pieces: list[Piece], specs: list[int]) -> tuple[list[Any], list[Piec
     return result, list(words)
 
 
+_CLICK_82 = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
+
 DIALECT = Dialect(
     name="click",
     binder=_ClickBinder,
@@ -544,5 +547,27 @@ DIALECT = Dialect(
     catalog_command=ParserSettings(),
     # Click has no constraint groups of its own; a snapshot's are the rules stage's to check.
     enforces_constraints=False,
-    rules=FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS),
+    # A tree that records no version: Click 8.2 and later, as exampleguard modelled Click
+    # before trees recorded their version.
+    rules=_CLICK_82,
+    versions=(
+        RulesRow(
+            "click",
+            (8, 0),
+            FrameworkRules(choices_by_text=True, booleans=CLICK_81_BOOLEANS),
+            "Click 8.1 and before: an empty boolean value is not a boolean; an explicit "
+            "default=None does not satisfy required=True (read off the objects when the tree "
+            "is extracted, so the snapshot records it)",
+        ),
+        RulesRow(
+            "click",
+            (8, 2),
+            _CLICK_82,
+            "Click 8.2: an empty boolean value reads as absent, False; 'no default' is a "
+            "sentinel of its own, so an explicit default=None satisfies required=True",
+        ),
+        # Typer 0.26 and later bundle a Click of their own and convert values through
+        # pydantic (the tree's value_syntax); nothing else differs between their versions yet.
+        RulesRow("typer", (0, 26), _CLICK_82, "Typer's bundled Click"),
+    ),
 )

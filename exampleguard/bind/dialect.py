@@ -15,6 +15,7 @@ memory does not grow with the number of tools).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from exampleguard.contract import CommandNode, Contract
     from exampleguard.tree import ParserSettings
 
-__all__ = ["Binder", "Dialect", "Memo"]
+__all__ = ["Binder", "Dialect", "Memo", "RulesRow", "parse_version"]
 
 
 class Binder(Protocol):
@@ -38,6 +39,37 @@ class Binder(Protocol):
 BinderFactory = Callable[["Contract", Binding, "Memo", FrameworkRules], Binder]
 """Makes a dialect's binder for one example: the contract, the binding to fill, the memo of
 compiled tables, and the framework rules to follow."""
+
+
+@dataclass(frozen=True, slots=True)
+class RulesRow:
+    """One row of a dialect's version table: from which version of which framework its rules hold.
+
+    ``framework`` is what a tree records (``click``, ``typer``, ``argparse``), ``since`` the
+    first version the row applies to, ``change`` what differs from the row before, in a
+    sentence; each row has a test against the real parser of that version
+    (``tests/test_versions.py``).
+    """
+
+    framework: str
+    since: tuple[int, ...]
+    rules: FrameworkRules
+    change: str
+
+
+def parse_version(text: str | None) -> tuple[int, ...] | None:
+    """``"3.13.0"`` → ``(3, 13, 0)``; the leading numbers of a version, or ``None``."""
+    if not text:
+        return None
+    numbers: list[int] = []
+    for part in text.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if len(digits) != len(part):
+            break
+    return tuple(numbers) or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +92,26 @@ class Dialect:
     (argparse's mutually exclusive and required groups); if not, the rules stage checks them
     like the catalog's own."""
     rules: FrameworkRules
-    """The switches where this framework's parser differs from the others' (the version
-    modelled today; see :class:`~exampleguard.bind.records.FrameworkRules`)."""
+    """The switches where this framework's parser differs from the others', for a tree that
+    does not say which version it came from (:class:`~exampleguard.bind.records.FrameworkRules`)."""
+    versions: tuple[RulesRow, ...] = ()
+    """The version table: the rows in which the framework's versions differ, oldest first."""
+
+    def rules_for(self, framework: str | None, version: str | None) -> FrameworkRules:
+        """The rules of ``framework`` at ``version``: the last row it has reached.
+
+        A tree that records no framework or version gets the default :attr:`rules`; a version
+        older than every row gets the oldest row's.
+        """
+        wanted = parse_version(version)
+        rows = [row for row in self.versions if row.framework == framework]
+        if wanted is None or not rows:
+            return self.rules
+        chosen = rows[0]
+        for row in rows:
+            if row.since <= wanted:
+                chosen = row
+        return chosen.rules
 
 
 class Memo:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from exampleguard.model import Parameter, ParamType
 
 __all__ = [
+    "CLICK_81_BOOLEANS",
     "CLICK_BOOLEANS",
     "Binding",
     "Conversion",
@@ -144,6 +145,11 @@ CLICK_BOOLEANS: Mapping[str, bool] = {
 }
 """The words Click's ``BOOL`` type accepts (stripped and lower-cased first), and their values."""
 
+CLICK_81_BOOLEANS: Mapping[str, bool] = {
+    word: value for word, value in CLICK_BOOLEANS.items() if word
+}
+"""Click 8.1's ``BOOL`` words: an empty value is not a boolean."""
+
 
 @dataclass(frozen=True, slots=True)
 class FrameworkRules:
@@ -163,6 +169,21 @@ class FrameworkRules:
     """The words a boolean value accepts under Python syntax (stripped, lower-cased). argparse
     has no boolean converter; its rules keep Click's words for the value-taking booleans a
     catalog may declare."""
+    empty_star_checks_choices: bool = False
+    """argparse before 3.12: a ``nargs='*'`` positional with choices that receives no word
+    checks the empty list against its choices, and fails."""
+    option_values_drop_separator: bool = False
+    """argparse before 3.13: the first ``--`` among an option's values is dropped too (3.13
+    drops it from positionals only): ``--opt=--`` stores ``[]``."""
+    shared_one_character_words: bool = False
+    """CPython 3.13 and later: a one-character command-line word (Latin-1) is the interpreter's
+    shared string object, so argparse's identity test takes ``--opt x`` for "not given" when
+    the default is the string ``"x"`` (mutual exclusion and required groups)."""
+    bundle_equals_separator: bool = False
+    """argparse 3.13 and later: in a bundle of short options, ``=`` after an option's letter
+    separates the next option's value (``-ft=x`` gives ``-t`` the value ``x``, not ``=x``); a
+    switch given ``=value`` (``-f=x``) is an error; an unknown letter ends the bundle as an
+    unrecognized argument."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,273 @@
+"""The version table, row by row, against the real parser of each version.
+
+Each row of a dialect's version table (:attr:`exampleguard.bind.dialect.Dialect.versions`) says
+where one version of a framework parses differently. Every row is tested here against the real
+parser of its version: a small application is read and judged in an interpreter of that version
+(CPython 3.11, 3.12, 3.13 for argparse; Click 8.1 and the installed Click for Click), and
+exampleguard's binder, following the rules the snapshot's recorded version selects, must give
+the same verdict on every argv — and the argvs are chosen so the verdict differs across the
+versions, so a row that is wrong or missing fails.
+
+An interpreter or a Click that is not installed skips its rows with a reason naming what is
+missing (CI provides them: see ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exampleguard import dialects
+from exampleguard.adapters.verdict import ParseVerdict
+from exampleguard.bind import bind
+from exampleguard.bind.dialect import parse_version
+from exampleguard.catalog import Catalog, LoadedCatalog
+from exampleguard.contract import build_contract
+from exampleguard.sources import Document
+from exampleguard.tree import Tree
+
+ROOT = Path(__file__).resolve().parent.parent
+CLICK_81_VARIABLE = "EXAMPLEGUARD_CLICK_8_1"
+
+# Runs in the interpreter under test: read the application, snapshot it, judge every argv.
+PROBE = """
+import json, os, sys
+root, framework, source, argvs = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+sys.path.insert(0, root)
+namespace = {}
+exec(source, namespace)
+if framework == "argparse":
+    from exampleguard.adapters.argparser import extract_argparse
+    from exampleguard.adapters.judge_argparse import ArgparseJudge
+    tree = extract_argparse(namespace["parser"], "prog")
+    judge = ArgparseJudge(namespace["parser"]).judge
+else:
+    from exampleguard.adapters.clickfamily import extract_click
+    from exampleguard.adapters.judge_click import ClickJudge
+    tree = extract_click(namespace["cli"], "prog")
+    judge = ClickJudge(namespace["cli"], "prog").judge
+verdicts = [judge([os.fsdecode(os.fsencode(w)) for w in argv]).to_json() for argv in argvs]
+print(json.dumps({"tree": tree, "verdicts": verdicts}))
+"""
+
+CLICK_APP = """
+import click
+
+@click.command()
+@click.option("--name", required=True, default=None)
+@click.option("--flag", type=bool)
+def cli(name, flag):
+    pass
+"""
+
+ARGPARSE_STAR_CHOICES = """
+import argparse
+parser = argparse.ArgumentParser(prog="prog")
+parser.add_argument("kinds", nargs="*", choices=["a", "b"])
+"""
+
+ARGPARSE_BUNDLE = """
+import argparse
+parser = argparse.ArgumentParser(prog="prog")
+parser.add_argument("-f", "--force", action="store_true")
+parser.add_argument("-t", "--hook-type", choices=["pre-push", "commit"])
+parser.add_argument("-q", action="store_true")
+"""
+
+ARGPARSE_SEPARATOR = """
+import argparse
+parser = argparse.ArgumentParser(prog="prog")
+parser.add_argument("--opt")
+parser.add_argument("--many", nargs="*")
+"""
+
+ARGPARSE_SHARED_WORDS = """
+import argparse
+parser = argparse.ArgumentParser(prog="prog")
+group = parser.add_mutually_exclusive_group()
+group.add_argument("--push", action="store_true")
+group.add_argument("--branch", default="x")
+"""
+
+# (row, application, argvs and the verdict each version gives: version prefix -> accepted)
+CASES: list[tuple[str, str, str, list[tuple[list[str], dict[str, bool]]]]] = [
+    (
+        "click 8.2: explicit default=None satisfies required=True",
+        "click",
+        CLICK_APP,
+        [([], {"8.1": False, "8.2+": True}), (["--name", "x"], {"8.1": True, "8.2+": True})],
+    ),
+    (
+        "click 8.2: an empty boolean value is False",
+        "click",
+        CLICK_APP,
+        [(["--name", "x", "--flag", ""], {"8.1": False, "8.2+": True})],
+    ),
+    (
+        "argparse 3.12: an empty nargs='*' positional with choices",
+        "argparse",
+        ARGPARSE_STAR_CHOICES,
+        [([], {"3.11": False, "3.12": True, "3.13": True}), (["a"], {"any": True})],
+    ),
+    (
+        "argparse 3.13: '=' inside a bundle separates the value",
+        "argparse",
+        ARGPARSE_BUNDLE,
+        [
+            (["-ft=pre-push"], {"3.11": False, "3.12": False, "3.13": True}),
+            (["-ftcommit"], {"any": True}),
+            (["-f=x"], {"any": False}),
+            (["-fq"], {"any": True}),
+            (["-fz"], {"any": False}),
+        ],
+    ),
+    (
+        "argparse 3.13: '--' stays among an option's values",
+        "argparse",
+        ARGPARSE_SEPARATOR,
+        [(["--opt=--"], {"any": True}), (["--many", "a", "--", "b"], {"any": False})],
+    ),
+    (
+        "argparse 3.13: a one-character word is the shared string",
+        "argparse",
+        ARGPARSE_SHARED_WORDS,
+        [
+            (["--branch", "x", "--push"], {"3.11": False, "3.12": False, "3.13": True}),
+            (["--branch", "y", "--push"], {"any": False}),
+        ],
+    ),
+]
+
+
+def _python(version: str) -> str | None:
+    """An interpreter of CPython ``version`` (``3.12``): under pyenv, or on PATH (not a shim)."""
+    if sys.version_info[:2] == tuple(map(int, version.split("."))):
+        return sys.executable
+    pyenv = Path(os.environ.get("PYENV_ROOT", "/root/.pyenv")) / "versions"
+    for candidate in sorted(pyenv.glob(f"{version}.*/bin/python{version}")):
+        return str(candidate)
+    found = shutil.which(f"python{version}")
+    return found if found and "/shims/" not in found else None
+
+
+def _interpreters(framework: str) -> list[tuple[str, list[str], dict[str, str]]]:
+    """(label, interpreter command, extra environment) for each version to test against."""
+    if framework == "click":
+        click_81 = os.environ.get(CLICK_81_VARIABLE)
+        found: list[tuple[str, list[str], dict[str, str]]] = [("8.2+", [sys.executable], {})]
+        if click_81:
+            found.append(("8.1", [sys.executable], {"PYTHONPATH": click_81}))
+        else:
+            found.append(("8.1", [], {}))
+        return found
+    return [(version, [p] if (p := _python(version)) else [], {}) for version in ("3.11", "3.12", "3.13")]
+
+
+def _run(command: list[str], environment: dict[str, str], source: str, framework: str, argvs: list[list[str]]) -> dict[str, Any]:
+    env = {**os.environ, **environment}
+    if "PYTHONPATH" in environment:
+        env["PYTHONPATH"] = os.pathsep.join([environment["PYTHONPATH"], str(ROOT)])
+    result = subprocess.run(
+        [*command, "-c", PROBE, str(ROOT), framework, source, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _expected(table: dict[str, bool], label: str) -> bool:
+    return table.get(label, table.get("any", False))
+
+
+def _model_accepts(tree: Tree, argv: list[str]) -> bool:
+    tools = [{"id": f"t{i}", "command": c.path} for i, c in enumerate(tree.commands) if c.runnable]
+    catalog = Catalog.model_validate(
+        {"format": "exampleguard.catalog/v1", "program": tree.program, "tools": tools}
+    )
+    loaded = LoadedCatalog(catalog, Document(Path("c.json"), "c.json", "{}", {}, "json"))
+    binding = bind(build_contract(loaded, tree), ["prog", *argv])
+    return not [p for p in binding.problems if p.code != "repeated-option"]
+
+
+@pytest.mark.parametrize(
+    ("row", "framework", "source", "argvs"), CASES, ids=[case[0] for case in CASES]
+)
+def test_version_row_against_the_real_parser(
+    row: str, framework: str, source: str, argvs: list[tuple[list[str], dict[str, bool]]]
+) -> None:
+    tested = 0
+    for label, command, environment in _interpreters(framework):
+        if not command:
+            continue
+        data = _run(command, environment, source, framework, [argv for argv, _ in argvs])
+        tree = Tree.model_validate(data["tree"])
+        assert tree.framework == framework
+        for (argv, table), record in zip(argvs, data["verdicts"], strict=True):
+            real = ParseVerdict.from_json(record)
+            expected = _expected(table, label)
+            assert real.accepted is expected, (row, label, argv, real)
+            assert _model_accepts(tree, argv) is real.accepted, (row, label, argv, real)
+        tested += 1
+    missing = [label for label, command, _ in _interpreters(framework) if not command]
+    if missing:
+        what = ", ".join(
+            f"Click {label} (set {CLICK_81_VARIABLE} to a directory holding it)"
+            if framework == "click"
+            else f"CPython {label}"
+            for label in missing
+        )
+        pytest.skip(f"tested {tested} version(s); not installed here: {what}")
+
+
+def test_every_row_has_a_version_and_a_change() -> None:
+    for name in dialects.NAMES:
+        dialect = dialects.dialect(name)
+        assert dialect.versions, name
+        for row in dialect.versions:
+            assert row.since and row.change
+        # Rows are oldest first, per framework: rules_for picks the last one reached.
+        for framework in {row.framework for row in dialect.versions}:
+            since = [row.since for row in dialect.versions if row.framework == framework]
+            assert since == sorted(since)
+
+
+@pytest.mark.parametrize(
+    ("framework", "version", "expected"),
+    [
+        ("argparse", "3.11.7", (3, 11)),
+        ("argparse", "3.12.1", (3, 12)),
+        ("argparse", "3.13.0", (3, 13)),
+        ("argparse", "3.14.0rc1", (3, 13)),
+        ("argparse", "3.10.0", (3, 11)),
+        ("click", "8.1.8", (8, 0)),
+        ("click", "8.2.0", (8, 2)),
+        ("click", "8.5.1", (8, 2)),
+    ],
+)
+def test_rules_for_picks_the_last_row_reached(
+    framework: str, version: str, expected: tuple[int, ...]
+) -> None:
+    dialect = dialects.dialect("argparse" if framework == "argparse" else "click")
+    row = next(r for r in dialect.versions if r.framework == framework and r.since == expected)
+    assert dialect.rules_for(framework, version) is row.rules
+
+
+def test_a_tree_without_a_version_gets_the_documented_default() -> None:
+    for name in dialects.NAMES:
+        dialect = dialects.dialect(name)
+        assert dialect.rules_for(None, None) is dialect.rules
+    assert parse_version("3.13.0") == (3, 13, 0)
+    assert parse_version("8.2.0.dev1") == (8, 2, 0)
+    assert parse_version(None) is None
