@@ -242,8 +242,12 @@ _ENTRIES: tuple[Code, ...] = (
         "not-runnable",
         Stage.BIND,
         "The example stops at a command group that cannot run on its own",
-        what="The path ends at a group that needs a subcommand.",
-        why="The framework prints usage and fails instead of running anything.",
+        what="The path ends at a group that needs a subcommand, or the command prints its help "
+        "and exits when it gets no arguments (Click's no_args_is_help, an application's own "
+        "shortcut) without the example asking for help. Stricter than the framework on purpose: "
+        "a defect whatever the exit status (Click 8.1 exits 0 there).",
+        why="The framework prints usage instead of running anything; an example that ends in the "
+        "help text teaches an agent nothing.",
         example="notes tags   # `tags` needs a subcommand such as `tags list`",
         fix="Add the subcommand the example is meant to run.",
     ),
@@ -388,10 +392,27 @@ _ENTRIES: tuple[Code, ...] = (
         Stage.RULES,
         "Two examples of a tool do the same thing",
         what="Two examples bind to the same command path (through aliases and default routing) and "
-        "the same arguments, however they are spelled; the later one is reported.",
+        "the same arguments, however they are spelled; the later one is reported. Only examples "
+        "that bound without errors are compared.",
         why="A duplicate spends an example slot without teaching anything new.",
         example="notes rm 3  and  notes delete 3",
         fix="Replace the later example with one that shows something different.",
+    ),
+    _code(
+        "model-mismatch",
+        Stage.BIND,
+        "exampleguard's model of the parser disagrees with the framework's own parser",
+        what="For a live tree the framework's own parser judged the example in the child that "
+        "imported the tree, and exampleguard's model of that parser reached another verdict, "
+        "another command or other values. The framework's verdict stands; the warning carries "
+        "both.",
+        why="A disagreement is never silent: it is a gap in exampleguard's model (please report "
+        "it), or the application parses in a way no snapshot can describe (a group that "
+        "resolves prefixes, a type that accepts anything).",
+        example="notes de 3   # the group resolves unique prefixes; the model knows only `delete`",
+        fix="Nothing is required: the verdict is the real parser's. Declare the alias in the "
+        "catalog if the example relies on one, so snapshots and the model know it too.",
+        severity=Severity.WARNING,
     ),
     _code(
         "example-too-long",
@@ -439,7 +460,9 @@ _ENTRIES: tuple[Code, ...] = (
         "A tool's command path is not a runnable command of the tree",
         what="With a tree configured, the tool's `command` does not exist in the executable tree, "
         "or names a group that cannot run.",
-        why="The catalog offers agents a command the program does not have.",
+        why="The catalog offers agents a command the program does not have. Each example of such "
+        "a tool carries this code too and fails: it cannot be checked, and nothing passes "
+        "unchecked.",
         example='"command": ["remove"] but the program only has `delete`',
         fix="Point the tool at the command's current path, or remove the tool.",
     ),

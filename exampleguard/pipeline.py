@@ -45,7 +45,8 @@ from exampleguard.rules import (
 from exampleguard.sources import Document, SourceError
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.toolschema import SchemaCheck
-from exampleguard.tree import Tree, load_tree, parse_tree_spec
+from exampleguard.tree import Tree, Verdicts, load_judged_tree, parse_tree_spec
+from exampleguard.verdicts import compare, real_arguments, real_problem
 
 __all__ = ["Evaluation", "ExampleResult", "InputError", "Inputs", "evaluate", "load_inputs"]
 
@@ -60,13 +61,17 @@ class InputError(Exception):
 
 @dataclass(slots=True)
 class Inputs:
-    """Every file a run needs, read and structurally valid."""
+    """Every file a run needs, read and structurally valid.
+
+    ``verdicts`` holds, for a live tree, the framework's own verdict on each example's argv.
+    """
 
     config: Config
     catalog: LoadedCatalog
     tree: Tree | None
     records: LoadedDispositions
     counts: tuple[Counts, Document] | None
+    verdicts: Verdicts = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +128,7 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
     errors: list[Diagnostic] = []
     catalog: LoadedCatalog | None = None
     tree: Tree | None = None
+    verdicts: Verdicts = {}
     records = LoadedDispositions()
     counts: tuple[Counts, Document] | None = None
     settings = config.settings
@@ -144,14 +150,18 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
             )
         else:
             display = config.display(spec.path) if spec.path is not None else str(spec)
+            argvs, paths = _questions(catalog) if catalog is not None else ([], [])
             try:
-                tree, _ = load_tree(
+                judged = load_judged_tree(
                     spec,
                     root=config.root,
                     display=display,
                     timeout=settings.tree_timeout,
                     program=catalog.catalog.program if catalog else None,
+                    argvs=argvs,
+                    paths=paths,
                 )
+                tree, verdicts = judged.tree, judged.verdicts
             except SourceError as error:
                 diagnostic = error.diagnostic
                 if diagnostic.code == "tree-unavailable":
@@ -182,7 +192,24 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
             errors.append(error.diagnostic)
     if errors or catalog is None:
         raise InputError(errors)
-    return Inputs(config, catalog, tree, records, counts)
+    return Inputs(config, catalog, tree, records, counts, verdicts)
+
+
+def _questions(loaded: LoadedCatalog) -> tuple[list[list[str]], list[list[str]]]:
+    """What a live tree's child is asked: every example's words, every declared command path.
+
+    The words are the tokens after the program word, for examples that start with it.
+    """
+    catalog = loaded.catalog
+    argvs: list[list[str]] = []
+    paths: list[list[str]] = []
+    for tool in catalog.tools:
+        paths.extend([list(tool.command), *(list(alias) for alias in tool.aliases)])
+        for example in tool.examples:
+            words = [word.text for word in tokenize(example.command).words]
+            if words and words[0] == catalog.program:
+                argvs.append(words[1:])
+    return argvs, paths
 
 
 def evaluate(
@@ -364,8 +391,15 @@ class _ExampleChecker:
                 hint=f"Start the example with '{self.contract.program}'.",
             )
         if tool.node is None:
-            # The tool itself is unbound (reported once, on the tool); there is no command to
-            # bind its examples to.
+            # The tool itself is unbound; there is no command to bind its examples to. Nothing
+            # passes unchecked: the example fails with a diagnostic of its own.
+            emit(
+                "tool-unbound",
+                f"the example cannot be checked: {tool.id}'s command "
+                f"'{' '.join([self.contract.program, *tool.tool.command])}' is not a runnable "
+                "command of the tree",
+                hint="Fix the tool's `command` (see the tool-unbound error on the tool).",
+            )
             return self._result(tool, index, command, diagnostics, words=words)
 
         def located(problem: Problem) -> None:
@@ -379,9 +413,59 @@ class _ExampleChecker:
             )
 
         binding = bind(self.contract, words, self.memo)
-        for problem in binding.problems:
+        verdict = (
+            self.inputs.verdicts.get(tuple(words[1:]))
+            if words[0] == self.contract.program
+            else None
+        )
+        problems = list(binding.problems)
+        real: dict[str, Any] | None = None
+        if verdict is not None:
+            # The framework's own parser has the last word; the model supplies the located
+            # diagnostics, and a disagreement is a warning that carries both verdicts.
+            model_errors = [p for p in problems if lookup(p.code).severity is Severity.ERROR]
+            if verdict.accepted and not verdict.eager:
+                real = real_arguments(tool, self.contract, verdict)
+            model = arguments_of(tool, binding) if binding.node is tool.node else None
+            comparison = compare(binding, model_errors, model, real, verdict)
+            if not comparison.agree:
+                emit(
+                    "model-mismatch",
+                    comparison.describe(model_errors, verdict),
+                    hint="The framework's verdict stands; `exampleguard explain model-mismatch`.",
+                )
+                if verdict.accepted:
+                    problems = [p for p in problems if p not in model_errors]
+                elif not model_errors:
+                    problems.append(real_problem(verdict, words))
+        for problem in problems:
             located(problem)
         arguments: dict[str, Any] | None = None
+        if (
+            verdict is not None
+            and verdict.accepted
+            and binding.node is not tool.node
+            and verdict.path == tool.path
+        ):
+            # The model did not reach the command the framework ran: judge by the framework's.
+            arguments = real
+            if real is not None and not any(d.is_error for d in diagnostics):
+                for mismatch in self.schemas.errors(tool, real):
+                    emit(
+                        "schema-mismatch",
+                        f"the arguments do not match {tool.id}'s argument schema: {mismatch}",
+                        hint=f"`exampleguard schema tool {tool.id}` prints the schema.",
+                    )
+            return self._result(
+                tool,
+                index,
+                command,
+                diagnostics,
+                words=words,
+                binding=binding,
+                validated=True,
+                arguments=arguments,
+            )
         if binding.node is not None and binding.node is not tool.node:
             other = binding.node.tool.id if binding.node.tool is not None else None
             shown = " ".join([self.contract.program, *binding.node.path])
@@ -393,7 +477,7 @@ class _ExampleChecker:
                 hint="Move the example to the tool whose command it runs.",
             )
         elif binding.node is not None:
-            arguments = arguments_of(tool, binding)
+            arguments = real if real is not None else arguments_of(tool, binding)
             for problem in self._rules(tool, binding, words, command):
                 located(problem)
             if not binding.eager and not any(d.is_error for d in diagnostics):
@@ -486,7 +570,9 @@ class _ExampleChecker:
         seen: dict[Hashable, ExampleResult] = {}
         updated: list[ExampleResult] = []
         for result in results:
-            if result.arguments is None or result.path is None:
+            # Only examples that bound without errors are compared: a broken one is reported
+            # for what is wrong with it, not as the copy of another.
+            if result.arguments is None or result.path is None or not result.ok:
                 updated.append(result)
                 continue
             key = duplicate_key(result.path, result.arguments)

@@ -10,6 +10,7 @@ that a disagreement is never silent (``model-mismatch``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,8 +133,8 @@ def _show(value: Any) -> str:
 def _same(left: Any, right: Any) -> bool:
     if isinstance(left, list) and isinstance(right, list):
         return len(left) == len(right) and all(map(_same, left, right))
-    if isinstance(left, float) and isinstance(right, float) and left != left and right != right:
-        return True  # NaN is NaN
+    if isinstance(left, float) and isinstance(right, float) and math.isnan(left):
+        return math.isnan(right)
     return type(left) is type(right) and left == right
 
 

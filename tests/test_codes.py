@@ -52,6 +52,7 @@ SPEC_CODES = [
     "dryrun-failed",
     "dryrun-timeout",
     "isolation-unavailable",
+    "model-mismatch",
 ]
 
 # Codes that mean "the run could not be evaluated" (SPEC section 6: exit 2).
@@ -104,9 +105,10 @@ def test_exit_code_follows_spec_section_6(name: str) -> None:
         assert entry.exit_code == 1, "a defect found by evaluating is exit 1"
 
 
-def test_warnings_are_exactly_shell_expansion_and_repeated_option() -> None:
+def test_warnings_are_exactly_shell_expansion_repeated_option_and_model_mismatch() -> None:
     warnings = {name for name, entry in CODES.items() if entry.severity is Severity.WARNING}
-    assert warnings == {"shell-expansion", "repeated-option"}
+    # model-mismatch (SPEC 4): the real parser's verdict stands; the warning makes it visible.
+    assert warnings == {"shell-expansion", "repeated-option", "model-mismatch"}
 
 
 def test_unknown_code_lookup_raises() -> None:

@@ -167,10 +167,19 @@ def _interpreters(framework: str) -> list[tuple[str, list[str], dict[str, str]]]
         else:
             found.append(("8.1", [], {}))
         return found
-    return [(version, [p] if (p := _python(version)) else [], {}) for version in ("3.11", "3.12", "3.13")]
+    return [
+        (version, [p] if (p := _python(version)) else [], {})
+        for version in ("3.11", "3.12", "3.13")
+    ]
 
 
-def _run(command: list[str], environment: dict[str, str], source: str, framework: str, argvs: list[list[str]]) -> dict[str, Any]:
+def _run(
+    command: list[str],
+    environment: dict[str, str],
+    source: str,
+    framework: str,
+    argvs: list[list[str]],
+) -> dict[str, Any]:
     env = {**os.environ, **environment}
     if "PYTHONPATH" in environment:
         env["PYTHONPATH"] = os.pathsep.join([environment["PYTHONPATH"], str(ROOT)])

@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # Each word as the program's own sys.argv would hold it: decoded afresh from bytes. argparse
     # tells a value from its default by identity, and which strings CPython shares (one
     # character long, from 3.13 on) differs between JSON's decoder and the command line's.
-    argvs = [[os.fsdecode(os.fsencode(word)) for word in words] for words in request.get("argvs", ())]
+    argvs = [
+        [os.fsdecode(os.fsencode(word)) for word in words] for words in request.get("argvs", ())
+    ]
     paths = [list(words) for words in request.get("paths", ())]
     try:
         snapshot, judge = _snapshot(framework, module, attribute, program or None, paths)

@@ -48,7 +48,9 @@ def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") ->
             while callable(getattr(context.command, "resolve_command", None)):
                 group = context.command
                 # Click 8.2 renamed protected_args to _protected_args.
-                protected = vars(context).get("_protected_args", vars(context).get("protected_args"))
+                protected = vars(context).get(
+                    "_protected_args", vars(context).get("protected_args")
+                )
                 words = [*(protected or ()), *context.args]
                 if not words:
                     accepted = bool(getattr(group, "invoke_without_command", False))

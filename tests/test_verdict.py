@@ -1,0 +1,182 @@
+"""The real parser's verdict in the pipeline: it decides, the model explains, mismatches show.
+
+A live Click tree that routes and converts dynamically (``tests/fixtures/apps/dynamic_app.py``)
+is validated end to end through the CLI: aliases the group resolves are in the tree when the
+catalog declares them (no false ``overlay-drift``), lazily loaded commands are read, and where
+exampleguard's model and the framework's own parser disagree the framework wins and a
+``model-mismatch`` warning carries both verdicts. Examples of an unbound tool fail in every
+output format.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.project import make_project, run_cli
+
+
+def _tool(tool_id: str, command: list[str], examples: list[str], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": tool_id,
+        "command": command,
+        "examples": [{"command": text} for text in examples],
+        **extra,
+    }
+
+
+def _validate(root: Path, *extra: str) -> tuple[int, Any]:
+    result = run_cli(["validate", "--format", "json", *extra], cwd=root)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def _codes(report: dict[str, Any], tool: str, index: int) -> list[str]:
+    example = next(e for e in report["examples"] if e["tool"] == tool and e["index"] == index)
+    return [d["code"] for d in example["diagnostics"]]
+
+
+def _example(report: dict[str, Any], tool: str, index: int) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        e for e in report["examples"] if e["tool"] == tool and e["index"] == index
+    )
+    return found
+
+
+@pytest.fixture
+def dynamic(tmp_path: Path) -> Path:
+    tools = [
+        _tool(
+            "notes.delete",
+            ["delete"],
+            ["notes del 3 4", "notes dele 5"],
+            aliases=[["del"]],
+        ),
+        _tool(
+            "notes.delete-odd",
+            ["tags", "delete"],
+            ["notes tags remove x"],
+            aliases=[["tags", "remove"]],
+        ),
+        _tool("notes.sync", ["remote", "sync"], ["notes remote sync --fast"]),
+    ]
+    return make_project(tmp_path, tools, dialect=None, tree="click:dynamic_app:cli")
+
+
+def test_declared_aliases_the_group_routes_are_not_drift(dynamic: Path) -> None:
+    code, report = _validate(dynamic)
+    codes = {d["code"] for d in report["diagnostics"]}
+    assert "overlay-drift" not in codes, report["diagnostics"]
+    assert _codes(report, "notes.delete", 0) == []
+    assert _example(report, "notes.delete", 0)["arguments"] == {"ids": [3, 4]}
+    # resolve_command rewrites `remove` to `delete`: the declared alias routes for real.
+    assert _codes(report, "notes.delete-odd", 0) == []
+    # The lazily loaded command is read through the group's own get_command.
+    assert _codes(report, "notes.sync", 0) == []
+    assert _example(report, "notes.sync", 0)["arguments"] == {"fast": True}
+    assert code == 0, report["diagnostics"]
+
+
+def test_where_the_model_disagrees_the_real_parser_wins_with_a_warning(dynamic: Path) -> None:
+    _, report = _validate(dynamic)
+    # `dele` is a unique prefix the group resolves: the model rejects it, the framework
+    # accepts it; the example passes with the warning.
+    example = _example(report, "notes.delete", 1)
+    assert example["ok"] is True
+    mismatch = [d for d in example["diagnostics"] if d["code"] == "model-mismatch"]
+    assert len(mismatch) == 1
+    assert mismatch[0]["severity"] == "warning"
+    assert "the framework's parser accepts" in mismatch[0]["message"]
+    assert "exampleguard's model rejects" in mismatch[0]["message"]
+
+
+def test_a_choice_subclass_converts_with_its_own_convert(tmp_path: Path) -> None:
+    tools = [_tool("notes.delete", ["delete"], ["notes delete --format yaml"])]
+    root = make_project(tmp_path, tools, dialect=None, tree="click:dynamic_app:cli")
+    _, report = _validate(root)
+    codes = _codes(report, "notes.delete", 0)
+    # The framework accepts `yaml` (the model's strict Choice would not): the verdict is the
+    # framework's, and the arguments it really received are checked against the tool's strict
+    # schema, which lists the declared choices.
+    assert "model-mismatch" in codes
+    assert "bad-choice" not in codes
+    assert "schema-mismatch" in codes
+
+
+def test_a_rejection_the_model_missed_fails_with_the_frameworks_message(tmp_path: Path) -> None:
+    tools = [
+        _tool("notes.delete", ["delete"], ["notes delete --count 2", "notes delete --count 3"])
+    ]
+    root = make_project(tmp_path, tools, dialect=None, tree="click:dynamic_app:cli")
+    code, report = _validate(root)
+    codes = _codes(report, "notes.delete", 0)
+    assert "model-mismatch" in codes
+    assert "bad-type" in codes
+    failing = _example(report, "notes.delete", 0)
+    assert failing["ok"] is False
+    bad = next(d for d in failing["diagnostics"] if d["code"] == "bad-type")
+    assert "2 is even" in bad["message"]
+    assert _codes(report, "notes.delete", 1) == []
+    assert code == 1
+
+
+UNBOUND = [
+    _tool("app", [], ["app --x 1"]),
+    _tool("app.gone", ["gone"], ["app gone --bogus"]),
+]
+
+
+@pytest.fixture
+def unbound(tmp_path: Path) -> Path:
+    (tmp_path / "unbound_app.py").write_text(
+        "import click\n\n@click.command()\n@click.option('--x', type=int)\ndef cli(x):\n    pass\n"
+    )
+    return make_project(
+        tmp_path, UNBOUND, program="app", dialect=None, tree="click:unbound_app:cli"
+    )
+
+
+def test_examples_of_an_unbound_tool_fail_in_json(unbound: Path) -> None:
+    code, report = _validate(unbound)
+    example = _example(report, "app.gone", 0)
+    assert example["ok"] is False
+    assert "tool-unbound" in _codes(report, "app.gone", 0)
+    assert _example(report, "app", 0)["ok"] is True
+    assert code == 1
+
+
+@pytest.mark.parametrize("output", ["text", "junit", "sarif"])
+def test_examples_of_an_unbound_tool_fail_in_every_format(unbound: Path, output: str) -> None:
+    result = run_cli(["validate", "--format", output], cwd=unbound)
+    assert result.returncode == 1, result.stderr
+    if output == "text":
+        assert "tool-unbound app.gone[0]" in result.stdout
+    elif output == "junit":
+        case = result.stdout.split('name="app.gone[0]"', 1)[1].split("</testcase>", 1)[0]
+        assert "<failure" in case and "tool-unbound" in case
+    else:
+        sarif = json.loads(result.stdout)
+        results = sarif["runs"][0]["results"]
+        assert any(
+            r["ruleId"] == "tool-unbound" and "cannot be checked" in r["message"]["text"]
+            for r in results
+        )
+
+
+def test_examples_of_an_unbound_tool_fail_under_pytest(unbound: Path) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--exampleguard", "-q", "-p", "no:cacheprovider"],
+        cwd=unbound,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "PYTHONPATH": str(unbound)},
+    )
+    assert "FAILED catalog.json::app.gone[0]" in result.stdout, result.stdout
+    assert "FAILED catalog.json::app[0]" not in result.stdout, result.stdout
