@@ -13,6 +13,7 @@ import json
 import os
 import selectors
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -232,7 +233,10 @@ def _extract_in_child(
     # message, so a chatty import costs no memory. The request (argvs to judge, paths to probe)
     # goes in through an unlinked temporary file: read whole before the import, never a pipe
     # that a large batch could fill.
-    with tempfile.TemporaryFile() as request_file:
+    with (
+        tempfile.TemporaryFile() as request_file,
+        tempfile.TemporaryDirectory(prefix="exampleguard-tree-") as scratch,
+    ):
         request_file.write(json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         request_file.seek(0)
         return _run_child(
@@ -242,6 +246,7 @@ def _extract_in_child(
             program=program,
             request_fd=request_file.fileno(),
             expect_verdicts=bool(request["argvs"]),
+            scratch=scratch,
         )
 
 
@@ -253,6 +258,7 @@ def _run_child(
     program: str | None,
     request_fd: int,
     expect_verdicts: bool,
+    scratch: str,
 ) -> tuple[str, list[ParseVerdict]]:
     result_fd, write_end = os.pipe()
     command = [
@@ -265,6 +271,7 @@ def _run_child(
         str(write_end),
         program or "",
         str(request_fd),
+        scratch,
     ]
     env = dict(os.environ)
     # `-c` puts the working directory (the project root) first on sys.path, as running the
@@ -275,6 +282,11 @@ def _run_child(
         [*filter(None, [os.environ.get("PYTHONPATH")]), package_root]
     )
     env["EXAMPLEGUARD_CHILD"] = "1"
+    # The application gets a home of its own, in the scratch directory, the only place it may
+    # write to; packages installed for the user stay importable.
+    env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
+    for name in _SCRATCH_VARIABLES:
+        env[name] = scratch
     try:
         process = subprocess.Popen(
             command,
@@ -318,6 +330,14 @@ def _run_child(
 
 
 _TREE, _VERDICTS, _ERROR = b"T", b"V", b"E"
+_SCRATCH_VARIABLES = (
+    "HOME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+)
 _HEADER_BYTES = 1 + FRAME_LENGTH_BYTES
 _STDERR_TAIL_BYTES = 16 * 1024
 _READ_BYTES = 1 << 16

@@ -20,6 +20,7 @@ from unittest.mock import ANY
 import pytest
 from support.frameworks import argparse_accepts, click_accepts
 from support.project import FIXTURE_APPS, REPOSITORY, run_cli
+from support.unguarded import UNGUARDED
 
 from exampleguard.model import Parameter
 from exampleguard.tree import Tree, TreeCommand, TreeSpec, load_tree, parse_tree_spec
@@ -685,13 +686,16 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-HANGS = """
-import os, pathlib, subprocess, time
+HANGS = (
+    UNGUARDED
+    + """
+import os, time
 
-helper = subprocess.Popen(["sleep", "300"])
-pathlib.Path("pids").write_text(f"{os.getpid()} {helper.pid}")
+helper = spawn("sleep", "300")
+write_file("pids", f"{os.getpid()} {helper}")
 time.sleep(300)
 """
+)
 
 
 def test_a_hanging_import_is_bounded_by_tree_timeout(tmp_path: Path) -> None:

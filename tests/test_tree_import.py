@@ -34,6 +34,7 @@ import pytest
 from exampleguard import runner
 from exampleguard.config import load_config
 from tests.support.project import FIXTURE_APPS, REPOSITORY, app_project_files
+from tests.support.unguarded import UNGUARDED
 
 
 def project(root: Path, source: str, *, timeout: float = 20) -> Path:
@@ -217,10 +218,10 @@ WORKING = {
     ),
     "registers-atexit-output": "import atexit\natexit.register(print, 'bye')\n",
     "well-behaved-daemon": (
-        "import os, time\n"
-        "if os.fork() == 0:\n"
+        UNGUARDED + "import os, time\n"
+        "if fork() == 0:\n"
         "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
+        "    if fork() == 0:\n"
         "        os.closerange(0, 65536)\n"
         "        time.sleep(3)\n"
         "        os._exit(0)\n"
@@ -250,25 +251,25 @@ OUTLIVING = {
         "import threading, time\nthreading.Thread(target=time.sleep, args=(20,)).start()\n"
     ),
     "a-forked-child-holding-the-pipes": (
-        "import os, time\n"
-        "pid = os.fork()\n"
+        UNGUARDED + "import os, time\n"
+        "pid = fork()\n"
         "if pid == 0:\n"
         "    time.sleep(20)\n"
         "    os._exit(0)\n"
-        "open('lingering.pid', 'w').write(str(pid))\n"
+        "write_file('lingering.pid', str(pid))\n"
     ),
     "a-detached-daemon-holding-a-descriptor": (
-        "import os, time\n"
-        "if os.fork() == 0:\n"
+        UNGUARDED + "import os, time\n"
+        "if fork() == 0:\n"
         "    os.setsid()\n"
-        "    pid = os.fork()\n"
+        "    pid = fork()\n"
         "    if pid == 0:\n"
         "        null = os.open('/dev/null', os.O_RDWR)\n"
         "        for fd in (0, 1, 2):\n"
         "            os.dup2(null, fd)\n"
         "        time.sleep(20)\n"
         "        os._exit(0)\n"
-        "    open('lingering.pid', 'w').write(str(pid))\n"
+        "    write_file('lingering.pid', str(pid))\n"
         "    os._exit(0)\n"
         "os.wait()\n"
     ),

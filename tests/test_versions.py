@@ -245,7 +245,8 @@ def test_every_row_has_a_version_and_a_change() -> None:
         dialect = dialects.dialect(name)
         assert dialect.versions, name
         for row in dialect.versions:
-            assert row.since and row.change
+            assert row.since
+            assert row.change
         # Rows are oldest first, per framework: rules_for picks the last one reached.
         for framework in {row.framework for row in dialect.versions}:
             since = [row.since for row in dialect.versions if row.framework == framework]

@@ -1,6 +1,7 @@
 """Entry point of the child process that imports an application and snapshots its tree.
 
-Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST_FD]``. The result is
+Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST_FD [SCRATCH]]``.
+The result is
 written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``V`` for verdicts,
 ``E`` for an error), an 8-byte big-endian length, then that many bytes of JSON: the snapshot,
 the verdicts, or an ``{"error": ...}`` record. The application's own output is left alone.
@@ -11,7 +12,8 @@ the child, and never reaches exampleguard's process.
 object with ``argvs`` (each example's words after the program, to be parsed by the framework's
 own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
 aliases a catalog declares, probed through the groups' own routing). A ``V`` frame with one
-verdict per argv, in order, follows the tree.
+verdict per argv, in order, follows the tree. ``SCRATCH``, when given, is the only directory
+the application may write to while it is imported and judged (:mod:`._guard`).
 
 The child ends with ``os._exit`` as soon as the frame is written: threads, ``atexit`` hooks and
 finalizers the application registered while imported must not hold up (or write over) a tree
@@ -20,6 +22,7 @@ that is already complete.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import json
@@ -29,8 +32,14 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from exampleguard.adapters._guard import install_guard
 from exampleguard.adapters.argparser import extract_argparse, resolve_parser
-from exampleguard.adapters.clickfamily import as_click_command, extract_click
+from exampleguard.adapters.clickfamily import (
+    as_click_command,
+    extract_click,
+    is_click_command,
+    is_typer_app,
+)
 from exampleguard.adapters.judge_argparse import ArgparseJudge
 from exampleguard.adapters.judge_click import ClickJudge
 from exampleguard.adapters.verdict import ParseVerdict
@@ -46,6 +55,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # Programs the application starts with exec must not inherit the result pipe.
     os.set_inheritable(fd, False)
     request = _read_request(int(arguments[5])) if len(arguments) > 5 else {}
+    if len(arguments) > 6 and arguments[6]:
+        # From here on the application's code runs: it may not change anything outside the
+        # scratch directory, start programs or use the network (see _guard for the limits).
+        install_guard([arguments[6]])
     # Each word as the program's own sys.argv would hold it: decoded afresh from bytes. argparse
     # tells a value from its default by identity, and which strings CPython shares (one
     # character long, from 3.13 on) differs between JSON's decoder and the command line's.
@@ -105,6 +118,14 @@ def _snapshot(
         if not hasattr(target, part):
             raise _AdapterError(f"module {module!r} has no attribute {attribute!r}")
         target = getattr(target, part)
+    spelled = _right_spelling(framework, target)
+    if spelled is not None:
+        # Checked before anything is called: a Click command "called" as a parser factory
+        # would run the application.
+        raise _AdapterError(
+            f"{module}:{attribute} is a {spelled[1]}, not what {framework}: names; "
+            f"use tree = '{spelled[0]}:{module}:{attribute}'"
+        )
     if framework == "argparse":
         try:
             parser = resolve_parser(target)
@@ -117,6 +138,21 @@ def _snapshot(
         raise _AdapterError(str(error)) from None
     name = program or _default_program(module)
     return extract_click(command, name, paths), ClickJudge(command, name).judge
+
+
+def _right_spelling(framework: str, target: Any) -> tuple[str, str] | None:
+    """The framework ``target`` belongs to, and what it is, when ``framework`` is not it."""
+    if is_typer_app(target):
+        found = ("typer", "Typer app")
+    elif is_click_command(target):
+        found = ("click", "Click command")
+    elif isinstance(target, argparse.ArgumentParser):
+        found = ("argparse", "argparse.ArgumentParser")
+    else:
+        return None
+    if found[0] == framework or (framework in ("click", "typer") and found[0] != "argparse"):
+        return None
+    return found
 
 
 def _default_program(module: str) -> str:

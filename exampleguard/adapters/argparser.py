@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import inspect
 import pathlib
 import platform
 from collections.abc import Iterator
@@ -24,6 +25,24 @@ def resolve_parser(target: Any) -> argparse.ArgumentParser:
     if isinstance(target, argparse.ArgumentParser):
         return target
     if callable(target):
+        # Only a factory that needs no argument is called: anything else is not a parser
+        # factory (a `main(argv)` would run the application).
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            signature = None
+        required = [
+            p
+            for p in (signature.parameters.values() if signature is not None else ())
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if required:
+            names = ", ".join(p.name for p in required)
+            raise TypeError(
+                f"{getattr(target, '__name__', type(target).__name__)} takes arguments "
+                f"({names}); name an argparse.ArgumentParser or a zero-argument function "
+                "returning one"
+            )
         parser = target()
         if isinstance(parser, argparse.ArgumentParser):
             return parser

@@ -27,6 +27,8 @@ __all__ = [
     "as_click_command",
     "extract_click",
     "framework_of",
+    "is_click_command",
+    "is_typer_app",
     "named_parameters",
     "subcommands",
 ]
@@ -35,11 +37,23 @@ _PROBE_WORD = "\0exampleguard-probe"
 _CLICK_DATETIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]
 
 
+def is_click_command(target: Any) -> bool:
+    """Whether ``target`` is a Click-family command or group (by structure, not by class)."""
+    return _is_command(target)
+
+
+def is_typer_app(target: Any) -> bool:
+    """Whether ``target`` is a Typer application (``typer.Typer()``)."""
+    return type(target).__module__.split(".")[0] == "typer" and hasattr(
+        target, "registered_commands"
+    )
+
+
 def as_click_command(target: Any) -> Any:
     """Return the Click-family command for ``target``: a command, a Typer app, or a factory."""
     if _is_command(target):
         return target
-    if type(target).__module__.split(".")[0] == "typer" and hasattr(target, "registered_commands"):
+    if is_typer_app(target):
         from typer.main import get_command  # noqa: PLC0415 - only Typer apps need Typer
 
         return get_command(target)

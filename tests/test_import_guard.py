@@ -1,0 +1,176 @@
+"""Importing the tree cannot change the project.
+
+The child that imports a tree runs the application's code under a guard (an audit hook that
+refuses writes outside a scratch directory, starting programs and network use) with a home of
+its own in that scratch directory; a tree spec is checked before anything is called: a Click
+command named with ``argparse:`` is refused with the right spelling, and only a zero-argument
+factory is called. Each case ends in exit 2 ``tree-unavailable`` with nothing in the project
+changed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import run_cli
+
+CATALOG = {
+    "format": "exampleguard.catalog/v1",
+    "program": "app",
+    "tools": [{"id": "app", "command": [], "examples": [{"command": "app --x 1"}]}],
+}
+COUNTS = {
+    "format": "exampleguard.counts/v1",
+    "tools": 1,
+    "examples": 1,
+    "contract_validated": 1,
+    "dry_run_eligible": 0,
+    "dry_run_narrowed": 0,
+    "excluded": 0,
+}
+
+# A main() of the kind a formatter has: it rewrites the project's files and returns nothing.
+WRITES_FILES = """
+import pathlib
+
+
+def main():
+    for path in pathlib.Path(".").glob("*.py"):
+        path.write_text("# reformatted\\n")
+    pathlib.Path("created-by-main.txt").write_text("x")
+"""
+
+CLICK_THAT_WRITES = """
+import pathlib
+
+import click
+
+
+@click.command()
+def cli():
+    pathlib.Path("created-by-main.txt").write_text("x")
+"""
+
+TAKES_ARGV = """
+import pathlib
+
+
+def main(argv):
+    pathlib.Path("created-by-main.txt").write_text("x")
+"""
+
+ARGPARSE_APP = """
+import argparse
+
+
+def build():
+    parser = argparse.ArgumentParser(prog="app")
+    parser.add_argument("--x", type=int)
+    return parser
+"""
+
+CLICK_TAIL = """
+import click
+
+
+@click.command()
+@click.option("--x", type=int)
+def cli(x):
+    pass
+"""
+
+
+def _project(root: Path, module: str, tree: str) -> dict[str, str]:
+    files = {
+        "exampleguard.toml": f'catalog = "catalog.json"\ntree = "{tree}"\ntree_timeout = 20\n',
+        "catalog.json": json.dumps(CATALOG),
+        "exampleguard-counts.json": json.dumps(COUNTS),
+        "app_module.py": module,
+    }
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return files
+
+
+def _unchanged(root: Path, files: dict[str, str]) -> None:
+    assert sorted(p.name for p in root.iterdir()) == sorted(files)
+    for name, text in files.items():
+        assert (root / name).read_text(encoding="utf-8") == text, name
+
+
+@pytest.mark.parametrize(
+    ("module", "tree", "message"),
+    [
+        (WRITES_FILES, "argparse:app_module:main", "refuses writing"),
+        (CLICK_THAT_WRITES, "argparse:app_module:cli", "use tree = 'click:app_module:cli'"),
+        (TAKES_ARGV, "argparse:app_module:main", "takes arguments (argv)"),
+        (
+            "import pathlib\npathlib.Path('created-at-import.txt').write_text('x')\n" + CLICK_TAIL,
+            "click:app_module:cli",
+            "refuses writing",
+        ),
+        (
+            "import subprocess\nsubprocess.run(['touch', 'created-at-import.txt'])\n" + CLICK_TAIL,
+            "click:app_module:cli",
+            "refuses starting a program",
+        ),
+        (
+            "import os\nos.remove('catalog.json')\n" + CLICK_TAIL,
+            "click:app_module:cli",
+            "refuses os.remove",
+        ),
+        (
+            "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)\n" + CLICK_TAIL,
+            "click:app_module:cli",
+            "refuses network use",
+        ),
+        (ARGPARSE_APP, "click:app_module:build", "is not a Click command"),
+    ],
+    ids=[
+        "a-main-that-writes-files",
+        "a-click-command-named-as-argparse",
+        "a-main-that-takes-argv",
+        "an-import-that-writes-a-file",
+        "an-import-that-runs-a-program",
+        "an-import-that-removes-a-file",
+        "an-import-that-opens-a-socket",
+        "a-function-named-as-click",
+    ],
+)
+def test_what_would_change_the_project_is_refused_and_nothing_changes(
+    tmp_path: Path, module: str, tree: str, message: str
+) -> None:
+    files = _project(tmp_path, module, tree)
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "tree-unavailable" in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    _unchanged(tmp_path, files)
+
+
+def test_an_import_may_write_to_its_own_home_and_temporary_directory(tmp_path: Path) -> None:
+    module = (
+        "import os, pathlib, tempfile\n"
+        "cache = pathlib.Path.home() / '.cache' / 'app'\n"
+        "cache.mkdir(parents=True)\n"
+        "(cache / 'state').write_text('x')\n"
+        "tempfile.NamedTemporaryFile(delete=False).write(b'x')\n"
+        "assert not str(pathlib.Path.home()).startswith(os.getcwd())\n" + CLICK_TAIL
+    )
+    files = _project(tmp_path, module, "click:app_module:cli")
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["ok"] is True
+    _unchanged(tmp_path, files)
+
+
+def test_a_zero_argument_factory_is_called(tmp_path: Path) -> None:
+    files = _project(tmp_path, ARGPARSE_APP, "argparse:app_module:build")
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["examples"][0]["arguments"] == {"x": 1}
+    _unchanged(tmp_path, files)
