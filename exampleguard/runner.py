@@ -137,10 +137,11 @@ def show_tree(
     """``exampleguard tree``: the tree named by ``spec_text`` or by the configuration."""
     from exampleguard.report.tree import render_tree  # noqa: PLC0415
     from exampleguard.sources import SourceError  # noqa: PLC0415
-    from exampleguard.tree import load_tree, parse_tree_spec  # noqa: PLC0415
+    from exampleguard.tree import load_judged_tree, parse_tree_spec  # noqa: PLC0415
 
     root = Path.cwd()
     timeout = 60.0
+    paths: list[list[str]] = []
     if spec_text is None:
         try:
             config = load_config(config_path, root)
@@ -157,14 +158,19 @@ def show_tree(
             config.root,
             config.settings.tree_timeout,
         )
+        catalog_program, paths = _catalog_program(config)
         if program is None:
-            program = _catalog_program(config)
+            program = catalog_program
     try:
         spec = parse_tree_spec(spec_text, root)
     except ValueError as error:
         return _refuse("config-invalid", str(error))
     try:
-        loaded, _ = load_tree(spec, root=root, display=spec_text, timeout=timeout, program=program)
+        # The catalog's declared paths are probed, so the snapshot carries the aliases a group
+        # routes dynamically.
+        loaded = load_judged_tree(
+            spec, root=root, display=spec_text, timeout=timeout, program=program, paths=paths
+        ).tree
     except SourceError as error:
         return TextOutcome(unusable=[error.diagnostic])
     if as_json:
@@ -174,18 +180,18 @@ def show_tree(
     return TextOutcome(render_tree(loaded, color=color))
 
 
-def _catalog_program(config: Config) -> str | None:
+def _catalog_program(config: Config) -> tuple[str | None, list[list[str]]]:
     # The tree's own name for the program is a guess (a function or module name); the catalog
-    # knows what agents type.
+    # knows what agents type, and which command paths and aliases it declares.
     from exampleguard.catalog import load_catalog  # noqa: PLC0415
     from exampleguard.sources import SourceError  # noqa: PLC0415
 
     try:
-        return load_catalog(
-            config.catalog_path, config.display(config.catalog_path)
-        ).catalog.program
+        catalog = load_catalog(config.catalog_path, config.display(config.catalog_path)).catalog
     except SourceError:
-        return None
+        return None, []
+    paths = [list(words) for tool in catalog.tools for words in (tool.command, *tool.aliases)]
+    return catalog.program, paths
 
 
 def format_schema(kind: str) -> TextOutcome:

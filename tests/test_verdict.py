@@ -11,6 +11,9 @@ output format.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +159,8 @@ def test_examples_of_an_unbound_tool_fail_in_every_format(unbound: Path, output:
         assert "tool-unbound app.gone[0]" in result.stdout
     elif output == "junit":
         case = result.stdout.split('name="app.gone[0]"', 1)[1].split("</testcase>", 1)[0]
-        assert "<failure" in case and "tool-unbound" in case
+        assert "<failure" in case
+        assert "tool-unbound" in case
     else:
         sarif = json.loads(result.stdout)
         results = sarif["runs"][0]["results"]
@@ -167,16 +171,36 @@ def test_examples_of_an_unbound_tool_fail_in_every_format(unbound: Path, output:
 
 
 def test_examples_of_an_unbound_tool_fail_under_pytest(unbound: Path) -> None:
-    import subprocess
-    import sys
-
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--exampleguard", "-q", "-p", "no:cacheprovider"],
         cwd=unbound,
         capture_output=True,
         text=True,
         check=False,
-        env={**__import__("os").environ, "PYTHONPATH": str(unbound)},
+        env={**os.environ, "PYTHONPATH": str(unbound)},
     )
     assert "FAILED catalog.json::app.gone[0]" in result.stdout, result.stdout
     assert "FAILED catalog.json::app[0]" not in result.stdout, result.stdout
+
+
+def test_a_snapshot_of_a_live_tree_carries_the_routed_aliases_and_the_version(
+    dynamic: Path,
+) -> None:
+    result = run_cli(["tree", "--format", "json"], cwd=dynamic)
+    assert result.returncode == 0, result.stderr
+    snapshot = json.loads(result.stdout)
+    assert snapshot["framework"] == "click"
+    assert snapshot["framework_version"]
+    by_path = {tuple(c["path"]): c for c in snapshot["commands"]}
+    assert ["del"] in by_path[("delete",)]["aliases"]
+    assert ["tags", "remove"] in by_path[("tags", "delete")]["aliases"]
+    assert ("remote", "sync") in by_path
+    # Bound to that snapshot, the alias example passes with the model alone.
+    (dynamic / "tree.json").write_text(result.stdout, encoding="utf-8")
+    config = (dynamic / "exampleguard.toml").read_text(encoding="utf-8")
+    (dynamic / "exampleguard.toml").write_text(
+        config.replace('tree = "click:dynamic_app:cli"', 'tree = "tree.json"'), encoding="utf-8"
+    )
+    _, report = _validate(dynamic)
+    assert _codes(report, "notes.delete", 0) == []
+    assert _codes(report, "notes.sync", 0) == []
