@@ -441,32 +441,9 @@ class _ExampleChecker:
         for problem in problems:
             located(problem)
         arguments: dict[str, Any] | None = None
-        if (
-            verdict is not None
-            and verdict.accepted
-            and binding.node is not tool.node
-            and verdict.path == tool.path
-        ):
-            # The model did not reach the command the framework ran: judge by the framework's.
-            arguments = real
-            if real is not None and not any(d.is_error for d in diagnostics):
-                for mismatch in self.schemas.errors(tool, real):
-                    emit(
-                        "schema-mismatch",
-                        f"the arguments do not match {tool.id}'s argument schema: {mismatch}",
-                        hint=f"`exampleguard schema tool {tool.id}` prints the schema.",
-                    )
-            return self._result(
-                tool,
-                index,
-                command,
-                diagnostics,
-                words=words,
-                binding=binding,
-                validated=True,
-                arguments=arguments,
-            )
-        if binding.node is not None and binding.node is not tool.node:
+        # The framework ran the tool's command even where the model did not get there.
+        ran_tool = verdict is not None and verdict.accepted and verdict.path == tool.path
+        if binding.node is not None and binding.node is not tool.node and not ran_tool:
             other = binding.node.tool.id if binding.node.tool is not None else None
             shown = " ".join([self.contract.program, *binding.node.path])
             emit(
@@ -476,12 +453,16 @@ class _ExampleChecker:
                 + f" not '{' '.join([self.contract.program, *tool.path])}'",
                 hint="Move the example to the tool whose command it runs.",
             )
-        elif binding.node is not None:
-            arguments = real if real is not None else arguments_of(tool, binding)
-            for problem in self._rules(tool, binding, words, command):
-                located(problem)
-            if not binding.eager and not any(d.is_error for d in diagnostics):
-                # The independent check: an example the binder accepts must also satisfy the
+        elif binding.node is tool.node or ran_tool:
+            if binding.node is tool.node:
+                arguments = real if real is not None else arguments_of(tool, binding)
+                for problem in self._rules(tool, binding, words, command):
+                    located(problem)
+            else:
+                arguments = real
+            eager = binding.eager or (verdict is not None and verdict.eager)
+            if arguments is not None and not eager and not any(d.is_error for d in diagnostics):
+                # The independent check: an example the parser accepts must also satisfy the
                 # tool's strict argument schema; any disagreement is a defect of its own.
                 for mismatch in self.schemas.errors(tool, arguments):
                     emit(

@@ -15,22 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.project import run_cli
+from tests.support.project import app_project_files, run_cli
 
-CATALOG = {
-    "format": "exampleguard.catalog/v1",
-    "program": "app",
-    "tools": [{"id": "app", "command": [], "examples": [{"command": "app --x 1"}]}],
-}
-COUNTS = {
-    "format": "exampleguard.counts/v1",
-    "tools": 1,
-    "examples": 1,
-    "contract_validated": 1,
-    "dry_run_eligible": 0,
-    "dry_run_narrowed": 0,
-    "excluded": 0,
-}
+MODULE = "app_module"
 
 # A main() of the kind a formatter has: it rewrites the project's files and returns nothing.
 WRITES_FILES = """
@@ -84,12 +71,9 @@ def cli(x):
 
 
 def _project(root: Path, module: str, tree: str) -> dict[str, str]:
-    files = {
-        "exampleguard.toml": f'catalog = "catalog.json"\ntree = "{tree}"\ntree_timeout = 20\n',
-        "catalog.json": json.dumps(CATALOG),
-        "exampleguard-counts.json": json.dumps(COUNTS),
-        "app_module.py": module,
-    }
+    files = app_project_files(module=MODULE)
+    files[f"{MODULE}.py"] = module
+    files["exampleguard.toml"] = f'catalog = "catalog.json"\ntree = "{tree}"\ntree_timeout = 20\n'
     for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
     return files
