@@ -418,6 +418,10 @@ class _ExampleChecker:
             if words[0] == self.contract.program
             else None
         )
+        if verdict is not None and verdict.error == "PromptRequired":
+            # The framework would stop to prompt: its parse never finished. Prompts are
+            # exampleguard's stricter rule, which the rules stage reports.
+            verdict = None
         problems = list(binding.problems)
         real: dict[str, Any] | None = None
         if verdict is not None:

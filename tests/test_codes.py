@@ -52,7 +52,6 @@ SPEC_CODES = [
     "dryrun-failed",
     "dryrun-timeout",
     "isolation-unavailable",
-    "model-mismatch",
 ]
 
 # Codes that mean "the run could not be evaluated" (SPEC section 6: exit 2).

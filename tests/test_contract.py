@@ -599,8 +599,16 @@ def test_examples_of_an_unbound_tool_are_not_bound(tmp_path: Path) -> None:
     ]
     code, report = validate_examples(tmp_path, tools)
     assert code == 1
-    codes = [d["code"] for d in report["diagnostics"] if d["tool"] == "notes.export"]
-    assert codes == ["tool-unbound"], "reported once, on the tool"
+    on_tool = [
+        d["code"]
+        for d in report["diagnostics"]
+        if d["tool"] == "notes.export" and d["example"] is None
+    ]
+    assert on_tool == ["tool-unbound"], "reported once on the tool"
+    # ... and on each of its examples, which cannot be checked: nothing passes unchecked.
+    example = next(e for e in report["examples"] if e["tool"] == "notes.export")
+    assert example["ok"] is False
+    assert [d["code"] for d in example["diagnostics"]] == ["tool-unbound"]
 
 
 def test_a_live_click_tree_binds_like_its_snapshot(tmp_path: Path) -> None:
