@@ -9,7 +9,7 @@ nothing about catalogs or examples and uses the standard library only.
 """
 
 from sandbox._backends import probe_backends, select_backend
-from sandbox._bubblewrap import RUN_UID, probe_host
+from sandbox._bubblewrap import probe_host
 from sandbox._env import (
     CREDENTIAL_PATTERNS,
     HOOK_PATTERNS,
@@ -20,6 +20,7 @@ from sandbox._env import (
 )
 from sandbox._registry import ProcessRegistry, kill_all
 from sandbox._run import run
+from sandbox._runuid import RUN_UID, RUN_UIDS
 from sandbox._types import (
     CONTRACT_GUARANTEES,
     MAX_OUTPUT_BYTES,
@@ -42,6 +43,7 @@ __all__ = [
     "HOOK_PATTERNS",
     "MAX_OUTPUT_BYTES",
     "RUN_UID",
+    "RUN_UIDS",
     "BackendReport",
     "BwrapCandidate",
     "CredentialEnvError",

@@ -20,7 +20,6 @@ from sandbox._types import Guarantee, Isolation, Policy, Status
 
 if TYPE_CHECKING:
     from sandbox._host import HostInfo
-    from sandbox._limits import RunCgroup
     from sandbox._process import Execution
     from sandbox._workdir import WorkDir
 
@@ -60,6 +59,8 @@ class Request:
     """``argv[0]`` resolved on the run's PATH."""
     source: Mapping[str, str]
     """The environment the run's was built from (its HOME is one of the homes to mask)."""
+    run_uid: int | None = None
+    """The uid (and gid) leased for a root caller's run (see ``_runuid``); None otherwise."""
 
 
 @dataclass
@@ -75,20 +76,24 @@ class Launch:
     cwd: Path
     guarantees: frozenset[Guarantee]
     pass_fds: tuple[int, ...] = ()
+    user: int | None = None
+    """The uid (and gid, with no supplementary groups) the backend process is started as."""
     status_fd: int | None = None
     """A pipe on which the backend reports its child's pid and exit (bubblewrap's JSON)."""
     report_fd: int | None = None
     """A pipe on which the sandbox's own process reports how the run ended."""
     control_fd: int | None = None
-    """A pipe the sandbox's own process waits on until the caller has put it into ``cgroups``,
-    and whose end tells it that the caller is gone."""
-    cgroups: list[RunCgroup] = field(default_factory=list)
+    """A pipe the caller holds open until the run is over: its end tells the sandbox's own
+    process that the caller is gone, and nothing may go on."""
     bound: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()
     child_is_init: bool = False
     """The backend forks the namespace's init as its only child (util-linux unshare --fork)."""
     kill_group_on_exit: bool = False
     """Whatever stayed in the backend's process group dies with it (no PID namespace does it)."""
+    sweep_uid: int | None = None
+    """A uid the run has alone, without a PID namespace: every process of it is killed when the
+    run ends, which kills the whole tree (setsid() daemons included)."""
     _close_after_spawn: list[int] = field(default_factory=list)
 
     def spawned(self) -> None:
@@ -107,26 +112,6 @@ class Launch:
                 with contextlib.suppress(OSError):
                     os.close(fd)
                 setattr(self, name, None)
-        for cgroup in self.cgroups:
-            cgroup.remove()
-        self.cgroups = []
-
-    def started(self, init: int) -> None:
-        """Put the backend's init (host pid) into the run's cgroups, then let it go on.
-
-        OSError if a cgroup refuses it; the init then sees the pipe closed and starts nothing.
-        The pipe stays open until :meth:`release`.
-        """
-        try:
-            for cgroup in self.cgroups:
-                cgroup.add(init)
-        except OSError:
-            if self.control_fd is not None:
-                os.close(self.control_fd)
-                self.control_fd = None
-            raise
-        if self.control_fd is not None:
-            os.write(self.control_fd, b"g")
 
 
 class Backend(Protocol):
@@ -173,6 +158,7 @@ EXEC_FAILURES = (
     b"sandbox: execvp ",
     b"unshare: failed to execute ",
     b"prlimit: failed to execute ",
+    b"setpriv: failed to execute ",
 )
 
 

@@ -8,7 +8,8 @@ exit status (see ``_stage``).
 
 A root caller's run is never host uid 0: bubblewrap then runs without a user namespace (as root
 it needs none to mount), keeps only the capabilities the stage needs to hand the work dir over
-and drop to :data:`RUN_UID`, and the stage drops them all before the run starts. An unprivileged
+and drop to the uid leased for the run (one of :data:`RUN_UIDS`, see ``_runuid``), and the
+stage drops them all before the run starts. An unprivileged
 caller's bubblewrap uses a user namespace as usual.
 
 The binary: a ``bwrap`` on PATH (distribution-maintained) is preferred; the one shipped by the
@@ -41,9 +42,9 @@ from sandbox._backend import (
     signal_name,
 )
 from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
-from sandbox._limits import MEMORY_HEADROOM, RunCgroup, memory_limits, pids_limits
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
+from sandbox._runuid import RUN_UID, check_reachable, lease_uid
 from sandbox._seccomp import syscall_filter
 from sandbox._types import (
     CONTRACT_GUARANTEES,
@@ -59,13 +60,6 @@ from sandbox._types import (
 from sandbox._workdir import LAYOUT, in_sandbox_work_dir
 
 G = Guarantee
-
-RUN_UID = 1_879_113_728
-"""The host uid (and gid) a root caller's runs execute as: 0x70010000, just above the range
-systemd-nspawn hands to containers (up to 0x6FFFFFFF) and far from login and subordinate uids.
-It must not be in the password database; it owns nothing on the host, and every run sees only
-its own work dir, so runs sharing it cannot reach each other."""
-RUN_GID = RUN_UID
 
 _HELPER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
 """bubblewrap's own environment: fixed, never the caller's (the run's comes through --setenv)."""
@@ -99,7 +93,7 @@ class BubblewrapProbe(Probe):
 
     version: str | None = None
     privileged: bool = False
-    """Root caller: bwrap without a user namespace, the stage drops to RUN_UID."""
+    """Root caller: bwrap without a user namespace, the stage drops to the run's leased uid."""
     disable_userns: bool = False
     landlock_abi: int = 0
     python: str = ""
@@ -143,8 +137,6 @@ class Bubblewrap:
             python=python,
             python_prefix=prefix,
         )
-        if host.euid == 0 and _uid_taken(RUN_UID):
-            return replace(base, detail=f"the sandbox uid {RUN_UID} is in the password database")
         paths = [p for p in (host.which("bwrap"), wheel_bwrap()) if p is not None]
         unique = list(dict.fromkeys(os.path.realpath(p) for p in paths))
         if not unique:
@@ -187,9 +179,9 @@ class Bubblewrap:
         assert isinstance(probe, BubblewrapProbe)
         held = set(_BASE)
         held |= {g for g, abi in _LANDLOCK_MIN_ABI.items() if probe.landlock_abi >= abi}
-        # The stage sets RLIMIT_AS and (without a pids cgroup) RLIMIT_NPROC, which the run has
-        # no capability to raise; a root caller's run is also in memory and pids cgroups where
-        # the host delegates them.
+        # The stage sets RLIMIT_AS and RLIMIT_NPROC, which the run has no capability to raise.
+        # RLIMIT_NPROC binds: the run is never root, and a root caller's run has a uid of its
+        # own, so the count is the run's alone.
         if memory:
             held.add(G.MEMORY_LIMIT)
         if processes:
@@ -234,14 +226,6 @@ def _parse_report(data: bytes) -> dict[str, str]:
     return found
 
 
-def _uid_taken(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-    except KeyError:
-        return False
-    return True
-
-
 def _version(bwrap: str) -> str | None:
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         done = subprocess.run(
@@ -265,11 +249,20 @@ def _trial(probe: BubblewrapProbe) -> str | None:
     policy = Policy(argv=("true",), limits=Limits(timeout_s=20), source_env=_HELPER_ENV)
     work = in_sandbox_work_dir()
     env = {**_HELPER_ENV, **work.env_dirs()}
-    launch = _build(probe, Request(policy, work, env, "/bin/true", _HELPER_ENV))
     try:
-        execution = execute(launch, policy.limits, None, ProcessRegistry())
+        lease = lease_uid() if probe.privileged else None
+    except OSError as exc:
+        return f"no uid to run as: {exc}"
+    try:
+        uid = lease.uid if lease is not None else None
+        launch = _build(probe, Request(policy, work, env, "/bin/true", _HELPER_ENV, uid))
+        try:
+            execution = execute(launch, policy.limits, None, ProcessRegistry())
+        finally:
+            launch.release()
     finally:
-        launch.release()
+        if lease is not None:
+            lease.release()
     verdict = Bubblewrap().interpret(execution, 0)
     if verdict.status is not Status.PASSED:
         stderr = first_line(execution.stderr).decode("utf-8", "replace")
@@ -283,7 +276,6 @@ def _trial(probe: BubblewrapProbe) -> str | None:
 def _build(probe: BubblewrapProbe, request: Request) -> Launch:
     assert probe.executable is not None
     policy, work, limits = request.policy, request.work, request.policy.limits
-    host = probe.host
     guarantees = Bubblewrap().guarantees(
         probe, memory=limits.memory_mb is not None, processes=limits.max_processes is not None
     )
@@ -293,11 +285,16 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
         # The policy asked for a whole home (as project dir): say so.
         guarantees -= {G.HOME_MASKED}
     if probe.privileged:
-        _check_readable_by_others(policy, request.executable, [*homes, str(_TMP)])
+        assert request.run_uid is not None
+        needed = [(Path(request.executable), "program")]
+        if policy.project_dir is not None:
+            needed.append((policy.project_dir, "project dir"))
+        bound_below = tuple(Path(p) for p in [*homes, str(_TMP)])
+        check_reachable(needed, request.run_uid, bound_below=bound_below)
     disk = limits.disk_mb * 1024 * 1024
-    if limits.memory_mb is not None and host.memory_cgroup is None:
-        # Without a memory cgroup, in-memory files are not charged anywhere: the three writable
-        # file systems together stay within the memory limit.
+    if limits.memory_mb is not None:
+        # In-memory files are charged to no process's address space: the three writable file
+        # systems together stay within the memory limit.
         disk = min(disk, limits.memory_mb * 1024 * 1024 // 3)
     status_read, status_write = os.pipe()
     report_read, report_write = os.pipe()
@@ -354,11 +351,15 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
         for name, value in request.env.items():
             argv += ["--setenv", name, value]
         if probe.privileged:
-            stage += [f"uid={RUN_UID}", f"gid={RUN_GID}"]
-        stage += _cgroups(launch, host, limits, pass_fds)
+            stage += [f"uid={request.run_uid}", f"gid={request.run_uid}"]
+        control_read, control_write = os.pipe()
+        launch._close_after_spawn.append(control_read)
+        launch.control_fd = control_write
+        pass_fds.append(control_read)
+        stage.append(f"control={control_read}")
         if limits.memory_mb is not None:
             stage.append(f"memory={limits.memory_mb * 1024 * 1024}")
-        if limits.max_processes is not None and not any(c for c in launch.cgroups if c.pids):
+        if limits.max_processes is not None:
             # The stage and the run share the count: the stage is one more task.
             stage.append(f"nproc={limits.max_processes + 1}")
         if probe.landlock_abi > 0:
@@ -374,22 +375,6 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
     return launch
 
 
-def _cgroups(launch: Launch, host: HostInfo, limits: Limits, pass_fds: list[int]) -> list[str]:
-    """Make the run's cgroups (root caller) and the control pipe the stage waits on."""
-    made: list[RunCgroup] = []
-    if host.pids_cgroup is not None and limits.max_processes is not None:
-        made.append(RunCgroup(host.pids_cgroup, pids_limits(limits.max_processes + 1), True))
-    if host.memory_cgroup is not None and limits.memory_mb is not None:
-        cap = limits.memory_mb * 1024 * 1024 + MEMORY_HEADROOM
-        made.append(RunCgroup(host.memory_cgroup, memory_limits(cap), False))
-    launch.cgroups = made
-    control_read, control_write = os.pipe()
-    launch._close_after_spawn.append(control_read)
-    launch.control_fd = control_write
-    pass_fds.append(control_read)
-    return [f"control={control_read}"]
-
-
 def _parents(path: Path, tops: list[Path], made: set[Path]) -> list[str]:
     """``--dir`` words (mode 0755) for the directories between a masking mount and ``path``."""
     top = next((t for t in tops if t in path.parents), None)
@@ -401,33 +386,6 @@ def _parents(path: Path, tops: list[Path], made: set[Path]) -> list[str]:
             made.add(parent)
             words += ["--perms", "0755", "--dir", str(parent)]
     return words
-
-
-def _check_readable_by_others(policy: Policy, executable: str, tops: list[str]) -> None:
-    """Refuse (OSError) a root caller's run whose program or project another uid cannot read.
-
-    The run executes as RUN_UID, so it reads only what any user may; saying so here beats a
-    run that fails for want of its own files. Parents inside a masked home or the private /tmp
-    are the sandbox's own (0755); elsewhere every parent must be searchable by others.
-    """
-    wanted = [(Path(executable), 0o005 if os.access(executable, os.X_OK) else 0o004)]
-    if policy.project_dir is not None:
-        wanted.append((policy.project_dir, 0o005))
-    for path, bits in wanted:
-        real = path.resolve()
-        top = next((Path(t) for t in tops if Path(t) in real.parents), None)
-        # Bound back below a masked home or /tmp, its parents are the sandbox's own.
-        parents = [] if top is not None else list(real.parents)
-        for candidate, need in [(real, bits), *((p, 0o001) for p in parents)]:
-            try:
-                mode = candidate.stat().st_mode
-            except OSError:
-                continue
-            if mode & need != need:
-                raise OSError(
-                    f"{candidate} is not readable by the sandbox uid {RUN_UID} (mode "
-                    f"{oct(mode & 0o777)}): a root caller's run reads only what every user may"
-                )
 
 
 def _tmpfs(path: str, size: int, perms: str) -> list[str]:

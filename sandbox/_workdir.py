@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox._limits import pid_alive
+from sandbox._runuid import RUN_UIDS
 from sandbox._stage import StageError, copy_fixtures
 from sandbox._types import Limits
 
@@ -130,28 +131,36 @@ def _kind(mode: int) -> str:
 def sweep_leftovers(parent: Path) -> None:
     """Remove the work dirs that this user's dead callers left in ``parent``.
 
-    Only directories (never a symlink) named like ours, owned by this user, whose maker is
-    dead are removed.
+    Only directories (never a symlink) named like ours, owned by this user (for root: or by
+    a run's leased uid, to which root hands its runs' work dirs), whose maker is dead are
+    removed.
     """
+    euid = os.geteuid()
     with contextlib.suppress(OSError), os.scandir(parent) as entries:
         for entry in entries:
             found = _RUN_DIR.match(entry.name)
             if found is None or not entry.is_dir(follow_symlinks=False):
                 continue
-            if entry.stat(follow_symlinks=False).st_uid != os.geteuid():
+            owner = entry.stat(follow_symlinks=False).st_uid
+            if owner != euid and not (euid == 0 and owner in RUN_UIDS):
                 continue
             if not pid_alive(int(found.group(1))):
                 remove_work_dir(Path(entry.path))
 
 
 def create_work_dir(
-    fixtures: Path | None, *, limits: Limits | None = None, deadline: float | None = None
+    fixtures: Path | None,
+    *,
+    limits: Limits | None = None,
+    deadline: float | None = None,
+    owner: int | None = None,
 ) -> WorkDir:
     """Create a fresh host work dir (0700) and copy the fixtures' contents into it.
 
-    The copy is bounded by the limits and by ``deadline`` (a ``time.monotonic`` value). Raises
-    OSError (or :class:`FixtureError`) when it cannot be made; the half-made directory is
-    removed first.
+    The copy is bounded by the limits and by ``deadline`` (a ``time.monotonic`` value). With
+    ``owner`` (a root caller's run uid) the whole tree is handed to that uid and group once it
+    is complete. Raises OSError (or :class:`FixtureError`) when it cannot be made; the
+    half-made directory is removed first.
     """
     limits = limits or Limits()
     parent = Path(tempfile.gettempdir())
@@ -178,22 +187,38 @@ def create_work_dir(
                     raise
         # Whatever modes the fixtures carried, the work dir stays private.
         path.chmod(0o700)
+        if owner is not None:
+            _hand_over(path, owner)
     except BaseException:
         remove_work_dir(path)
         raise
     return WorkDir(path)
 
 
+def _hand_over(top: Path, owner: int) -> None:
+    """Give the work dir's tree (ours alone so far: 0700, nothing running) to ``owner``."""
+    for directory, subdirs, files in os.walk(top):
+        for name in (*subdirs, *files):
+            os.chown(Path(directory, name), owner, owner, follow_symlinks=False)
+    os.chown(top, owner, owner, follow_symlinks=False)
+
+
 def remove_work_dir(path: Path) -> None:
-    """Remove a work dir, including what the run made unreadable or unwritable inside it."""
+    """Remove a work dir, including what the run made unreadable or unwritable inside it.
+
+    shutil.rmtree never follows a symlink the run planted (it walks by descriptors). Only an
+    unprivileged caller needs to restore rights the run took away; root needs none and never
+    changes a mode here, so no path swapped in by a surviving process can steer a chmod.
+    """
 
     def make_removable(func: Callable[..., object], failed: str, _exc: object) -> None:
         # A run may chmod its own dirs to 000: give the owner its rights back and retry; a
-        # later pass removes what this one could not list.
-        for target in (Path(failed).parent, Path(failed)):
-            if not target.is_symlink():
+        # later pass removes what this one could not list. By descriptor, never through a
+        # symlink: O_NOFOLLOW refuses a link in the last step, O_DIRECTORY anything but a dir.
+        if os.geteuid() != 0:
+            for target in (Path(failed).parent, Path(failed)):
                 with contextlib.suppress(OSError):
-                    target.chmod(stat.S_IRWXU)
+                    _chmod_dir_no_follow(target)
         with contextlib.suppress(OSError):
             func(failed)
 
@@ -204,6 +229,15 @@ def remove_work_dir(path: Path) -> None:
             shutil.rmtree(path, onexc=make_removable)
         else:
             shutil.rmtree(path, onerror=make_removable)
+
+
+def _chmod_dir_no_follow(path: Path) -> None:
+    fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        # An O_PATH descriptor cannot be fchmod()ed; its /proc link names that very inode.
+        Path(f"/proc/self/fd/{fd}").chmod(stat.S_IRWXU)
+    finally:
+        os.close(fd)
 
 
 def deadline_after(seconds: float) -> float:

@@ -2,7 +2,7 @@
 
 The suite runs this with ``setpriv --reuid 65534`` so that the bubblewrap backend is exercised
 by an unprivileged caller too. Argument: a JSON spec with ``argv``, ``project_dir``,
-``probe_dir``, ``source_env`` and optional ``limits`` and ``fixtures``.
+``probe_dir``, ``source_env`` and optional ``limits``, ``fixtures`` and ``isolation``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def main(argv: list[str]) -> int:
         source_env=spec["source_env"],
         limits=sandbox.Limits(**spec.get("limits", {})),
         fixtures=Path(spec["fixtures"]) if "fixtures" in spec else None,
+        isolation=sandbox.Isolation(spec.get("isolation", "auto")),
     )
     outcome = sandbox.run(policy)
     print(json.dumps(dataclasses.asdict(outcome)))

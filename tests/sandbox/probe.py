@@ -16,12 +16,16 @@ Modes:
 - ``fork``: try to start ``config["count"]`` sleeping children; print how many started.
 - ``crash``: dereference a null pointer.
 - ``fill``: write ``config["mb"]`` MiB into each of ``config["places"]``; print how much each took.
+- ``fds``: print the descriptors it inherited.
+- ``victim``: leave secrets in the work dir, $TMPDIR, /tmp and /dev/shm, print ``ready``, linger.
+- ``attack_sibling``: try to reach a ``victim`` run (``config["sibling"]``); one verdict each.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import signal
@@ -201,6 +205,15 @@ def setuid_in_work_dir(cfg: dict[str, Any]) -> tuple[bool, str]:
     return setuid and "nosuid" not in options.split(","), f"setuid file on a mount with {options}"
 
 
+def setuid_root_file(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Make a setuid-root file where any local user could run it (the work dir on the host)."""
+    target = Path.cwd() / f"setuid-root-{cfg['token']}"
+    target.write_bytes(b"#!/bin/sh\n")
+    target.chmod(0o4755)
+    info = target.stat()
+    return info.st_uid == 0 and bool(info.st_mode & 0o4000), f"setuid file of uid {info.st_uid}"
+
+
 def unix_raw_socketpair(cfg: dict[str, Any]) -> tuple[bool, str]:
     """SOCK_RAW unix pairs are datagram pairs in disguise: sendto() reaches a socket file."""
     left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
@@ -274,6 +287,9 @@ def tcp_bind(cfg: dict[str, Any]) -> tuple[bool, str]:
 def signal_parent(cfg: dict[str, Any]) -> tuple[bool, str]:
     """Signal 0 (no effect) to the parent: outside the sandbox, another process's business."""
     parent = os.getppid()
+    if parent == 0:
+        # kill(0) would signal our own process group: the parent is outside this namespace.
+        return False, "the parent is outside this PID namespace"
     os.kill(parent, 0)
     return True, f"may signal its parent {parent}"
 
@@ -321,6 +337,7 @@ ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
         signal_parent,
         locale_credential,
         loader_env,
+        setuid_root_file,
     )
 }
 
@@ -329,6 +346,80 @@ def attempts(cfg: dict[str, Any]) -> None:
     for name in cfg["attempts"]:
         try:
             escaped, detail = ATTEMPTS[name](cfg)
+        except Exception as exc:
+            escaped, detail = False, f"{type(exc).__name__}: {exc}"
+        print(json.dumps({"attempt": name, "escaped": escaped, "detail": detail}), flush=True)
+
+
+def fds(cfg: dict[str, Any]) -> None:
+    """Print the descriptors this process inherited, as a JSON list (the listing's excluded)."""
+    entries = list(Path("/proc/self/fd").iterdir())
+    targets = {}
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            targets[int(entry.name)] = str(entry.readlink())
+    # The listing's own descriptor is gone by now: it is the one whose link no longer reads.
+    found = sorted(targets)
+    print(json.dumps({"fds": found, "targets": targets}), flush=True)
+
+
+def victim(cfg: dict[str, Any]) -> None:
+    """Leave secrets where a run keeps its files, then wait to be looked at.
+
+    In the work dir, in $TMPDIR, in /tmp and in /dev/shm, each with the default modes a
+    program gets; then print ``ready`` and sleep ``linger`` seconds.
+    """
+    secret = cfg["secret"]
+    places = {
+        "work_dir": Path.cwd() / "victim-secret.txt",
+        "tmpdir": Path(os.environ.get("TMPDIR", "/tmp")) / "victim-secret.txt",
+        "tmp": Path("/tmp") / f"victim-{cfg['token']}",
+        "dev_shm": Path("/dev/shm") / f"victim-{cfg['token']}",
+    }
+    for path in places.values():
+        with contextlib.suppress(OSError):
+            path.write_text(secret, encoding="utf-8")
+    print("ready", flush=True)
+    time.sleep(cfg.get("linger", 30))
+
+
+def attack_sibling(cfg: dict[str, Any]) -> None:
+    """Reach another live run: its files, its /proc entries, signals and ptrace.
+
+    ``cfg["sibling"]`` gives the victim's host pid and the paths its files have on the host.
+    Prints one verdict per attempt, like ``attempts``.
+    """
+    sibling = cfg["sibling"]
+    pid = sibling["pid"]
+
+    def read(path: str) -> tuple[bool, str]:
+        return Path(path).read_text(encoding="utf-8") == cfg["secret"], f"read {path}"
+
+    def signal_it() -> tuple[bool, str]:
+        os.kill(pid, 0)
+        return True, f"may signal {pid}"
+
+    def environ() -> tuple[bool, str]:
+        data = Path(f"/proc/{pid}/environ").read_bytes()
+        return bool(data), f"read /proc/{pid}/environ"
+
+    def trace() -> tuple[bool, str]:
+        import platform
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        number = _PTRACE[platform.machine()]
+        if libc.syscall(number, _PTRACE_SEIZE, pid, 0, 0) == 0:
+            libc.syscall(number, _PTRACE_DETACH, pid, 0, 0)
+            return True, f"attached to {pid}"
+        return False, f"ptrace: {os.strerror(ctypes.get_errno())}"
+
+    checks: dict[str, Callable[[], tuple[bool, str]]] = {
+        f"sibling_{name}": functools.partial(read, path) for name, path in sibling["files"].items()
+    }
+    checks.update(sibling_signal=signal_it, sibling_environ=environ, sibling_ptrace=trace)
+    for name, check in checks.items():
+        try:
+            escaped, detail = check()
         except Exception as exc:
             escaped, detail = False, f"{type(exc).__name__}: {exc}"
         print(json.dumps({"attempt": name, "escaped": escaped, "detail": detail}), flush=True)
@@ -418,7 +509,20 @@ def fill(cfg: dict[str, Any]) -> None:
 
 
 MODES: dict[str, Callable[[dict[str, Any]], None]] = {
-    fn.__name__: fn for fn in (attempts, grandchild, sleep, flood, alloc, fork, crash, fill)
+    fn.__name__: fn
+    for fn in (
+        attempts,
+        grandchild,
+        sleep,
+        flood,
+        alloc,
+        fork,
+        crash,
+        fill,
+        fds,
+        victim,
+        attack_sibling,
+    )
 }
 
 if __name__ == "__main__":

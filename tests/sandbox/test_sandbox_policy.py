@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sbx_support import PROBE, needs_bwrap, needs_unshare, unshare_only_path
+from sbx_support import PROBE, World, needs_bwrap, needs_unshare, unshare_only_path
 
 import sandbox
 import sandbox._backend
@@ -57,6 +57,7 @@ def test_the_public_surface() -> None:
             "Policy",
             "ProcessRegistry",
             "RUN_UID",
+            "RUN_UIDS",
             "Status",
             "check_fixtures",
             "check_pass_env",
@@ -330,16 +331,18 @@ def _probe(backend: str, **changes: object) -> sandbox._backend.Probe:
         ("bwrap", {"landlock_abi": 3}, {G.LANDLOCK_FS}, {G.LANDLOCK_NET, G.LANDLOCK_SCOPE}),
         ("bwrap", {"landlock_abi": 5}, {G.LANDLOCK_NET}, {G.LANDLOCK_SCOPE}),
         ("bwrap", {"landlock_abi": 0}, set(), set(sandbox._types.LANDLOCK_GUARANTEES)),
+        # A root caller's run is its own uid: never root, and its RLIMIT_NPROC binds.
         (
             "unshare",
             {},
-            {G.MEMORY_LIMIT, G.TRUSTED_EXIT_STATUS},
-            {G.PROCESS_LIMIT, G.NOT_HOST_ROOT},
+            {G.MEMORY_LIMIT, G.TRUSTED_EXIT_STATUS, G.PROCESS_LIMIT, G.NOT_HOST_ROOT},
+            set(),
         ),
         ("unshare", {"euid": 1000}, {G.PROCESS_LIMIT, G.NOT_HOST_ROOT}, set()),
+        ("unshare", {"prlimit": None}, {G.NOT_HOST_ROOT}, {G.PROCESS_LIMIT, G.MEMORY_LIMIT}),
         ("unshare", {"full": False}, set(), {G.TREE_KILLED, G.TRUSTED_EXIT_STATUS}),
         ("unshare", {}, set(), {G.SYSCALL_FILTER, G.DISK_LIMIT, G.LANDLOCK_FS, G.READ_ONLY_ROOT}),
-        ("env", {}, set(), {G.MEMORY_LIMIT, G.PROCESS_LIMIT, G.NOT_HOST_ROOT}),
+        ("env", {}, {G.MEMORY_LIMIT, G.PROCESS_LIMIT, G.NOT_HOST_ROOT}, {G.NO_CAPABILITIES}),
         ("env", {"euid": 1000}, {G.MEMORY_LIMIT, G.PROCESS_LIMIT, G.NOT_HOST_ROOT}, set()),
     ],
 )
@@ -549,8 +552,9 @@ def test_the_fixtures_copy_is_bounded(tmp_path: Path) -> None:
 
 
 @needs_unshare
-def test_a_required_guarantee_that_the_backend_lacks_fails_closed(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
+def test_a_required_guarantee_that_the_backend_lacks_fails_closed(world: World) -> None:
+    # Where the run's uid may write (a root caller's run is not root).
+    marker = world.outside / "ran"
     policy = Policy(
         argv=("/bin/sh", "-c", f"touch {marker}"),
         isolation=Isolation.UNSHARE,

@@ -18,7 +18,7 @@ from sbx_support import (
     REPO,
     RssSampler,
     World,
-    interpreter_readable,
+    driver_spec,
     needs_bwrap,
     needs_root,
     needs_unshare,
@@ -181,13 +181,19 @@ def test_process_limit_for_a_non_root_caller(world: World) -> None:
     assert int(outcome["stdout"]) < 16
 
 
-@needs_unshare
 @needs_root
-def test_unshare_does_not_claim_a_process_limit_for_root(world: World, tmp_path: Path) -> None:
-    # Host root is exempt from RLIMIT_NPROC and a pids cgroup would not hold without mounts.
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_process_limit_binds_a_root_caller_s_run(
+    backend: str, world: World, tmp_path: Path
+) -> None:
+    # Host root is exempt from RLIMIT_NPROC; the run's leased uid is not, and counts it alone.
     argv = probe_argv("fork", world.config([], count=8))
-    outcome = _run("unshare", world, tmp_path, argv, limits=Limits(max_processes=4))
-    assert Guarantee.PROCESS_LIMIT in outcome.not_guaranteed
+    free = _run(backend, world, tmp_path, argv)
+    assert (free.status, free.stdout.strip()) == (Status.PASSED, "8"), free.stderr
+    outcome = _run(backend, world, tmp_path, argv, limits=Limits(max_processes=4))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert Guarantee.PROCESS_LIMIT in outcome.guarantees
+    assert int(outcome.stdout) < 4
 
 
 def _start(
@@ -296,12 +302,7 @@ def test_the_work_dir_is_removed_even_when_the_run_locks_it(world: World) -> Non
 
 def _driver(world: World, jobs: int, per_run: int = 4, **extra: object) -> subprocess.Popen[bytes]:
     """Start interrupt_driver.py with ``jobs`` sleeping runs; return once all are running."""
-    spec = {
-        "argv": probe_argv("sleep", world.config([])),
-        "readable": [str(p) for p in interpreter_readable()],
-        "jobs": jobs,
-        **extra,
-    }
+    spec = driver_spec(world, "sleep", jobs=jobs, **extra)
     driver = subprocess.Popen(
         [sys.executable, str(PROBE.with_name("interrupt_driver.py")), json.dumps(spec)],
         # The driver's work dirs go to the world's temp dir: a SIGKILLed driver cannot remove them.
