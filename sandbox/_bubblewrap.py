@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import marshal
 import os
 import pwd
 import subprocess
@@ -366,7 +367,14 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
             stage.append(f"landlock={probe.landlock_abi}")
             stage += [f"write={p}" for p in (work.path, "/tmp", "/dev/shm")]
         stage += [f"dir={d}" for d in LAYOUT]
-        argv += ["--", probe.python, "-I", "-S", "-c", stage_source(), *stage, "--"]
+        code_read, code_write = os.pipe()
+        launch._close_after_spawn.append(code_read)
+        # Some 20 KB, far below a pipe's capacity: written whole before the spawn.
+        os.write(code_write, stage_code())
+        os.close(code_write)
+        pass_fds.append(code_read)
+        loader = stage_loader(code_read)
+        argv += ["--", probe.python, "-I", "-S", "-c", loader, *stage, "--"]
         launch.argv = [*argv, *policy.argv]
         launch.pass_fds = tuple(pass_fds)
     except BaseException:
@@ -393,9 +401,20 @@ def _tmpfs(path: str, size: int, perms: str) -> list[str]:
 
 
 @functools.cache
-def stage_source() -> str:
-    """The source of the sandbox's own process, read once."""
-    return Path(__file__).with_name("_stage.py").read_text(encoding="utf-8")
+def stage_code() -> bytes:
+    """The sandbox's own process, compiled (docstrings and asserts stripped) and marshalled once.
+
+    The stage runs in the interpreter that runs this module (``probe.python``), so the
+    marshal format is that interpreter's.
+    """
+    source = Path(__file__).with_name("_stage.py").read_text(encoding="utf-8")
+    code = compile(source, "sandbox-stage", "exec", dont_inherit=True, optimize=2)
+    return marshal.dumps(code)
+
+
+def stage_loader(fd: int) -> str:
+    """The ``-c`` program that runs the stage's code read from pipe ``fd`` as ``__main__``."""
+    return f"import marshal;exec(marshal.loads(open({fd},'rb').read()))"
 
 
 @functools.cache

@@ -1,8 +1,11 @@
 """The sandbox's own process inside bubblewrap: it prepares the run, starts it, reports its end.
 
 bubblewrap starts this as the PID namespace's pid 1 (``--as-pid-1``), under the seccomp filter,
-with ``python -I -S -c SOURCE``, so that it needs nothing but the interpreter. It never imports
-anything outside the standard library. In order it:
+with ``python -I -S -c LOADER``: the loader reads this module's code, compiled and marshalled
+once by the caller, from a pipe (see ``_bubblewrap.stage_loader``), so that a run pays for
+neither reading nor compiling it. It imports nothing beyond what the interpreter's own start
+has loaded but ``_ctypes`` (not even ``os``: ``posix`` is what it wraps); every millisecond here
+is paid by every run. In order it:
 
 1. makes itself undumpable: the run, with the same uid, can then neither ptrace it nor open its
    ``/proc/1/mem`` or ``/proc/1/fd`` (with seccomp refusing ``ptrace`` and Landlock's ptrace
@@ -22,13 +25,18 @@ Every failure before the exec is written to the report as ``error ...``; the cal
 the run as not started (or crashed) instead of guessing.
 """
 
-from __future__ import annotations
-
-import os
-import resource
-import stat
+# No "from __future__ import annotations": it is an import at run time too. The annotations
+# below evaluate on 3.11 as they are.
+import posix
 import sys
-import time
+
+# Not the os module: the interpreter's start does not load it, and it would bring four more
+# modules into every run; posix is what it wraps.
+os = posix
+_O_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+_S_IFMT = 0o170000
+_S_IFDIR = 0o040000
+_S_IFREG = 0o100000
 
 # Not typing.TYPE_CHECKING: importing typing would cost every run's start-up.
 TYPE_CHECKING = False
@@ -41,6 +49,10 @@ _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _SIGKILL = 9
 _CAP_LAST = 63
+# sys/resource.h, the same on every architecture this package supports.
+_RLIMIT_CORE = 4
+_RLIMIT_NPROC = 6
+_RLIMIT_AS = 9
 
 # Landlock (linux/landlock.h).
 _SYS_CREATE_RULESET = 444
@@ -64,7 +76,7 @@ class StageError(Exception):
 
 
 class Libc:
-    """``syscall`` and ``prctl`` of the C library, through ``_ctypes`` alone.
+    """``syscall``, ``prctl`` and ``prlimit`` of the C library, through ``_ctypes`` alone.
 
     The ``ctypes`` package costs milliseconds to import in every run; its C core does not.
     Integers go as C ints and ``bytes`` as pointers, which is all Landlock and prctl take.
@@ -88,7 +100,8 @@ class Libc:
             _handle = core.dlopen(None)
 
         self._get_errno = core.get_errno
-        self._functions = {name: _Function((name, _Library)) for name in ("syscall", "prctl")}
+        names = ("syscall", "prctl", "prlimit")
+        self._functions = {name: _Function((name, _Library)) for name in names}
 
     def call(self, name: str, *args: int | bytes | None) -> int:
         """Call ``name``; a negative result raises StageError with the errno's text."""
@@ -96,6 +109,14 @@ class Libc:
         if result < 0:
             raise StageError(f"{name}{args[:1]}: {os.strerror(self._get_errno())}")
         return result
+
+
+def _exists(path: str) -> bool:
+    try:
+        os.stat(path)
+    except OSError:
+        return False
+    return True
 
 
 def _fs_rights(abi: int) -> int:
@@ -120,7 +141,7 @@ def landlock_ruleset(libc: Libc, abi: int, writable: list[str]) -> tuple[int, li
     read_only = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
     device = _FS_READ_FILE | _FS_WRITE_FILE | (handled_fs & (_FS_TRUNCATE | _FS_IOCTL_DEV))
     rules = [("/", read_only), *((p, handled_fs) for p in writable)]
-    rules += [(d, device) for d in _DEVICES if os.path.exists(d)]
+    rules += [(d, device) for d in _DEVICES if _exists(d)]
     for path, rights in rules:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         try:
@@ -137,43 +158,94 @@ def copy_fixtures(
 ) -> None:
     """Copy a tree of regular files and directories; refuse anything else, too much, too late.
 
+    Every step goes through descriptors opened with O_NOFOLLOW, on both sides: a directory
+    swapped for a symlink while the copy runs is refused, never followed out of the tree.
     ``deadline`` is a ``time.monotonic`` value (inside the sandbox the caller's timeout kills
     this process instead).
     """
     entries = 0
     copied = 0
-    pending = [(source, target)]
-    while pending:
-        src_dir, dst_dir = pending.pop()
-        with os.scandir(src_dir) as listing:
-            for entry in listing:
-                entries += 1
-                if deadline is not None and time.monotonic() > deadline:
-                    raise StageError("fixtures: the copy ran past the run's timeout")
-                if entries > max_entries:
-                    raise StageError(f"fixtures: more than {max_entries} entries")
-                info = entry.stat(follow_symlinks=False)
-                relative = os.path.relpath(entry.path, source)
-                dst = os.path.join(dst_dir, entry.name)
-                if stat.S_ISDIR(info.st_mode):
-                    os.makedirs(dst, mode=0o755, exist_ok=True)
-                    pending.append((entry.path, dst))
-                elif stat.S_ISREG(info.st_mode):
-                    copied += _copy_file(entry.path, dst, max_bytes - copied, relative)
-                else:
-                    raise StageError(f"fixtures: {relative} is not a regular file or directory")
+    src_top = os.open(source, _O_DIR)
+    try:
+        dst_top = os.open(target, _O_DIR)
+    except OSError:
+        os.close(src_top)
+        raise
+    stack = [(os.scandir(src_top), src_top, dst_top, "")]
+    try:
+        while stack:
+            listing, src_dir, dst_dir, prefix = stack[-1]
+            entry = next(listing, None)
+            if entry is None:
+                listing.close()
+                os.close(src_dir)
+                os.close(dst_dir)
+                stack.pop()
+                continue
+            entries += 1
+            if deadline is not None and _monotonic() > deadline:
+                raise StageError("fixtures: the copy ran past the run's timeout")
+            if entries > max_entries:
+                raise StageError(f"fixtures: more than {max_entries} entries")
+            relative = prefix + entry.name
+            kind = entry.stat(follow_symlinks=False).st_mode & _S_IFMT
+            if kind == _S_IFDIR:
+                stack.append(_enter(entry.name, src_dir, dst_dir, relative))
+            elif kind == _S_IFREG:
+                copied += _copy_file(entry.name, src_dir, dst_dir, max_bytes - copied, relative)
+            else:
+                raise StageError(f"fixtures: {relative} is not a regular file or directory")
+    finally:
+        for listing, src_dir, dst_dir, _ in stack:
+            listing.close()
+            os.close(src_dir)
+            os.close(dst_dir)
 
 
-def _copy_file(src: str, dst: str, room: int, relative: str) -> int:
+def _enter(name: str, src_dir: int, dst_dir: int, relative: str) -> "tuple[Any, int, int, str]":
+    # Not contextlib.suppress: one more import per run.
+    try:  # noqa: SIM105
+        os.mkdir(name, 0o755, dir_fd=dst_dir)
+    except FileExistsError:
+        pass  # one of the layout's dirs: O_NOFOLLOW below proves it is a directory
+    try:
+        src = os.open(name, _O_DIR, dir_fd=src_dir)
+    except OSError as exc:
+        why = f"fixtures: {relative} is no longer a directory ({exc.strerror})"
+        raise StageError(why) from None
+    try:
+        dst = os.open(name, _O_DIR, dir_fd=dst_dir)
+        return os.scandir(src), src, dst, relative + "/"
+    except BaseException:
+        os.close(src)
+        raise
+
+
+def _monotonic() -> float:
+    import time  # noqa: PLC0415 - only the host-side copy has a deadline
+
+    return time.monotonic()
+
+
+def _set_limit(libc: Libc, resource: int, value: int) -> None:
+    # struct rlimit: soft and hard, each an rlim_t (unsigned long); the resource module would
+    # be one more import per run.
+    both = value.to_bytes(8, sys.byteorder) * 2
+    libc.call("prlimit", 0, resource, both, None)
+
+
+def _copy_file(name: str, src_dir: int, dst_dir: int, room: int, relative: str) -> int:
     # O_NOFOLLOW and O_NONBLOCK: a file swapped for a link or a FIFO is neither followed nor
     # waited on; fstat then proves it is a regular file before a byte is read.
-    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(name, flags, dir_fd=src_dir)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if info.st_mode & _S_IFMT != _S_IFREG:
             raise StageError(f"fixtures: {relative} is not a regular file")
         mode = 0o755 if info.st_mode & 0o111 else 0o644
-        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        out_flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        out = os.open(name, out_flags, mode, dir_fd=dst_dir)
         total = 0
         try:
             while chunk := os.read(fd, 1 << 20):
@@ -207,7 +279,13 @@ def _drop_root(libc: Libc, work: str, uid: int, gid: int) -> None:
 def _layout(work: str, dirs: list[str]) -> None:
     os.chmod(work, 0o700)
     for relative in dirs:
-        os.makedirs(os.path.join(work, relative), mode=0o700, exist_ok=True)
+        path = work
+        for part in relative.split("/"):
+            path += "/" + part
+            try:  # noqa: SIM105 - contextlib is one more import per run
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
 
 
 def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None) -> None:
@@ -223,11 +301,10 @@ def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | N
             os.write(adj, b"1000")
         finally:
             os.close(adj)
-        for name, key in (("memory", resource.RLIMIT_AS), ("nproc", resource.RLIMIT_NPROC)):
+        for name, key in (("memory", _RLIMIT_AS), ("nproc", _RLIMIT_NPROC)):
             if config.get(name, "-1") != "-1":
-                value = int(config[name])
-                resource.setrlimit(key, (value, value))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                _set_limit(libc, key, int(config[name]))
+        _set_limit(libc, _RLIMIT_CORE, 0)
         if ruleset is not None:
             libc.call("syscall", _SYS_RESTRICT_SELF, ruleset, 0)
         os.closerange(3, 1 << 16)
@@ -235,36 +312,59 @@ def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | N
         os.write(2, f"sandbox: cannot prepare the run: {exc}\n".encode("utf-8", "replace"))
         os._exit(126)
     try:
-        os.execvp(argv[0], argv)
+        _execvp(argv)
     except OSError as exc:
         message = f"sandbox: execvp {argv[0]}: {exc.strerror or exc}\n"
         os.write(2, message.encode("utf-8", "replace"))
     os._exit(127)
 
 
+def _execvp(argv: list[str]) -> None:
+    """Exec ``argv`` the way execvp does: on the run's PATH unless it names a path.
+
+    Raises the first error that is not "no such file" (as execvp reports EACCES over ENOENT).
+    """
+    program = argv[0]
+    if "/" in program:
+        os.execv(program, argv)
+    path = os.environ.get(b"PATH", b"/usr/bin:/bin").decode("utf-8", "surrogateescape")
+    first: OSError | None = None
+    for directory in path.split(":"):
+        try:
+            os.execv(f"{directory or '.'}/{program}", argv)
+        except OSError as exc:
+            if first is None or (
+                isinstance(first, FileNotFoundError) and not isinstance(exc, FileNotFoundError)
+            ):
+                first = exc
+    raise first or FileNotFoundError(2, "No such file or directory")
+
+
 def _supervise(pid: int, control: int) -> int | None:
     """Reap every process of the namespace until ``pid`` ends, and return its wait status.
 
-    ``None`` when the caller went away first (returning then ends the namespace).
+    A thread waits on the control pipe: its end (the caller is gone) ends this process, and
+    with it the namespace. ``None`` if no child is left to wait for.
     """
-    import select  # noqa: PLC0415 - needed only from here on
+    import _thread  # noqa: PLC0415 - built in, unlike select
 
-    pidfd = os.pidfd_open(pid)
+    _thread.start_new_thread(_end_with_caller, (control,))
     while True:
-        # Orphans of the namespace are this process's children too: reap them as they come
-        # (the timeout catches those whose end did not wake the select).
-        ready, _, _ = select.select([pidfd, control], [], [], 1.0)
-        if control in ready:
+        # Orphans of the namespace are this process's children too: reap them as they come.
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
             return None
-        while True:
-            try:
-                done, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return None
-            if done == 0:
-                break
-            if done == pid:
-                return status
+        if done == pid:
+            return status
+
+
+def _end_with_caller(control: int) -> None:
+    # Returns only at the pipe's end (the caller never writes to it).
+    try:
+        os.read(control, 1)
+    finally:
+        os._exit(1)
 
 
 def _report(fd: int, line: str) -> None:
@@ -326,4 +426,5 @@ def main(args: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # _exit: the report is written; the interpreter's shutdown would only cost the run time.
+    os._exit(main(sys.argv[1:]))
