@@ -197,13 +197,18 @@ def check_reachable(
     """
     for path, what in needed:
         real = path.resolve()
-        inside = any(top in real.parents for top in bound_below)
-        parents = [] if inside else list(real.parents)
         try:
             mode = real.stat().st_mode
         except OSError:
             continue
         want = 0o005 if what == "program" or stat.S_ISDIR(mode) else 0o004
+        # The path as named and where it leads: exec and open walk the first, then the second.
+        parents = dict.fromkeys(
+            parent
+            for chain in (path.absolute().parents, real.parents)
+            for parent in chain
+            if not any(top == parent or top in parent.parents for top in bound_below)
+        )
         for candidate, need in [(real, want), *((p, 0o001) for p in parents)]:
             try:
                 info = candidate.stat()
