@@ -81,18 +81,17 @@ class Env:
             memory=limits.memory_mb is not None,
             processes=limits.max_processes is not None,
         )
-        prefix = (
-            prlimit_prefix(host.prlimit, limits.memory_mb, limits.max_processes)
-            if host.prlimit
-            else []
-        )
+        # The real file: a root caller's run execs it as its own uid, which may not be able to
+        # walk the PATH entry that named it.
+        prlimit = os.path.realpath(host.prlimit) if host.prlimit else None
+        prefix = prlimit_prefix(prlimit, limits.memory_mb, limits.max_processes) if prlimit else []
         if request.run_uid is not None:
             needed = needed_by_run(
                 request.executable, env["PATH"], policy.project_dir, policy.readable
             )
             if prefix:
                 needed.insert(0, (Path(prefix[0]), "program"))
-            check_reachable(needed, request.run_uid, hint=HOST_BACKEND_HINT)
+            check_reachable(needed, request.run_uid, also=(HOST_BACKEND_HINT,))
         guard = install_guard(work.path)
         prior = env.get("PYTHONPATH")
         env["PYTHONPATH"] = f"{guard}{os.pathsep}{prior}" if prior else str(guard)

@@ -42,8 +42,8 @@ LEASE_DIR = Path("/run/sandbox-uids")
 """Where the leases live: made by the first root caller, 0700, root's."""
 
 HOST_BACKEND_HINT = (
-    ", or use isolation 'auto' (bubblewrap), which mounts a Python installation inside a home "
-    "into the run"
+    "use isolation 'auto' (bubblewrap), which mounts a Python installation inside a home into "
+    "the run"
 )
 """What else a root caller can do when the ``unshare`` or ``env`` backend cannot reach a path."""
 
@@ -184,7 +184,7 @@ def check_reachable(
     uid: int,
     *,
     bound_below: tuple[Path, ...] = (),
-    hint: str = "",
+    also: tuple[str, ...] = (),
 ) -> None:
     """Raise OSError unless uid ``uid`` (no groups) can use each path the way its kind needs.
 
@@ -193,7 +193,7 @@ def check_reachable(
     and every directory above it searchable, all by the "other" permission bits: the uid
     owns nothing on the host and has no groups. Paths below ``bound_below`` are mounted
     with parents of the sandbox's own (0755), so only the path itself counts there. The
-    message says which path stops the run and what to do about it (``hint``: one more way).
+    message says which path stops the run and what to do about it (``also``: more ways).
     """
     for path, what in needed:
         real = path.resolve()
@@ -217,13 +217,16 @@ def check_reachable(
             if info.st_mode & need != need:
                 kind = "search" if need == 0o001 else "read" if need == 0o004 else "read and run"
                 shown = f"{path} ({real})" if real != path.absolute() else str(path)
+                fixes = [f"grant others '{kind}' on {candidate}", *also]
+                if what != "temporary directory (TMPDIR)":
+                    fixes.insert(0, "install it where every user may read it (/usr/local, /opt)")
                 raise OSError(
                     f"the {what} {shown} cannot be used by the run: {candidate} (mode "
                     f"{oct(stat.S_IMODE(info.st_mode))}, owner uid {info.st_uid}) does not let "
                     f"other users {kind} it, and a root caller's run executes as the "
-                    f"unprivileged uid {uid}, never as root. Install it where every user may "
-                    f"read it (e.g. under /usr/local or /opt), or grant others '{kind}' on "
-                    f"{candidate}{hint}"
+                    f"unprivileged uid {uid}, never as root; "
+                    + ", ".join(fixes[:-1])
+                    + f" or {fixes[-1]}"
                 )
 
 

@@ -143,7 +143,7 @@ class Unshare:
             needed = needed_by_run(
                 request.executable, request.env["PATH"], policy.project_dir, policy.readable
             )
-            check_reachable(needed, request.run_uid, hint=HOST_BACKEND_HINT)
+            check_reachable(needed, request.run_uid, also=(HOST_BACKEND_HINT,))
             drop = drop_to(probe.setpriv, request.run_uid)
             # unshare itself stays root: the run's uid counts the run alone.
             overhead = 0

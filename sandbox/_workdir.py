@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox._limits import pid_alive
-from sandbox._runuid import RUN_UIDS
+from sandbox._runuid import RUN_UIDS, check_reachable
 from sandbox._stage import StageError, copy_fixtures
 from sandbox._types import Limits
 
@@ -42,6 +42,7 @@ LAYOUT: tuple[str, ...] = (HOME, TMP, *_XDG.values())
 """The directories every work dir has when the run starts, parents first."""
 
 _RUN_DIR = re.compile(r"sandbox-run-(\d+)-")
+TMPDIR_HINT = "set TMPDIR to a directory every user may search, such as /tmp"
 
 
 class FixtureError(ValueError):
@@ -164,6 +165,9 @@ def create_work_dir(
     """
     limits = limits or Limits()
     parent = Path(tempfile.gettempdir())
+    if owner is not None:
+        # The run's uid must reach its own work dir through every parent.
+        check_reachable([(parent, "temporary directory (TMPDIR)")], owner, also=(TMPDIR_HINT,))
     sweep_leftovers(parent)
     path = Path(tempfile.mkdtemp(prefix=f"sandbox-run-{os.getpid()}-", dir=parent))
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import pytest
 
 from tests.support.barrier import Result, barrier_env, run_together
 from tests.support.project import REPOSITORY
+from tests.support.runuid import python_for, reachable_by_runs
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 REASON = "Deleting by tag needs a notes database with tagged rows."
@@ -33,6 +33,7 @@ REASON = "Deleting by tag needs a notes database with tagged rows."
 def together(root: Path, argvs: list[list[str]], tmpdir: Path) -> list[Result]:
     """Start one process per argv, let all of them reach the barrier, release them at once."""
     tmpdir.mkdir(parents=True, exist_ok=True)
+    reachable_by_runs(tmpdir)
     return run_together(root, argvs, barrier_env(TMPDIR=str(tmpdir)))
 
 
@@ -121,11 +122,14 @@ print(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "tmp": os.environ.ge
 def dryrun_project(root: Path, isolation: str) -> Path:
     sample(root)
     (root / "fake_notes.py").write_text(FAKE, encoding="utf-8")
+    executable = [python_for(isolation), str(root / "fake_notes.py")]
     with (root / "exampleguard.toml").open("a", encoding="utf-8") as config:
         config.write(
-            f"\n[dryrun]\nexecutable = {json.dumps([sys.executable, str(root / 'fake_notes.py')])}"
+            f"\n[dryrun]\nexecutable = {json.dumps(executable)}"
             f'\nisolation = "{isolation}"\njobs = 2\n'
         )
+    # A root caller's env runs (a uid of their own) read the project and their TMPDIR.
+    reachable_by_runs(root)
     return root
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from support.project import REPOSITORY, run_cli
+from support.runuid import python_for, reachable_by_runs
 
 from exampleguard.config import ConfigError, find_config, load_config
 
@@ -232,12 +232,14 @@ def config_project(root: Path) -> Path:
     project = copy_sample(root / "project")
     text = (project / "exampleguard.toml").read_text()
     (project / "exampleguard.toml").unlink()
-    executable = json.dumps([sys.executable, "-c", "pass"])
+    executable = json.dumps([python_for("env"), "-c", "pass"])
     config = project / "ci-config.toml"
     config.write_text(
         f'{text}\n[dryrun]\nexecutable = {executable}\nisolation = "env"\n', encoding="utf-8"
     )
     (root / "elsewhere").mkdir()
+    # A root caller's env runs (a uid of their own) read the project.
+    reachable_by_runs(project)
     return config
 
 

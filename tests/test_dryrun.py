@@ -30,6 +30,7 @@ import pytest
 
 from tests.support.processes import host_processes, kill_processes_with
 from tests.support.project import FIXTURE_APPS, REPOSITORY, make_project, run_cli, write_config
+from tests.support.runuid import python_for, reachable_by_runs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dryrun"
 PROGRAM = "prev"
@@ -99,9 +100,15 @@ def build(
     dry-run set; ``dryrun`` is the ``[dryrun]`` table (the executable defaults to the fake).
     """
     root.mkdir(parents=True, exist_ok=True)
-    # Like a checkout: a root caller's runs execute as the sandbox's own uid, which reads only
-    # what every user may (pytest makes its temporary dirs 0700).
+    # Like a checkout: a root caller's runs execute as a uid of their own, which reads only
+    # what every user may (pytest makes its temporary dirs 0700); under env it may also leave
+    # the fake's markers.
     root.chmod(0o755)
+    reachable_by_runs(root, writable=True)
+    if os.geteuid() == 0:
+        # Each run has a uid of its own and a private umask: the fakes share a sticky dir.
+        (root / "ran").mkdir(exist_ok=True)
+        (root / "ran").chmod(0o1777)
     for name in ("preview_app.py", "fake_cli.py"):
         shutil.copyfile(FIXTURES / name, root / name)
     records = root / "dispositions"
@@ -137,7 +144,8 @@ def build(
 
 def configured(root: Path, **dryrun: Any) -> dict[str, Any]:
     """The ``[dryrun]`` table: the fake as executable unless ``dryrun`` says otherwise."""
-    table: dict[str, Any] = {"executable": [sys.executable, str(root / "fake_cli.py")]}
+    python = python_for(dryrun.get("isolation"))
+    table: dict[str, Any] = {"executable": [python, str(root / "fake_cli.py")]}
     table.update(dryrun)
     return {key: value for key, value in table.items() if value is not None}
 
