@@ -323,8 +323,14 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
             argv += _parents(Path(path), [Path(h) for h in homes] + [_TMP], made)
             argv += ["--ro-bind-try", path, path]
         stage = [f"report={report_write}", f"work={work.path}"]
+        inherited: list[int] = []
         if policy.fixtures is not None:
-            argv += ["--ro-bind", str(policy.fixtures), _FIXTURES_INSIDE]
+            # By descriptor: bubblewrap binds the directory checked, never a symlink swapped
+            # in since (O_NOFOLLOW refuses one now, the stage's copy refuses one inside).
+            fixtures = os.open(policy.fixtures, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+            launch._close_after_spawn.append(fixtures)
+            inherited.append(fixtures)
+            argv += ["--ro-bind-fd", str(fixtures), _FIXTURES_INSIDE]
             stage += [
                 f"fixtures={_FIXTURES_INSIDE}",
                 f"max_entries={limits.max_fixture_entries}",
@@ -338,7 +344,7 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
         if probe.disable_userns:
             argv.append("--disable-userns")
         argv += [*_COMMON_FLAGS, "--json-status-fd", str(status_write)]
-        pass_fds = [status_write, report_write]
+        pass_fds = [status_write, report_write, *inherited]
         program = syscall_filter()
         assert program is not None  # the probe refused this machine otherwise
         seccomp_read, seccomp_write = os.pipe()

@@ -23,11 +23,17 @@ CGROUP_PREFIX = "sandbox-run-"
 
 
 def prlimit_prefix(prlimit: str, memory_mb: int | None, nproc: int | None) -> list[str]:
-    """Return the ``prlimit`` words to put before a command; none when no limit is set."""
-    words = [f"--as={memory_mb * 1024 * 1024}"] if memory_mb is not None else []
+    """Return the ``prlimit`` words to put before a command.
+
+    Core dumps are always off: a crash would otherwise hand the run's memory to the host's
+    core handler (a ``|program`` core_pattern runs as root), or fill the disk.
+    """
+    words = ["--core=0"]
+    if memory_mb is not None:
+        words.append(f"--as={memory_mb * 1024 * 1024}")
     if nproc is not None:
         words.append(f"--nproc={nproc}")
-    return [prlimit, *words, "--"] if words else []
+    return [prlimit, *words, "--"]
 
 
 def pid_alive(pid: int) -> bool:

@@ -17,6 +17,7 @@ Modes:
 - ``crash``: dereference a null pointer.
 - ``fill``: write ``config["mb"]`` MiB into each of ``config["places"]``; print how much each took.
 - ``fds``: print the descriptors it inherited.
+- ``limits``: print its core-dump limit.
 - ``victim``: leave secrets in the work dir, $TMPDIR, /tmp and /dev/shm, print ``ready``, linger.
 - ``attack_sibling``: try to reach a ``victim`` run (``config["sibling"]``); one verdict each.
 """
@@ -276,6 +277,24 @@ def trace_parent(cfg: dict[str, Any]) -> tuple[bool, str]:
     return bool(reached), f"parent {parent}: {reached or 'unreachable'}"
 
 
+def parent_fds(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Open the parent's descriptors through /proc (inside: the report pipe of the sandbox's
+    own process, which would let the run forge its verdict)."""
+    parent = os.getppid()
+    if parent == 0:
+        return False, "the parent is outside this PID namespace"
+    opened = []
+    for fd in range(64):
+        for flags in (os.O_WRONLY, os.O_RDONLY):
+            try:
+                os.close(os.open(f"/proc/{parent}/fd/{fd}", flags | os.O_NONBLOCK | os.O_NOCTTY))
+            except OSError:
+                continue
+            opened.append(fd)
+            break
+    return bool(opened), f"opened descriptors {opened[:8]} of its parent {parent}"
+
+
 def tcp_bind(cfg: dict[str, Any]) -> tuple[bool, str]:
     """Listen on a TCP port (any address: a namespace whose loopback is down still has one)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -333,6 +352,7 @@ ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
         keyring,
         vsock,
         trace_parent,
+        parent_fds,
         tcp_bind,
         signal_parent,
         locale_credential,
@@ -361,6 +381,13 @@ def fds(cfg: dict[str, Any]) -> None:
     # The listing's own descriptor is gone by now: it is the one whose link no longer reads.
     found = sorted(targets)
     print(json.dumps({"fds": found, "targets": targets}), flush=True)
+
+
+def limits(cfg: dict[str, Any]) -> None:
+    """Print the core-dump limit the run got: ``{"core": [soft, hard]}`` (-1: unlimited)."""
+    import resource
+
+    print(json.dumps({"core": list(resource.getrlimit(resource.RLIMIT_CORE))}), flush=True)
 
 
 def victim(cfg: dict[str, Any]) -> None:
@@ -520,6 +547,7 @@ MODES: dict[str, Callable[[dict[str, Any]], None]] = {
         crash,
         fill,
         fds,
+        limits,
         victim,
         attack_sibling,
     )

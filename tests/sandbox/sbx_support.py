@@ -307,6 +307,7 @@ ATTEMPT_GUARANTEES: dict[str, tuple[sandbox.Guarantee, ...]] = {
     "keyring": (G.SYSCALL_FILTER,),
     "vsock": (G.SYSCALL_FILTER,),
     "trace_parent": (G.TRUSTED_EXIT_STATUS,),
+    "parent_fds": (G.TRUSTED_EXIT_STATUS,),
     "tcp_bind": (G.LANDLOCK_NET,),
     "signal_parent": (G.LANDLOCK_SCOPE,),
     "locale_credential": (G.SCRUBBED_ENV,),
@@ -320,6 +321,7 @@ BLOCKED_BY_RUN_UID = {
     "list_pw_home": (G.NOT_HOST_ROOT,),
     "capabilities": (G.NOT_HOST_ROOT,),
     "trace_parent": (G.NOT_HOST_ROOT,),
+    "parent_fds": (G.NOT_HOST_ROOT,),
     "signal_parent": (G.NOT_HOST_ROOT,),
 }
 """For a root caller, the other guarantee that blocks these: the run's uid is not root's, so

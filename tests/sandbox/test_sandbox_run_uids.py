@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -381,3 +382,67 @@ def test_concurrent_runs_of_a_non_root_caller_cannot_reach_each_other(world: Wor
         kill_token(world.token)
         victim.kill()
         victim.wait()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_run_can_dump_core(backend: str, world: World, tmp_path: Path) -> None:
+    # A crash's core goes to the host's core handler (a "|program" core_pattern runs as root)
+    # or fills the disk: the run may not even raise its soft limit.
+    plain = run_unsandboxed(probe_argv("limits", world.config([])), world)
+    if json.loads(plain)["core"][1] == 0:
+        pytest.skip("this host forbids core dumps already: the attempt has no teeth")
+    policy = world.policy(
+        probe_argv("limits", world.config([])), **_isolation(backend, world, tmp_path)
+    )
+    outcome = sandbox.run(policy)
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert json.loads(outcome.stdout)["core"] == [0, 0]
+
+
+def _swap_forever(fixtures: Path, target: Path, stop: threading.Event) -> None:
+    """Flip ``fixtures/sub`` between a real directory and a symlink to ``target``."""
+    real, parked = fixtures / "sub", fixtures / "sub.parked"
+    while not stop.is_set():
+        real.rename(parked)
+        real.symlink_to(target, target_is_directory=True)
+        real.unlink()
+        parked.rename(real)
+
+
+@pytest.mark.parametrize("backend", HOST_BACKENDS)
+def test_a_fixture_dir_swapped_for_a_symlink_mid_copy_is_never_followed(
+    backend: str, world: World, tmp_path: Path
+) -> None:
+    # The host-side copy runs as the caller (root, in CI): following a symlink swapped in
+    # after the check would copy any directory of the host into the run.
+    fixtures = world.outside / "fixtures"
+    (fixtures / "sub").mkdir(parents=True)
+    for index in range(200):
+        (fixtures / "sub" / f"file-{index}.txt").write_text("fixture", encoding="utf-8")
+    naive = tmp_path / "naive"
+    (fixtures / "sub").rename(fixtures / "sub.parked")
+    (fixtures / "sub").symlink_to(world.home, target_is_directory=True)
+    shutil.copytree(fixtures, naive, symlinks=False)  # what a plain copy does at that moment
+    assert (naive / "sub" / "secret.txt").read_text(encoding="utf-8") == world.secret
+    (fixtures / "sub").unlink()
+    (fixtures / "sub.parked").rename(fixtures / "sub")
+    stop = threading.Event()
+    swapper = threading.Thread(target=_swap_forever, args=(fixtures, world.home, stop))
+    swapper.start()
+    statuses = set()
+    try:
+        for _ in range(40):
+            outcome = sandbox.run(
+                world.policy(
+                    ("/bin/cat", "sub/secret.txt"),
+                    fixtures=fixtures,
+                    **_isolation(backend, world, tmp_path),
+                )
+            )
+            statuses.add(outcome.status)
+            assert world.secret not in outcome.stdout
+    finally:
+        stop.set()
+        swapper.join()
+    # The swaps were seen: some copies were refused, some found no secret to print.
+    assert statuses <= {Status.NOT_STARTED, Status.FAILED}
