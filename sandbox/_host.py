@@ -40,9 +40,9 @@ class HostInfo:
     """util-linux ``setpriv --pdeathsig KILL`` when it works."""
     prlimit: str | None
     pids_cgroup: Path | None
-    """Where a root caller's runs get their pids cgroup (None: not delegated to us)."""
+    """A pids cgroup delegated to a root caller (None: none), reported, not used by runs."""
     memory_cgroup: Path | None
-    """Where a root caller's runs get their memory cgroup (None: not delegated to us)."""
+    """A memory cgroup delegated to a root caller (None: none), reported, not used by runs."""
     landlock_abi: int
     """The kernel's Landlock ABI version; 0 without Landlock."""
     unprivileged_userns: bool
