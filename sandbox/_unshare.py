@@ -110,6 +110,10 @@ class Unshare:
         """
         assert isinstance(probe, UnshareProbe)
         held = set(_FULL if probe.full else _MINIMAL) | {G.NOT_HOST_ROOT}
+        if not probe.full and probe.host.euid == 0:
+            # Without a PID namespace, a root caller's run is still the only user of its uid:
+            # every process of it is killed when the run ends (Launch.sweep_uid).
+            held.add(G.TREE_KILLED)
         if probe.full:
             # unshare waits for its init from outside the run's PID namespace: invisible to it.
             held.add(G.TRUSTED_EXIT_STATUS)
@@ -155,7 +159,14 @@ class Unshare:
         # unshare, unlike bwrap, does not die with its parent by itself: setpriv arms it.
         argv = [*host.pdeathsig, probe.executable, *unshare_mapping(host.euid), *flags, "--"]
         argv += [*prefix, *drop, *policy.argv]
-        return Launch(argv, request.env, request.work.path, guarantees, child_is_init=probe.full)
+        return Launch(
+            argv,
+            request.env,
+            request.work.path,
+            guarantees,
+            child_is_init=probe.full,
+            sweep_uid=None if probe.full else request.run_uid,
+        )
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """Judge unshare's exit status: its command's (a signal as 128+N is a plain code)."""

@@ -340,7 +340,9 @@ def _probe(backend: str, **changes: object) -> sandbox._backend.Probe:
         ),
         ("unshare", {"euid": 1000}, {G.PROCESS_LIMIT, G.NOT_HOST_ROOT}, set()),
         ("unshare", {"prlimit": None}, {G.NOT_HOST_ROOT}, {G.PROCESS_LIMIT, G.MEMORY_LIMIT}),
-        ("unshare", {"full": False}, set(), {G.TREE_KILLED, G.TRUSTED_EXIT_STATUS}),
+        ("unshare", {"full": False, "euid": 1000}, set(), {G.TREE_KILLED, G.TRUSTED_EXIT_STATUS}),
+        # A root caller's run has its uid alone: killing that uid kills the tree.
+        ("unshare", {"full": False}, {G.TREE_KILLED}, {G.TRUSTED_EXIT_STATUS}),
         ("unshare", {}, set(), {G.SYSCALL_FILTER, G.DISK_LIMIT, G.LANDLOCK_FS, G.READ_ONLY_ROOT}),
         ("env", {}, {G.MEMORY_LIMIT, G.PROCESS_LIMIT, G.NOT_HOST_ROOT}, {G.NO_CAPABILITIES}),
         ("env", {"euid": 1000}, {G.MEMORY_LIMIT, G.PROCESS_LIMIT, G.NOT_HOST_ROOT}, set()),
