@@ -143,22 +143,22 @@ def lease_uid() -> UidLease:
 def kill_uid(uid: int) -> None:
     """SIGKILL every process of ``uid``: ``kill -KILL -1`` run as that uid reaches exactly them.
 
-    Twice: a process forking while the first signal went out leaves no child the second misses.
+    One pass is enough: the kernel signals every process at once, and a process forking then
+    has its SIGKILL pending, which makes the fork fail.
     """
-    for _ in range(2):
-        subprocess.run(
-            ["/bin/sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"],
-            user=uid,
-            group=uid,
-            extra_groups=[],
-            env=_SWEEP_ENV,
-            cwd="/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-            timeout=10,
-        )
+    subprocess.run(
+        ["/bin/sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"],
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        env=_SWEEP_ENV,
+        cwd="/",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        timeout=10,
+    )
 
 
 def shebang_interpreter(executable: str, path: str) -> str | None:
