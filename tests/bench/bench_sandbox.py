@@ -91,6 +91,7 @@ def _columns(command: str) -> dict[str, Callable[[], object]]:
 def measure(command: str, runs: int) -> dict[str, object]:
     """Interleave ``runs`` rounds over every column; return the medians and ratios."""
     columns = _columns(command)
+    load_before = os.getloadavg()
     for action in columns.values():
         action()  # warm-up: backend probe, page cache, first-import costs
     samples: dict[str, list[float]] = {name: [] for name in columns}
@@ -125,6 +126,9 @@ def measure(command: str, runs: int) -> dict[str, object]:
             "kernel": platform.release(),
             "cpus": os.cpu_count(),
             "euid": os.geteuid(),
+            # Other work on the machine shifts every column: compare runs of similar load.
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
         },
         "columns": results,
         "our_share": share,
@@ -139,8 +143,11 @@ def render(report: dict[str, object]) -> str:
     """The report as a text table."""
     columns = report["columns"]
     assert isinstance(columns, dict)
+    machine = report["machine"]
+    assert isinstance(machine, dict)
     lines = [
-        f"{report['command']}, median of {report['runs']} runs",
+        f"{report['command']}, median of {report['runs']} runs, load average "
+        f"{machine['load_average_before'][0]} -> {machine['load_average_after'][0]}",
         f"{'column':<22}{'median ms':>11}{'p90 ms':>9}{'overhead ms':>13}{'ratio':>8}",
     ]
     for name, row in columns.items():
