@@ -45,7 +45,7 @@ from sandbox._backend import (
 from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
-from sandbox._runuid import RUN_UID, check_reachable, lease_uid
+from sandbox._runuid import RUN_UID, check_reachable, lease_uid, within
 from sandbox._seccomp import syscall_filter
 from sandbox._types import (
     CONTRACT_GUARANTEES,
@@ -391,12 +391,12 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
 
 def _parents(path: Path, tops: list[Path], made: set[Path]) -> list[str]:
     """``--dir`` words (mode 0755) for the directories between a masking mount and ``path``."""
-    top = next((t for t in tops if t in path.parents), None)
+    top = next((t for t in tops if path != t and within(path, t)), None)
     if top is None:
         return []
     words: list[str] = []
     for parent in reversed(path.parents):
-        if top in parent.parents and parent not in made:
+        if parent != top and within(parent, top) and parent not in made:
             made.add(parent)
             words += ["--perms", "0755", "--dir", str(parent)]
     return words
@@ -442,15 +442,11 @@ def _homes(source: Mapping[str, str]) -> list[str]:
         real = Path(candidate).resolve()
         # "/" cannot be masked without masking everything; /tmp is private already; a home
         # that does not exist (nobody's /nonexistent) has nothing to hide and no mount point.
-        if real in (_ROOT, _TMP) or _TMP in real.parents or not real.is_dir():
+        if real == _ROOT or within(real, _TMP) or not real.is_dir():
             continue
         if str(real) not in homes:
             homes.append(str(real))
     return homes
-
-
-def _within(path: Path, top: Path) -> bool:
-    return path == top or top in path.parents
 
 
 def is_installation(path: Path) -> bool:
@@ -483,8 +479,8 @@ def _binds(
     for path in policy.readable:
         ok = True
         for candidate in (path.absolute(), path.resolve()):
-            home = next((h for h in home_paths if _within(candidate, h)), None)
-            inside_project = policy.project_dir is not None and _within(
+            home = next((h for h in home_paths if within(candidate, h)), None)
+            inside_project = policy.project_dir is not None and within(
                 candidate, policy.project_dir.resolve()
             )
             if home is not None and not inside_project and not _in_installation(candidate, home):
@@ -494,14 +490,14 @@ def _binds(
         else:
             refused.append(str(path))
     bound = _to_bind_back([*trusted, *wanted], homes)
-    whole = any(_within(h, Path(b)) for h in home_paths for b in bound)
+    whole = any(within(h, Path(b)) for h in home_paths for b in bound)
     return bound, refused, whole
 
 
 def _in_installation(path: Path, home: Path) -> bool:
     """Whether ``path`` lies within a Python installation strictly below ``home``."""
     for candidate in (path, *path.parents):
-        if candidate == home or home not in candidate.parents:
+        if candidate == home or not within(candidate, home):
             return False
         if is_installation(candidate):
             return True
@@ -520,12 +516,12 @@ def _to_bind_back(paths: Iterable[Path], homes: list[str]) -> list[str]:
     for path in paths:
         absolute = Path(path).absolute()
         for candidate in (absolute, absolute.resolve()):
-            if any(h == candidate or h in candidate.parents for h in hiding):
+            if any(within(candidate, h) for h in hiding):
                 chosen.append(candidate)
     chosen.sort(key=lambda p: len(p.parts))
     kept: list[Path] = []
     for candidate in chosen:
-        if not any(k == candidate or k in candidate.parents for k in kept):
+        if not any(within(candidate, k) for k in kept):
             kept.append(candidate)
     return [str(k) for k in kept]
 

@@ -161,6 +161,16 @@ def kill_uid(uid: int) -> None:
     )
 
 
+def within(path: Path, top: Path) -> bool:
+    """Whether absolute ``path`` is ``top`` or lies below it (by name, as the kernel walks it).
+
+    String prefixes, not ``Path.parents``: every run asks this many times, and a parents
+    sequence is rebuilt on each membership test.
+    """
+    inner, outer = str(path), str(top)
+    return inner == outer or inner.startswith(outer if outer == "/" else outer + "/")
+
+
 def shebang_interpreter(executable: str, path: str) -> str | None:
     """The interpreter a script's ``#!`` line names (``env NAME`` looked up on ``path``)."""
     try:
@@ -207,7 +217,7 @@ def check_reachable(
             parent
             for chain in (path.absolute().parents, real.parents)
             for parent in chain
-            if not any(top == parent or top in parent.parents for top in bound_below)
+            if not any(within(parent, top) for top in bound_below)
         )
         for candidate, need in [(real, want), *((p, 0o001) for p in parents)]:
             try:

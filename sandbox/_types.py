@@ -270,6 +270,9 @@ class Policy:
         # Tuples even when a caller hands lists: the record is frozen and shared across threads.
         object.__setattr__(self, "argv", tuple(self.argv))
         object.__setattr__(self, "readable", tuple(Path(p) for p in self.readable))
+        for name in ("fixtures", "project_dir"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, Path(getattr(self, name)))
         object.__setattr__(self, "pass_env", tuple(self.pass_env))
         object.__setattr__(self, "isolation", Isolation(self.isolation))
         object.__setattr__(self, "require", frozenset(Guarantee(g) for g in self.require))
