@@ -1,7 +1,7 @@
 """The catalog: the typed tool specification agents receive (``exampleguard.catalog/v1``).
 
 Loading a catalog gives a :class:`LoadedCatalog`: the validated model plus the
-:class:`~exampleguard.sources.Document` it came from, so every later diagnostic can point at the
+:class:`~exampleguard.documents.Document` it came from, so every later diagnostic can point at the
 line and column of the tool, example or parameter it is about.
 """
 
@@ -15,6 +15,17 @@ from pydantic import Field, Strict, StringConstraints, TypeAdapter, ValidationEr
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from exampleguard.diagnostics import Location
+from exampleguard.documents import (
+    Document,
+    JsonArrayStream,
+    KeyPath,
+    NotStreamable,
+    check_format,
+    load_document,
+    parse_document,
+    read_text,
+    validate_model,
+)
 from exampleguard.model import (
     NO_CONSTRAINTS,
     RECORD,
@@ -28,17 +39,6 @@ from exampleguard.model import (
     StrictRecord,
     Text,
     Whole,
-)
-from exampleguard.sources import (
-    Document,
-    JsonArrayStream,
-    KeyPath,
-    NotStreamable,
-    check_format,
-    load_document,
-    parse_document,
-    read_text,
-    validate_model,
 )
 
 __all__ = [

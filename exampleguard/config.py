@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
 from exampleguard.model import NonEmpty, StrictModel
-from exampleguard.sources import Document, KeyPath, SourceError, load_document, validate_model
 
 __all__ = [
     "DEFAULT_BYPASS_FLAGS",

@@ -14,8 +14,8 @@ from typing import Literal
 from pydantic import Field
 
 from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.documents import Document, check_format, load_document, validate_model
 from exampleguard.model import StrictModel
-from exampleguard.sources import Document, check_format, load_document, validate_model
 
 __all__ = ["COUNTS_FORMAT", "Counts", "compare_counts", "load_counts", "render_counts"]
 

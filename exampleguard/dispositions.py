@@ -21,8 +21,8 @@ from pydantic import Field
 from exampleguard.catalog import Catalog
 from exampleguard.contract import CommandNode, Contract
 from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.documents import Document, SourceError, load_document, validate_model
 from exampleguard.model import NonEmpty, StrictModel
-from exampleguard.sources import Document, SourceError, load_document, validate_model
 
 __all__ = [
     "BUILTIN_REASON_CODES",

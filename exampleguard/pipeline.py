@@ -29,6 +29,7 @@ from exampleguard.dispositions import (
     check_exclusions,
     load_dispositions,
 )
+from exampleguard.documents import Document, SourceError
 from exampleguard.model import Parameter
 from exampleguard.rules import (
     MAX_EXAMPLES,
@@ -42,7 +43,6 @@ from exampleguard.rules import (
     given_names,
     must_give,
 )
-from exampleguard.sources import Document, SourceError
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.toolschema import SchemaCheck
 from exampleguard.tree import Tree, Verdicts, load_judged_tree, parse_tree_spec

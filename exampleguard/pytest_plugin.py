@@ -124,7 +124,7 @@ class CatalogFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         """Yield an item per example, the repository checks, and (optionally) the dry runs."""
         from exampleguard.catalog import load_catalog  # noqa: PLC0415
-        from exampleguard.sources import SourceError  # noqa: PLC0415
+        from exampleguard.documents import SourceError  # noqa: PLC0415
 
         try:
             loaded = load_catalog(self.path, self.path.name)

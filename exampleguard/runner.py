@@ -135,8 +135,8 @@ def show_tree(
     color: bool,
 ) -> TextOutcome:
     """``exampleguard tree``: the tree named by ``spec_text`` or by the configuration."""
+    from exampleguard.documents import SourceError  # noqa: PLC0415
     from exampleguard.report.tree import render_tree  # noqa: PLC0415
-    from exampleguard.sources import SourceError  # noqa: PLC0415
     from exampleguard.tree import load_judged_tree, parse_tree_spec  # noqa: PLC0415
 
     root = Path.cwd()
@@ -184,7 +184,7 @@ def _catalog_program(config: Config) -> tuple[str | None, list[list[str]]]:
     # The tree's own name for the program is a guess (a function or module name); the catalog
     # knows what agents type, and which command paths and aliases it declares.
     from exampleguard.catalog import load_catalog  # noqa: PLC0415
-    from exampleguard.sources import SourceError  # noqa: PLC0415
+    from exampleguard.documents import SourceError  # noqa: PLC0415
 
     try:
         catalog = load_catalog(config.catalog_path, config.display(config.catalog_path)).catalog
@@ -656,8 +656,8 @@ def init_project(
     """
     import tomllib  # noqa: PLC0415
 
+    from exampleguard.documents import SourceError  # noqa: PLC0415
     from exampleguard.files import write_atomically  # noqa: PLC0415
-    from exampleguard.sources import SourceError  # noqa: PLC0415
     from exampleguard.tree import load_tree, parse_tree_spec  # noqa: PLC0415
 
     pyproject = cwd / "pyproject.toml"
@@ -763,9 +763,9 @@ def _has_children(tree: Any, path: list[str]) -> bool:
 def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
     """``exampleguard report merge``: join shard reports into one and compare the counts."""
     from exampleguard.counts import Counts, compare_counts, load_counts  # noqa: PLC0415
+    from exampleguard.documents import SourceError, check_format, load_document, validate_model  # noqa: PLC0415
     from exampleguard.report import merge_report  # noqa: PLC0415
     from exampleguard.report import model as report_format  # noqa: PLC0415
-    from exampleguard.sources import SourceError, check_format, load_document, validate_model  # noqa: PLC0415
 
     reports: list[report_format.Report] = []
     errors: list[Diagnostic] = []

@@ -28,6 +28,15 @@ from pydantic import Field
 from exampleguard.adapters._child import FRAME_LENGTH_BYTES
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.documents import (
+    Document,
+    SourceError,
+    check_format,
+    describe_size,
+    load_document,
+    parse_document,
+    validate_model,
+)
 from exampleguard.model import (
     NO_CONSTRAINTS,
     Alias,
@@ -36,15 +45,6 @@ from exampleguard.model import (
     NonEmpty,
     Parameter,
     StrictModel,
-)
-from exampleguard.sources import (
-    Document,
-    SourceError,
-    check_format,
-    describe_size,
-    load_document,
-    parse_document,
-    validate_model,
 )
 
 __all__ = [

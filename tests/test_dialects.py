@@ -22,9 +22,9 @@ from exampleguard.bind import Memo, bind
 from exampleguard.catalog import Catalog, LoadedCatalog
 from exampleguard.config import load_config
 from exampleguard.contract import Contract, build_contract
+from exampleguard.documents import Document
 from exampleguard.pipeline import evaluate, load_inputs
 from exampleguard.schemas import committed_schema_path
-from exampleguard.sources import Document
 from exampleguard.tree import Tree
 
 REPOSITORY = Path(__file__).resolve().parents[1]

@@ -48,9 +48,9 @@ from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import Binding, Memo, Problem, bind
 from exampleguard.catalog import Catalog, LoadedCatalog
 from exampleguard.contract import Contract, EffectiveTool, build_contract
+from exampleguard.documents import Document
 from exampleguard.model import Parameter
 from exampleguard.rules import arguments_of
-from exampleguard.sources import Document
 from exampleguard.tree import Tree, TreeCommand
 from exampleguard.verdicts import real_arguments
 from tests.support.bound_values import (

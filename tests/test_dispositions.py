@@ -22,7 +22,7 @@ from exampleguard.dispositions import (
     check_exclusions,
     load_dispositions,
 )
-from exampleguard.sources import SourceError
+from exampleguard.documents import SourceError
 from exampleguard.tree import load_tree, parse_tree_spec
 from tests.support.project import REPOSITORY, run_cli
 

@@ -46,8 +46,8 @@ from exampleguard.config import ConfigError, load_config
 from exampleguard.contract import Contract, build_contract
 from exampleguard.counts import load_counts
 from exampleguard.dispositions import load_dispositions
+from exampleguard.documents import SourceError, load_document
 from exampleguard.pipeline import load_inputs
-from exampleguard.sources import SourceError, load_document
 from exampleguard.tree import TreeSpec, load_tree
 from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from exampleguard.sources import MAX_FILE_BYTES
+from exampleguard.documents import MAX_FILE_BYTES
 from tests.support.cases import collected_cases, workers
 from tests.support.project import REPOSITORY, app_project_files, run_cli
 from tests.support.unguarded import UNGUARDED

@@ -30,7 +30,7 @@ from exampleguard.bind import bind
 from exampleguard.bind.dialect import parse_version
 from exampleguard.catalog import Catalog, LoadedCatalog
 from exampleguard.contract import build_contract
-from exampleguard.sources import Document
+from exampleguard.documents import Document
 from exampleguard.tree import Tree
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from exampleguard import catalog as catalog_module
 from exampleguard.catalog import _load_whole, load_catalog
-from exampleguard.sources import (
+from exampleguard.documents import (
     Document,
     JsonArrayStream,
     NotStreamable,
