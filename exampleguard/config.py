@@ -14,7 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.codes import CONFIG_INVALID
+from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
 from exampleguard.model import NonEmpty, StrictModel
 
@@ -212,9 +213,7 @@ def _display(path: Path, cwd: Path) -> str:
 
 
 def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
-    return Diagnostic(
-        code="config-invalid",
-        severity=Severity.ERROR,
+    return CONFIG_INVALID.diagnostic(
         message=diagnostic.message,
         hint="The README's configuration table lists every key with its type and default.",
         location=diagnostic.location,
@@ -224,9 +223,7 @@ def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
 def _config_error(
     message: str, location: Location | None, *, hint: str | None = None
 ) -> Diagnostic:
-    return Diagnostic(
-        code="config-invalid",
-        severity=Severity.ERROR,
+    return CONFIG_INVALID.diagnostic(
         message=message,
         hint=hint,
         location=location,

@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING
 
 from exampleguard import dialects
 from exampleguard.catalog import Catalog, LoadedCatalog, Tool
-from exampleguard.diagnostics import Diagnostic, Severity
+from exampleguard.codes import (
+    ALIAS_COLLISION,
+    CONSTRAINT_INVALID,
+    DRYRUN_FLAG_UNKNOWN,
+    DUPLICATE_TOOL,
+    OVERLAY_DRIFT,
+    TOOL_UNBOUND,
+    Code,
+)
+from exampleguard.diagnostics import Diagnostic
 from exampleguard.model import NO_CONSTRAINTS, Constraints, Dialect, Parameter
 from exampleguard.tree import ParserSettings, Tree, TreeCommand
 
@@ -166,7 +175,7 @@ class _Builder:
 
     def report(
         self,
-        code: str,
+        code: Code,
         message: str,
         key: Sequence[str | int],
         *,
@@ -175,10 +184,8 @@ class _Builder:
         at_key: bool = True,
     ) -> None:
         self.diagnostics.append(
-            Diagnostic(
-                code=code,
-                severity=Severity.ERROR,
-                message=message,
+            code.diagnostic(
+                message,
                 hint=hint,
                 tool=tool,
                 location=self.loaded.document.location(key, at_key=at_key),
@@ -198,7 +205,7 @@ class _Builder:
             value_syntax = tree.value_syntax
             if self.catalog.dialect is not None and self.catalog.dialect != tree.dialect:
                 self.report(
-                    "overlay-drift",
+                    OVERLAY_DRIFT,
                     f"the catalog's dialect is {self.catalog.dialect!r} but the command tree is "
                     f"parsed by {tree.dialect!r} rules",
                     ("dialect",),
@@ -231,7 +238,7 @@ class _Builder:
                 if path in owner and owner[path] != index:
                     other = self.catalog.tools[owner[path]].id
                     self.report(
-                        "alias-collision",
+                        ALIAS_COLLISION,
                         f"{tool.id}: the path '{' '.join(path) or '(program)'}' already belongs "
                         f"to {other}",
                         key,
@@ -325,7 +332,7 @@ class _Builder:
         for index, tool in enumerate(self.catalog.tools):
             if tool.id in seen_ids:
                 self.report(
-                    "duplicate-tool",
+                    DUPLICATE_TOOL,
                     f"tool id {tool.id!r} is already used by tools[{seen_ids[tool.id]}]",
                     ("tools", index, "id"),
                     tool=tool.id,
@@ -342,7 +349,7 @@ class _Builder:
             if earlier is not None:
                 if tree is not None:
                     self.report(
-                        "alias-collision",
+                        ALIAS_COLLISION,
                         f"{tool.id}: the command '{' '.join(node.path) or '(program)'}' already "
                         f"belongs to {earlier.id}",
                         ("tools", index, "command"),
@@ -384,7 +391,7 @@ class _Builder:
                 reason = f"'{shown}' is a group that needs a subcommand"
                 hint = "Point the tool at one of its subcommands: " + ", ".join(node.names[:5])
             self.report(
-                "tool-unbound",
+                TOOL_UNBOUND,
                 f"{tool.id}: {reason}",
                 ("tools", index, "command"),
                 tool=tool.id,
@@ -395,7 +402,7 @@ class _Builder:
         for alias_index, alias in enumerate(tool.aliases):
             if _follow(root, alias) is not node:
                 self.report(
-                    "overlay-drift",
+                    OVERLAY_DRIFT,
                     f"{tool.id}: the alias '{' '.join(alias)}' does not route to "
                     f"'{' '.join(node.path) or '(program)'}' in the program",
                     ("tools", index, "aliases", alias_index),
@@ -416,7 +423,7 @@ class _Builder:
                     else f"positional parameter {overlay.name!r}"
                 )
                 self.report(
-                    "overlay-drift",
+                    OVERLAY_DRIFT,
                     f"{tool.id}: '{' '.join(node.path) or tree.program}' has no {what}",
                     key,
                     tool=tool.id,
@@ -427,7 +434,7 @@ class _Builder:
             given = self.loaded.stated_keys(index, position)
             for problem in _overlay_problems(overlay, target, given):
                 self.report(
-                    "overlay-drift",
+                    OVERLAY_DRIFT,
                     f"{tool.id}: parameter {overlay.name!r} {problem}",
                     key,
                     tool=tool.id,
@@ -468,7 +475,7 @@ class _Builder:
                 unknown = [name for name in group if name not in known]
                 if unknown:
                     self.report(
-                        "constraint-invalid",
+                        CONSTRAINT_INVALID,
                         f"{effective.id}: {rule} names unknown parameter(s) "
                         f"{', '.join(repr(n) for n in unknown)}",
                         key,
@@ -477,7 +484,7 @@ class _Builder:
                     )
                 elif len(set(group)) < minimum:
                     self.report(
-                        "constraint-invalid",
+                        CONSTRAINT_INVALID,
                         f"{effective.id}: a {rule} group needs at least {minimum} different "
                         "parameters",
                         key,
@@ -497,7 +504,7 @@ class _Builder:
         match = next((p for p in accepted if dry_run.flag in p.flags), None)
         if match is None:
             self.report(
-                "dryrun-flag-unknown",
+                DRYRUN_FLAG_UNKNOWN,
                 f"{effective.id}: the dry-run flag {dry_run.flag} is not an option of "
                 f"'{' '.join(effective.path) or self.catalog.program}'",
                 key,
@@ -507,7 +514,7 @@ class _Builder:
             )
         elif not match.is_flag:
             self.report(
-                "dryrun-flag-unknown",
+                DRYRUN_FLAG_UNKNOWN,
                 f"{effective.id}: the dry-run flag {dry_run.flag} takes a value; a preview flag "
                 "must take none",
                 key,

@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.codes import COUNTS_DRIFT, COUNTS_MISSING
+from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, check_format, load_document, validate_model
 from exampleguard.model import StrictModel
 
@@ -67,9 +68,7 @@ def compare_counts(
     """``counts-missing`` or ``counts-drift`` (every changed figure, old → new), or nothing."""
     if committed is None:
         return [
-            Diagnostic(
-                code="counts-missing",
-                severity=Severity.ERROR,
+            COUNTS_MISSING.diagnostic(
                 message=f"{display} does not exist; it records how much is checked and executed",
                 hint="Run `exampleguard counts --write` and commit the file.",
                 location=Location(display),
@@ -85,9 +84,7 @@ def compare_counts(
         return []
     described = ", ".join(f"{name}: {before} -> {after}" for name, before, after in changes)
     return [
-        Diagnostic(
-            code="counts-drift",
-            severity=Severity.ERROR,
+        COUNTS_DRIFT.diagnostic(
             message=f"the counts changed: {described}",
             hint="If the change is intended, run `exampleguard counts --write` and commit "
             f"{display} for review.",

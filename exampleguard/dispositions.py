@@ -19,8 +19,19 @@ from typing import Annotated, Generic, TypeVar
 from pydantic import Field
 
 from exampleguard.catalog import Catalog
+from exampleguard.codes import (
+    DISPOSITION_DUPLICATE,
+    DISPOSITION_INVALID,
+    DISPOSITION_STALE,
+    EXCLUSION_DUPLICATE,
+    EXCLUSION_INVALID,
+    EXCLUSION_STALE,
+    FILE_UNREADABLE,
+    UNCOVERED_COMMAND,
+    Code,
+)
 from exampleguard.contract import CommandNode, Contract
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, SourceError, load_document, validate_model
 from exampleguard.model import NonEmpty, StrictModel
 
@@ -141,23 +152,19 @@ class Record(Generic[T]):
         kind = "disposition" if isinstance(self.value, Disposition) else "exclusion"
         return self.document.location((kind, self.index), at_key=False)
 
-    def problem(self, code: str, message: str, hint: str | None = None) -> Diagnostic:
+    def problem(self, code: Code, message: str, hint: str | None = None) -> Diagnostic:
         """An error about this record, located at it and saying which record it is."""
         value = self.value
         if isinstance(value, Disposition):
-            return Diagnostic(
-                code=code,
-                severity=Severity.ERROR,
-                message=f"disposition for {value.tool}[{value.example}]: {message}",
+            return code.diagnostic(
+                f"disposition for {value.tool}[{value.example}]: {message}",
                 hint=hint,
                 tool=value.tool,
                 example=value.example,
                 location=self.location,
             )
-        return Diagnostic(
-            code=code,
-            severity=Severity.ERROR,
-            message=f"exclusion of '{shown_path(value.path)}': {message}",
+        return code.diagnostic(
+            f"exclusion of '{shown_path(value.path)}': {message}",
             hint=hint,
             location=self.location,
         )
@@ -191,9 +198,7 @@ def load_dispositions(folder: Path, root: Path, display: str) -> LoadedDispositi
         return loaded
     if not folder.is_dir():
         raise SourceError(
-            Diagnostic(
-                code="file-unreadable",
-                severity=Severity.ERROR,
+            FILE_UNREADABLE.diagnostic(
                 message=f"{display} is not a folder",
                 location=Location(display),
             )
@@ -240,18 +245,14 @@ def _refuse_escape(path: Path, root: Path, shown: str) -> None:
     except (RuntimeError, OSError):
         # Python 3.11 reports a symlink loop as RuntimeError.
         raise SourceError(
-            Diagnostic(
-                code="file-unreadable",
-                severity=Severity.ERROR,
+            FILE_UNREADABLE.diagnostic(
                 message=f"{shown} is a symlink loop",
                 location=Location(shown),
             )
         ) from None
     if resolved != path.absolute() and not resolved.is_relative_to(root.resolve()):
         raise SourceError(
-            Diagnostic(
-                code="file-unreadable",
-                severity=Severity.ERROR,
+            FILE_UNREADABLE.diagnostic(
                 message=f"{shown} is a symlink to {resolved}, outside the project; reviewer "
                 "records must live in the repository",
                 location=Location(shown),
@@ -289,7 +290,7 @@ def check_dispositions(
             earlier = first[key]
             review.diagnostics.append(
                 record.problem(
-                    "disposition-duplicate",
+                    DISPOSITION_DUPLICATE,
                     f"the same example already has a disposition in {earlier.location}",
                     "Keep one record per example.",
                 )
@@ -329,13 +330,13 @@ def check_dispositions(
                 )
             )
         for message, hint in problems:
-            review.diagnostics.append(record.problem("disposition-invalid", message, hint))
+            review.diagnostics.append(record.problem(DISPOSITION_INVALID, message, hint))
         if problems or tool is None:
             continue
         if disposition.example >= len(tool.examples):
             review.diagnostics.append(
                 record.problem(
-                    "disposition-stale",
+                    DISPOSITION_STALE,
                     f"the tool has {len(tool.examples)} example(s); index {disposition.example} no "
                     "longer exists",
                     "Delete the record.",
@@ -346,7 +347,7 @@ def check_dispositions(
         if current != disposition.command:
             review.diagnostics.append(
                 record.problem(
-                    "disposition-stale",
+                    DISPOSITION_STALE,
                     f"it was reviewed for {disposition.command!r} but the example is now "
                     f"{current!r}",
                     "Review the current example and write a new disposition, or delete this one.",
@@ -369,7 +370,7 @@ def check_exclusions(
         if contract.tree is None:
             review.diagnostics.append(
                 record.problem(
-                    "exclusion-invalid",
+                    EXCLUSION_INVALID,
                     "coverage is only checked against a command tree, and none is configured",
                     "Configure `tree`, or delete dispositions/exclusions.toml.",
                 )
@@ -378,7 +379,7 @@ def check_exclusions(
         if path in first:
             review.diagnostics.append(
                 record.problem(
-                    "exclusion-duplicate",
+                    EXCLUSION_DUPLICATE,
                     f"the path is already excluded at {first[path].location}",
                     "Keep one record per path.",
                 )
@@ -394,7 +395,7 @@ def check_exclusions(
         if not problems and node is None:
             review.diagnostics.append(
                 record.problem(
-                    "exclusion-stale",
+                    EXCLUSION_STALE,
                     "the program no longer has this command",
                     "Delete the record.",
                 )
@@ -403,13 +404,13 @@ def check_exclusions(
         if node is not None and (node.is_group or not node.runnable):
             problems.append("it is a command group, not a runnable command; exclude leaves only")
         for message in problems:
-            review.diagnostics.append(record.problem("exclusion-invalid", message))
+            review.diagnostics.append(record.problem(EXCLUSION_INVALID, message))
         if problems or node is None:
             continue
         if node.tool is not None:
             review.diagnostics.append(
                 record.problem(
-                    "exclusion-stale",
+                    EXCLUSION_STALE,
                     f"the tool {node.tool.id} now covers this command",
                     "Delete the exclusion.",
                 )
@@ -450,9 +451,7 @@ def _uncovered(
             continue
         shown = shown_path(node.path)
         found.append(
-            Diagnostic(
-                code="uncovered-command",
-                severity=Severity.ERROR,
+            UNCOVERED_COMMAND.diagnostic(
                 message=f"the command '{' '.join([contract.program, *node.path])}' has no tool "
                 "and no exclusion",
                 hint=f"Add a tool with command {list(node.path)}, or run "

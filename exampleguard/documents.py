@@ -22,7 +22,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.codes import FILE_INVALID, FILE_UNREADABLE
+from exampleguard.diagnostics import Diagnostic, Location
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -206,9 +207,7 @@ def read_text(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> s
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
         raise SourceError(
-            Diagnostic(
-                code="file-unreadable",
-                severity=Severity.ERROR,
+            FILE_UNREADABLE.diagnostic(
                 message=f"{display} is not UTF-8 text (byte 0x{raw[error.start]:02x} at byte "
                 f"offset {error.start})",
                 hint="Save the file as UTF-8.",
@@ -282,9 +281,7 @@ def validate_model(
         more = f" (and {len(problems) - 6} more)" if len(problems) > 6 else ""
         message += f"; also {others}{more}"
     raise SourceError(
-        Diagnostic(
-            code="file-invalid",
-            severity=Severity.ERROR,
+        FILE_INVALID.diagnostic(
             message=message,
             hint=f"`exampleguard schema` prints the expected structure of {document.display}.",
             location=first_location,
@@ -302,9 +299,7 @@ def check_format(document: Document, expected: str) -> None:
     if not isinstance(data, dict):
         found = "an array" if isinstance(data, list) else "not an object"
         raise SourceError(
-            Diagnostic(
-                code="file-invalid",
-                severity=Severity.ERROR,
+            FILE_INVALID.diagnostic(
                 message=f"{document.display}: the top level must be an object, found {found}",
                 location=document.location(()),
             )
@@ -319,9 +314,7 @@ def check_format(document: Document, expected: str) -> None:
         message = f"{document.display}: format is {value!r}, expected {expected!r}"
         location = document.location(("format",), at_key=False)
     raise SourceError(
-        Diagnostic(
-            code="file-invalid",
-            severity=Severity.ERROR,
+        FILE_INVALID.diagnostic(
             message=message,
             hint="Each exampleguard file names its format and version in its `format` key.",
             location=location,
@@ -415,9 +408,7 @@ def _has(node: Any, part: str | int) -> bool:
 
 
 def _unreadable(display: str, reason: str) -> Diagnostic:
-    return Diagnostic(
-        code="file-unreadable",
-        severity=Severity.ERROR,
+    return FILE_UNREADABLE.diagnostic(
         message=f"{display} {reason}",
         location=Location(display),
     )
@@ -426,9 +417,7 @@ def _unreadable(display: str, reason: str) -> Diagnostic:
 def _invalid(
     display: str, reason: str, line: int | None = None, column: int | None = None
 ) -> Diagnostic:
-    return Diagnostic(
-        code="file-invalid",
-        severity=Severity.ERROR,
+    return FILE_INVALID.diagnostic(
         message=f"{display} {reason}",
         location=Location(display, line, column),
     )

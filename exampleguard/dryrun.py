@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import assert_never
 
 import sandbox
+from exampleguard.codes import DRYRUN_FAILED, DRYRUN_TIMEOUT, EXECUTABLE_MISSING
 from exampleguard.config import Config
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.pipeline import Evaluation, ExampleResult
 from exampleguard.report import DryRunEntry, dry_run_entry
 from exampleguard.signals import Interrupted
@@ -87,9 +88,7 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
         found = shutil.which(program)
         if found is None:
             raise DryRunError(
-                Diagnostic(
-                    code="executable-missing",
-                    severity=Severity.ERROR,
+                EXECUTABLE_MISSING.diagnostic(
                     message=f"the program '{program}' is not on PATH, and "
                     "[tool.exampleguard.dryrun] sets no executable",
                     hint="Install the program before the dry run, or set `executable`.",
@@ -105,9 +104,7 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
     resolved = os.path.abspath(config.root / head) if os.sep in head else shutil.which(head)  # noqa: PTH100 - resolve() would follow the symlink
     if resolved is None or not Path(resolved).exists():
         raise DryRunError(
-            Diagnostic(
-                code="executable-missing",
-                severity=Severity.ERROR,
+            EXECUTABLE_MISSING.diagnostic(
                 message=f"the dry-run executable '{head}' cannot be found",
                 hint="Fix `executable` in [tool.exampleguard.dryrun].",
                 location=config.location("dryrun", "executable"),
@@ -273,13 +270,11 @@ def _record(run: PlannedRun, outcome: sandbox.Outcome) -> RunRecord:
             what = f"could not be started ({outcome.detail or 'unknown reason'})"
         case _:
             assert_never(outcome.status)
-    code = "dryrun-timeout" if outcome.status is sandbox.Status.TIMED_OUT else "dryrun-failed"
+    code = DRYRUN_TIMEOUT if outcome.status is sandbox.Status.TIMED_OUT else DRYRUN_FAILED
     tail = (outcome.stderr or outcome.stdout).strip().splitlines()[-1:]
     return RunRecord(
         entry,
-        Diagnostic(
-            code=code,
-            severity=Severity.ERROR,
+        code.diagnostic(
             message=f"the dry run {what}" + (f": {tail[0][:200]}" if tail else ""),
             hint="The report's dry_runs entry has the full output.",
             tool=run.tool,

@@ -15,7 +15,22 @@ from typing import Any
 
 from exampleguard.bind import Binding, Memo, Problem, Role, bind
 from exampleguard.catalog import LoadedCatalog, load_catalog
-from exampleguard.codes import lookup
+from exampleguard.codes import (
+    ALIAS_COLLISION,
+    CONFIG_INVALID,
+    DUPLICATE_EXAMPLE,
+    EXAMPLE_TOO_LONG,
+    FILE_INVALID,
+    MODEL_MISMATCH,
+    SCHEMA_MISMATCH,
+    TOO_MANY_EXAMPLES,
+    TOOL_UNBOUND,
+    TREE_UNAVAILABLE,
+    WRONG_COMMAND,
+    WRONG_PROGRAM,
+    Code,
+    lookup,
+)
 from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.counts import Counts, compare_counts, load_counts
@@ -141,9 +156,7 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
             spec = parse_tree_spec(settings.tree, config.root)
         except ValueError as error:
             errors.append(
-                Diagnostic(
-                    code="config-invalid",
-                    severity=Severity.ERROR,
+                CONFIG_INVALID.diagnostic(
                     message=str(error),
                     location=config.location("tree"),
                 )
@@ -164,15 +177,13 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
                 tree, verdicts = judged.tree, judged.verdicts
             except SourceError as error:
                 diagnostic = error.diagnostic
-                if diagnostic.code == "tree-unavailable":
+                if diagnostic.code == TREE_UNAVAILABLE.name:
                     # Point at the setting people edit, not at the spec string.
                     diagnostic = replace(diagnostic, location=config.location("tree"))
                 errors.append(diagnostic)
     elif catalog is not None and catalog.catalog.dialect is None:
         errors.append(
-            Diagnostic(
-                code="file-invalid",
-                severity=Severity.ERROR,
+            FILE_INVALID.diagnostic(
                 message=f"{catalog.document.display}: missing required key 'dialect' "
                 f"({spoken_names()}): with no tree configured, the catalog must say whose parsing "
                 "rules its examples follow",
@@ -229,7 +240,7 @@ def evaluate(
     for diagnostic in contract.diagnostics:
         # Alias collisions and catalog-wide problems are repository checks (shard 1 only); the
         # rest belong to the shard of the tool they are about.
-        if diagnostic.tool is None or diagnostic.code == "alias-collision":
+        if diagnostic.tool is None or diagnostic.code == ALIAS_COLLISION.name:
             if repository_checks:
                 diagnostics.append(diagnostic)
         elif diagnostic.tool in selected_ids:
@@ -330,7 +341,7 @@ class _ExampleChecker:
         diagnostics: list[Diagnostic] = []
 
         def emit(
-            code: str,
+            code: Code,
             message: str,
             span: Span | None = None,
             hint: str | None = None,
@@ -344,10 +355,8 @@ class _ExampleChecker:
                 else self.document.location(key, at_key=False)
             )
             diagnostics.append(
-                Diagnostic(
-                    code=code,
-                    severity=lookup(code).severity,
-                    message=message,
+                code.diagnostic(
+                    message,
                     hint=hint,
                     suggestion=suggestion,
                     tool=tool.id,
@@ -360,32 +369,32 @@ class _ExampleChecker:
 
         if index >= MAX_EXAMPLES:
             emit(
-                "too-many-examples",
+                TOO_MANY_EXAMPLES,
                 f"{tool.id} has {len(tool.tool.examples)} examples; at most {MAX_EXAMPLES} are "
                 "allowed",
                 hint="Keep the two most useful examples.",
             )
         if len(command) > self.max_chars:
             emit(
-                "example-too-long",
+                EXAMPLE_TOO_LONG,
                 f"the example is {len(command)} characters long; the limit is {self.max_chars}",
                 hint="Shorten it, or raise `max_example_chars`.",
             )
             return self._result(tool, index, command, diagnostics)
         tokens = tokenize(command)
         for shell in tokens.problems:
-            emit(shell.code, shell.message, Span(shell.start, shell.end))
+            emit(lookup(shell.code), shell.message, Span(shell.start, shell.end))
         if not tokens.words:
             if not tokens.problems:
                 emit(
-                    "wrong-program",
+                    WRONG_PROGRAM,
                     f"the example is empty; it must start with '{self.contract.program}'",
                 )
             return self._result(tool, index, command, diagnostics)
         words = [word.text for word in tokens.words]
         if words[0] != self.contract.program:
             emit(
-                "wrong-program",
+                WRONG_PROGRAM,
                 f"the example runs '{words[0]}', not '{self.contract.program}'",
                 _word_span(tokens, 0),
                 hint=f"Start the example with '{self.contract.program}'.",
@@ -394,7 +403,7 @@ class _ExampleChecker:
             # The tool itself is unbound; there is no command to bind its examples to. Nothing
             # passes unchecked: the example fails with a diagnostic of its own.
             emit(
-                "tool-unbound",
+                TOOL_UNBOUND,
                 f"the example cannot be checked: {tool.id}'s command "
                 f"'{' '.join([self.contract.program, *tool.tool.command])}' is not a runnable "
                 "command of the tree",
@@ -404,7 +413,7 @@ class _ExampleChecker:
 
         def located(problem: Problem) -> None:
             emit(
-                problem.code,
+                lookup(problem.code),
                 problem.message,
                 _word_span(tokens, problem.word, problem.offset, problem.length),
                 problem.hint,
@@ -434,7 +443,7 @@ class _ExampleChecker:
             comparison = compare(binding, model_errors, model, real, verdict)
             if not comparison.agree:
                 emit(
-                    "model-mismatch",
+                    MODEL_MISMATCH,
                     comparison.describe(model_errors, verdict),
                     hint="The framework's verdict stands; `exampleguard explain model-mismatch`.",
                 )
@@ -451,7 +460,7 @@ class _ExampleChecker:
             other = binding.node.tool.id if binding.node.tool is not None else None
             shown = " ".join([self.contract.program, *binding.node.path])
             emit(
-                "wrong-command",
+                WRONG_COMMAND,
                 f"the example runs '{shown}'"
                 + (f", the command of {other}," if other else "")
                 + f" not '{' '.join([self.contract.program, *tool.path])}'",
@@ -470,7 +479,7 @@ class _ExampleChecker:
                 # tool's strict argument schema; any disagreement is a defect of its own.
                 for mismatch in self.schemas.errors(tool, arguments):
                     emit(
-                        "schema-mismatch",
+                        SCHEMA_MISMATCH,
                         f"the arguments do not match {tool.id}'s argument schema: {mismatch}",
                         hint=f"`exampleguard schema tool {tool.id}` prints the schema.",
                     )
@@ -567,9 +576,7 @@ class _ExampleChecker:
                 updated.append(result)
                 continue
             location = self.catalog.example_location(tool.index, result.index)
-            duplicate = Diagnostic(
-                code="duplicate-example",
-                severity=Severity.ERROR,
+            duplicate = DUPLICATE_EXAMPLE.diagnostic(
                 message=f"the example does the same as {earlier.address} ({earlier.command!r})",
                 hint="Replace it with an example that shows something different.",
                 tool=tool.id,

@@ -15,8 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.codes import (
+    CONFIG_INVALID,
+    DISPOSITION_DUPLICATE,
+    DISPOSITION_INVALID,
+    EXCLUSION_DUPLICATE,
+    EXCLUSION_INVALID,
+    EXCLUSION_STALE,
+    FILE_INVALID,
+    FILE_UNREADABLE,
+    ISOLATION_UNAVAILABLE,
+    Code,
+    Stage,
+    lookup,
+)
 from exampleguard.config import Config, ConfigError, load_config
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.diagnostics import Diagnostic, Location
 
 if TYPE_CHECKING:
     from exampleguard.pipeline import Evaluation
@@ -113,7 +127,7 @@ def count(config: Config, *, write: bool) -> TextOutcome:
     path = config.counts_path
     display = config.display(path)
     if not write:
-        drift = [d for d in evaluation.diagnostics if d.code in ("counts-drift", "counts-missing")]
+        drift = [d for d in evaluation.diagnostics if lookup(d.code).stage is Stage.COUNTS]
         summary = "".join(f"{d.message}\n" for d in drift)
         return TextOutcome(text + summary, 1 if drift else 0)
     try:
@@ -121,7 +135,7 @@ def count(config: Config, *, write: bool) -> TextOutcome:
             write_atomically(path, text)
     except OSError as error:
         return _refuse(
-            "file-unreadable", f"cannot write {display}: {error.strerror}", Location(display)
+            FILE_UNREADABLE, f"cannot write {display}: {error.strerror}", Location(display)
         )
     return TextOutcome(text + f"wrote {display}\n", 0)
 
@@ -149,7 +163,7 @@ def show_tree(
             return TextOutcome(unusable=[error.diagnostic])
         if config.settings.tree is None:
             return _refuse(
-                "config-invalid",
+                CONFIG_INVALID,
                 f"{config.document.display} configures no `tree`; pass --tree SPEC",
                 config.location(),
             )
@@ -164,7 +178,7 @@ def show_tree(
     try:
         spec = parse_tree_spec(spec_text, root)
     except ValueError as error:
-        return _refuse("config-invalid", str(error))
+        return _refuse(CONFIG_INVALID, str(error))
     try:
         # The catalog's declared paths are probed, so the snapshot carries the aliases a group
         # routes dynamically.
@@ -215,7 +229,7 @@ def tool_schema(config: Config, tool_id: str) -> TextOutcome:
     tool = next((t for t in contract.tools if t.id == tool_id), None)
     if tool is None:
         known = ", ".join(t.id for t in contract.tools[:10])
-        return _refuse("config-invalid", f"the catalog has no tool {tool_id!r} (tools: {known})")
+        return _refuse(CONFIG_INVALID, f"the catalog has no tool {tool_id!r} (tools: {known})")
     return TextOutcome(json.dumps(argument_schema(tool), indent=2, ensure_ascii=False) + "\n")
 
 
@@ -223,20 +237,10 @@ def tool_schema(config: Config, tool_id: str) -> TextOutcome:
 
 
 def _refuse(
-    code: str, message: str, location: Location | None = None, hint: str | None = None
+    code: Code, message: str, location: Location | None = None, hint: str | None = None
 ) -> TextOutcome:
     """A command refused with one error diagnostic: nothing run or written (exit 2)."""
-    return TextOutcome(
-        unusable=[
-            Diagnostic(
-                code=code,
-                severity=Severity.ERROR,
-                message=message,
-                hint=hint,
-                location=location,
-            )
-        ]
-    )
+    return TextOutcome(unusable=[code.diagnostic(message, hint=hint, location=location)])
 
 
 def add_disposition(
@@ -262,7 +266,7 @@ def add_disposition(
     from exampleguard.pipeline import InputError, load_inputs  # noqa: PLC0415
 
     unreadable = _not_text(
-        "disposition-invalid",
+        DISPOSITION_INVALID,
         tool=tool_id,
         reason_code=reason_code,
         reason=reason,
@@ -278,35 +282,35 @@ def add_disposition(
     tools = {tool.id: tool for tool in inputs.catalog.catalog.tools}
     tool = tools.get(tool_id)
     if tool is None:
-        return _refuse("disposition-invalid", f"the catalog has no tool {tool_id!r}")
+        return _refuse(DISPOSITION_INVALID, f"the catalog has no tool {tool_id!r}")
     if tool.dry_run is None:
         return _refuse(
-            "disposition-invalid",
+            DISPOSITION_INVALID,
             f"{tool_id} has no reviewed dry-run capability, so there is nothing to narrow",
             hint="Dispositions only narrow dry runs; contract validation is never skipped.",
         )
     if not 0 <= index < len(tool.examples):
         return _refuse(
-            "disposition-invalid",
+            DISPOSITION_INVALID,
             f"{tool_id} has {len(tool.examples)} example(s); there is no index {index}",
         )
     approved = {**BUILTIN_REASON_CODES, **config.settings.reason_codes}
     if reason_code not in approved:
         return _refuse(
-            "disposition-invalid",
+            DISPOSITION_INVALID,
             f"reason code {reason_code!r} is not approved",
             hint="Approved codes: " + ", ".join(sorted(approved)),
         )
     if not is_concrete_reason(reason, reason_code):
         return _refuse(
-            "disposition-invalid",
+            DISPOSITION_INVALID,
             f"the reason {reason!r} is not concrete",
             hint="Say in a sentence what the dry run needs that CI does not have.",
         )
     for record in inputs.records.dispositions:
         if (record.value.tool, record.value.example) == (tool_id, index):
             return _refuse(
-                "disposition-duplicate",
+                DISPOSITION_DUPLICATE,
                 f"{tool_id}[{index}] already has a disposition at {record.location}",
                 hint="Edit or delete that record instead.",
             )
@@ -323,7 +327,7 @@ def add_disposition(
     try:
         path = disposition_file(config.dispositions_path, tool_id)
     except RecordError as error:
-        return _refuse("disposition-invalid", str(error))
+        return _refuse(DISPOSITION_INVALID, str(error))
     return _append(config, path, block, kind="disposition", dry_run=dry_run)
 
 
@@ -343,9 +347,7 @@ def add_exclusion(
     )
     from exampleguard.pipeline import InputError, load_inputs  # noqa: PLC0415
 
-    unreadable = _not_text(
-        "exclusion-invalid", path=" ".join(path), reason=reason, reviewer=reviewer
-    )
+    unreadable = _not_text(EXCLUSION_INVALID, path=" ".join(path), reason=reason, reviewer=reviewer)
     if unreadable is not None:
         return unreadable
     try:
@@ -354,36 +356,36 @@ def add_exclusion(
         return TextOutcome(unusable=error.diagnostics)
     if inputs.tree is None:
         return _refuse(
-            "exclusion-invalid", "coverage exclusions need a command tree; configure `tree` first"
+            EXCLUSION_INVALID, "coverage exclusions need a command tree; configure `tree` first"
         )
     shown = shown_path(path)
     if has_wildcard(path):
         return _refuse(
-            "exclusion-invalid",
+            EXCLUSION_INVALID,
             f"'{shown}' has wildcard characters; exclude one exact command",
         )
     if not is_concrete_reason(reason, ""):
-        return _refuse("exclusion-invalid", f"the reason {reason!r} is not concrete")
+        return _refuse(EXCLUSION_INVALID, f"the reason {reason!r} is not concrete")
     node = exact_command(build_contract(inputs.catalog, inputs.tree), path)
     if node is None:
-        return _refuse("exclusion-invalid", f"the program has no command '{shown}'")
+        return _refuse(EXCLUSION_INVALID, f"the program has no command '{shown}'")
     if node.is_group or not node.runnable:
-        return _refuse("exclusion-invalid", f"'{shown}' is a group, not a runnable command")
+        return _refuse(EXCLUSION_INVALID, f"'{shown}' is a group, not a runnable command")
     if node.tool is not None:
         return _refuse(
-            "exclusion-stale", f"the tool {node.tool.id} covers '{shown}'; nothing to exclude"
+            EXCLUSION_STALE, f"the tool {node.tool.id} covers '{shown}'; nothing to exclude"
         )
     for record in inputs.records.exclusions:
         if record.value.path == path:
             return _refuse(
-                "exclusion-duplicate", f"'{shown}' is already excluded at {record.location}"
+                EXCLUSION_DUPLICATE, f"'{shown}' is already excluded at {record.location}"
             )
     block = render_exclusion(Exclusion(path=path, reason=reason, reviewer=reviewer))
     target = config.dispositions_path / EXCLUSIONS_FILE
     return _append(config, target, block, kind="exclusion", dry_run=dry_run)
 
 
-def _not_text(code: str, **values: str | None) -> TextOutcome | None:
+def _not_text(code: Code, **values: str | None) -> TextOutcome | None:
     """Refuse arguments that are not valid text (undecodable bytes on the command line).
 
     Such bytes reach Python as lone surrogates; written into a record they would make the file
@@ -409,9 +411,9 @@ def _append(config: Config, path: Path, block: str, *, kind: str, dry_run: bool)
     try:
         append_record(path, block, root=config.root, kind=kind)
     except RecordError as error:
-        return _refuse("file-unreadable", f"{shown}: {error}")
+        return _refuse(FILE_UNREADABLE, f"{shown}: {error}")
     except OSError as error:
-        return _refuse("file-unreadable", f"cannot write {shown}: {error.strerror}")
+        return _refuse(FILE_UNREADABLE, f"cannot write {shown}: {error.strerror}")
     return TextOutcome(f"appended to {shown}:\n{block}")
 
 
@@ -427,7 +429,7 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     review = review_records(inputs, build_contract(inputs.catalog, inputs.tree))
     problems: dict[str, list[str]] = {}
     for diagnostic in review.diagnostics:
-        if diagnostic.code.startswith(("disposition-", "exclusion-")) and diagnostic.location:
+        if lookup(diagnostic.code).stage is Stage.REVIEW and diagnostic.location:
             problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
     records: list[tuple[Any, dict[str, Any]]] = [
         (
@@ -486,12 +488,8 @@ def check_records(config: Config) -> ValidateOutcome:
     evaluation, unusable = run_evaluation(config)
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
-    kept = [
-        d
-        for d in evaluation.diagnostics
-        if d.code.startswith(("disposition-", "exclusion-")) or d.code == "uncovered-command"
-    ]
-    evaluation.diagnostics = kept
+    # Exactly what checking the records found: the dispositions, the exclusions and coverage.
+    evaluation.diagnostics = list(evaluation.review.diagnostics)
     evaluation.examples = []
     return ValidateOutcome(build_report(evaluation), evaluation)
 
@@ -548,9 +546,7 @@ def dry_run(
         sandbox.check_pass_env(settings.pass_env)
     except sandbox.CredentialEnvError as error:
         problems.append(
-            Diagnostic(
-                code="config-invalid",
-                severity=Severity.ERROR,
+            CONFIG_INVALID.diagnostic(
                 message=str(error),
                 hint="Credentials never enter a dry run; the README documents the rule.",
                 location=config.location("dryrun", "pass_env"),
@@ -560,9 +556,7 @@ def dry_run(
         sandbox.select_backend(sandbox.Isolation(settings.isolation))
     except sandbox.IsolationUnavailable as error:
         problems.append(
-            Diagnostic(
-                code="isolation-unavailable",
-                severity=Severity.ERROR,
+            ISOLATION_UNAVAILABLE.diagnostic(
                 message=str(error).removeprefix("isolation-unavailable: "),
                 hint='Install bubblewrap, or set isolation = "env" knowingly.',
                 location=config.location("dryrun", "isolation")
@@ -579,9 +573,7 @@ def dry_run(
     for tool_id in [*tools, *(t for t, _ in examples)]:
         if tool_id not in known:
             problems.append(
-                Diagnostic(
-                    code="config-invalid",
-                    severity=Severity.ERROR,
+                CONFIG_INVALID.diagnostic(
                     message=f"--tool/--example names {tool_id!r}, which the catalog does not have",
                 )
             )
@@ -589,9 +581,7 @@ def dry_run(
         # A typo in an index must not turn into a dry run that runs nothing and passes.
         if tool_id in known and index >= len(known[tool_id].examples):
             problems.append(
-                Diagnostic(
-                    code="config-invalid",
-                    severity=Severity.ERROR,
+                CONFIG_INVALID.diagnostic(
                     message=f"--example {tool_id}[{index}]: the tool has "
                     f"{len(known[tool_id].examples)} example(s)",
                 )
@@ -671,7 +661,7 @@ def init_project(
             pyproject_text = pyproject.read_text(encoding="utf-8")
             existing = tomllib.loads(pyproject_text)
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-            return _refuse("file-invalid", f"pyproject.toml cannot be read: {error}")
+            return _refuse(FILE_INVALID, f"pyproject.toml cannot be read: {error}")
         if "exampleguard" in (existing.get("tool") or {}):
             refusals.append("pyproject.toml already has a [tool.exampleguard] table")
     if standalone.exists():
@@ -680,12 +670,12 @@ def init_project(
         if path.exists():
             refusals.append(f"{path.name} already exists")
     if refusals:
-        return _refuse("config-invalid", "init changes nothing: " + "; ".join(refusals))
+        return _refuse(CONFIG_INVALID, "init changes nothing: " + "; ".join(refusals))
     try:
         spec = parse_tree_spec(spec_text, cwd)
         tree, _ = load_tree(spec, root=cwd, display=spec_text, program=program)
     except ValueError as error:
-        return _refuse("config-invalid", str(error))
+        return _refuse(CONFIG_INVALID, str(error))
     except SourceError as error:
         return TextOutcome(unusable=[error.diagnostic])
     name = program or tree.program
@@ -737,7 +727,7 @@ def init_project(
         if isinstance(error, _InitFailed):
             return TextOutcome(unusable=error.diagnostics)
         if isinstance(error, OSError):
-            return _refuse("file-unreadable", f"init could not write its files: {error}")
+            return _refuse(FILE_UNREADABLE, f"init could not write its files: {error}")
         raise
     where = "pyproject.toml [tool.exampleguard]" if pyproject_text is not None else standalone.name
     return TextOutcome(
@@ -791,12 +781,7 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
     if len(shards) != len([r for r in reports if r.shard is not None]):
         problems.append("the same shard is given twice")
     if problems:
-        return ValidateOutcome(
-            unusable=[
-                Diagnostic(code="config-invalid", severity=Severity.ERROR, message=p)
-                for p in problems
-            ]
-        )
+        return ValidateOutcome(unusable=[CONFIG_INVALID.diagnostic(message=p) for p in problems])
     first = next((r for r in reports if r.shard is None or r.shard.index == 1), reports[0])
     counts = Counts(
         tools=first.counts.tools,

@@ -27,7 +27,8 @@ from pydantic import Field
 
 from exampleguard.adapters._child import FRAME_LENGTH_BYTES
 from exampleguard.adapters.verdict import ParseVerdict
-from exampleguard.diagnostics import Diagnostic, Location, Severity
+from exampleguard.codes import TREE_UNAVAILABLE
+from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import (
     Document,
     SourceError,
@@ -479,9 +480,7 @@ def _child_failure(outcome: _ChildOutcome, returncode: int | None) -> str:
 
 
 def _unavailable(spec: TreeSpec, reason: str) -> Diagnostic:
-    return Diagnostic(
-        code="tree-unavailable",
-        severity=Severity.ERROR,
+    return TREE_UNAVAILABLE.diagnostic(
         message=f"tree {spec}: {reason}",
         hint="The tree is imported in a child process from the configuration's directory; "
         "check that `python -c 'import MODULE'` works there.",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support.project import run_cli
 
+from exampleguard import codes
 from exampleguard.codes import CODES, Code, Stage, lookup
 from exampleguard.diagnostics import Severity
 
@@ -175,3 +176,38 @@ def test_explain_an_unknown_code(tmp_path: Path, given: str, suggestion: str | N
         assert f"Did you mean {suggestion}?" in result.stderr
     assert "exampleguard explain" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CODES))
+def test_every_code_is_a_constant_of_its_own_name(name: str) -> None:
+    constant = name.upper().replace("-", "_")
+    assert getattr(codes, constant) is CODES[name]
+    assert constant in codes.__all__
+
+
+def test_a_diagnostic_of_a_code_has_the_registry_severity() -> None:
+    for code in (codes.SHELL_EXPANSION, codes.UNKNOWN_FLAG, codes.CONFIG_INVALID):
+        diagnostic = code.diagnostic("message", tool="notes.list", example=1)
+        assert (diagnostic.code, diagnostic.severity) == (code.name, code.severity)
+        assert (diagnostic.tool, diagnostic.example, diagnostic.message) == (
+            "notes.list",
+            1,
+            "message",
+        )
+
+
+def test_no_emission_site_writes_a_severity_by_hand() -> None:
+    """Every diagnostic is made from its registered code, which owns the severity.
+
+    A ``Diagnostic`` needs a severity, so any construction of one outside the registry writes
+    one by hand.
+    """
+    package = Path(codes.__file__).parent
+    offenders = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "codes.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bDiagnostic\(", line)
+    ]
+    assert offenders == []
