@@ -122,18 +122,33 @@ class Document:
         line, column = where if where is not None else (None, None)
         return Location(self.display, line, column, format_key(key) or None)
 
-    def string_location(self, key: Sequence[str | int], offset: int) -> Location:
+    def string_location(
+        self, key: Sequence[str | int], offset: int, end: int | None = None
+    ) -> Location:
         """Return the location of character ``offset`` inside the string value at ``key``.
 
         Escapes in the file (an escaped quote, a ``u`` escape) are accounted for, so the
-        column points at the character a person sees in their editor.
+        column points at the character a person sees in their editor. With ``end`` (the
+        exclusive end of a stretch of characters, past ``offset``), the location also closes at
+        the last of them, mapped through the file the same way: a stretch that holds an escape
+        covers all of the escape's text.
         """
         start = self._find(tuple(key), at_key=False)
         if start is None:
             return self.location(key)
-        raw = _raw_offset(self.text, start, offset, self.kind)
-        line, column = self.line_column(raw)
-        return Location(self.display, line, column, format_key(key) or None)
+        first, after = _raw_span(self.text, start, offset, end, self.kind)
+        line, column = self.line_column(first)
+        end_line = end_column = None
+        if after is not None and after > first:
+            end_line, end_column = self.line_column(after - 1)
+        return Location(
+            self.display,
+            line,
+            column,
+            format_key(key) or None,
+            end_line=end_line,
+            end_column=end_column,
+        )
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """The 1-based line and column of character ``offset`` of the text."""
@@ -874,10 +889,32 @@ def _index_toml(text: str) -> _Positions:
 # -- offsets inside string literals -------------------------------------------------------------
 
 
-def _raw_offset(text: str, start: int, offset: int, kind: Literal["json", "toml"]) -> int:
-    """Map ``offset`` characters into the decoded string literal at ``start`` to a text offset."""
+def _raw_span(
+    text: str, start: int, offset: int, end: int | None, kind: Literal["json", "toml"]
+) -> tuple[int, int | None]:
+    """Map characters ``[offset, end)`` of the string literal at ``start`` to text offsets.
+
+    Returns where the character at ``offset`` starts in the text and, with ``end``, where the
+    raw text of the character before ``end`` ends (exclusive).
+    """
+    body = _string_body(text, start, kind)
+    if body is None:
+        return start, None
+    position, literal = body
+    first = _advance(text, position, offset, literal=literal)
+    if end is None or end <= offset:
+        return first, None
+    last = _advance(text, first, end - 1 - offset, literal=literal)
+    return first, _next_raw_char(text, last, literal=literal) if last < len(text) else last
+
+
+def _string_body(text: str, start: int, kind: Literal["json", "toml"]) -> tuple[int, bool] | None:
+    """Where the characters of the string literal at ``start`` begin, and whether it is literal.
+
+    ``None`` when no string literal starts there.
+    """
     if start >= len(text):
-        return start
+        return None
     opener = text[start]
     if kind == "toml" and text.startswith(("'''", '"""'), start):
         position = start + 3
@@ -889,12 +926,15 @@ def _raw_offset(text: str, start: int, offset: int, kind: Literal["json", "toml"
     elif opener in "\"'":
         position = start + 1
     else:
-        return start
-    literal = opener == "'"
-    remaining = offset
-    while remaining > 0 and position < len(text):
+        return None
+    return position, opener == "'"
+
+
+def _advance(text: str, position: int, count: int, *, literal: bool) -> int:
+    """Step over ``count`` decoded characters from ``position``; where the next one starts."""
+    while count > 0 and position < len(text):
         position = _next_raw_char(text, position, literal=literal)
-        remaining -= 1
+        count -= 1
     if not literal:
         # A line-ending backslash yields no character: the character at this offset is the
         # first one after it (on the next line).

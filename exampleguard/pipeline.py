@@ -350,7 +350,7 @@ class _ExampleChecker:
             suggestion: str | None = None,
         ) -> None:
             location = (
-                self.document.string_location(key, span.start)
+                self.document.string_location(key, span.start, span.end)
                 if span is not None
                 else self.document.location(key, at_key=False)
             )
