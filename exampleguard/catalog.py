@@ -2,7 +2,8 @@
 
 Loading a catalog gives a :class:`LoadedCatalog`: the validated model plus the
 :class:`~exampleguard.documents.Document` it came from, so every later diagnostic can point at the
-line and column of the tool, example or parameter it is about.
+line and column of the tool or parameter it is about. Its examples become records
+(:mod:`exampleguard.sources.catalog`) that locate themselves.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Strict, StringConstraints, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from exampleguard.diagnostics import Location
 from exampleguard.documents import (
     Document,
     JsonArrayStream,
-    KeyPath,
     NotStreamable,
     check_format,
     load_document,
@@ -141,14 +140,6 @@ class LoadedCatalog:
             return self.stated[tool_index][position]
         except IndexError:
             return frozenset()
-
-    def example_key(self, tool_index: int, example_index: int) -> KeyPath:
-        """Key path of an example's command string in the file."""
-        return ("tools", tool_index, "examples", example_index, "command")
-
-    def example_location(self, tool_index: int, example_index: int) -> Location:
-        """Where an example's command string is in the file."""
-        return self.document.location(self.example_key(tool_index, example_index), at_key=False)
 
 
 def load_catalog(path: Path, display: str) -> LoadedCatalog:

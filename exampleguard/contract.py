@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from exampleguard import dialects
-from exampleguard.catalog import Catalog, LoadedCatalog, Tool
+from exampleguard.catalog import Catalog, DryRun, LoadedCatalog, Tool
 from exampleguard.codes import (
     ALIAS_COLLISION,
     CONSTRAINT_INVALID,
@@ -112,6 +112,11 @@ class EffectiveTool:
     def id(self) -> str:
         """The tool's id."""
         return self.tool.id
+
+    @property
+    def dry_run(self) -> DryRun | None:
+        """The tool's reviewed dry-run capability: only a tool with one has examples to run."""
+        return self.tool.dry_run
 
     @property
     def path(self) -> Path:
@@ -493,7 +498,7 @@ class _Builder:
                     )
 
     def _check_dry_run_flag(self, effective: EffectiveTool) -> None:
-        dry_run = effective.tool.dry_run
+        dry_run = effective.dry_run
         if dry_run is None or dry_run.flag is None:
             return
         key = ("tools", effective.index, "dry_run", "flag")

@@ -10,7 +10,9 @@ stale and duplicate records fail the run.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +20,6 @@ from typing import Annotated, Generic, TypeVar
 
 from pydantic import Field
 
-from exampleguard.catalog import Catalog
 from exampleguard.codes import (
     DISPOSITION_DUPLICATE,
     DISPOSITION_INVALID,
@@ -30,10 +31,12 @@ from exampleguard.codes import (
     UNCOVERED_COMMAND,
     Code,
 )
-from exampleguard.contract import CommandNode, Contract
+from exampleguard.contract import CommandNode, Contract, EffectiveTool
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, SourceError, load_document, validate_model
+from exampleguard.files import locked, write_atomically
 from exampleguard.model import NonEmpty, StrictModel
+from exampleguard.sources import Examples
 
 __all__ = [
     "BUILTIN_REASON_CODES",
@@ -43,13 +46,20 @@ __all__ = [
     "Exclusion",
     "ExclusionFile",
     "LoadedDispositions",
+    "Record",
+    "RecordError",
     "Review",
+    "all_errors",
+    "append_record",
     "check_dispositions",
     "check_exclusions",
+    "disposition_file",
     "exact_command",
     "has_wildcard",
     "is_concrete_reason",
     "load_dispositions",
+    "render_disposition",
+    "render_exclusion",
     "shown_path",
 ]
 
@@ -140,15 +150,21 @@ T = TypeVar("T", Disposition, Exclusion)
 
 @dataclass(frozen=True, slots=True)
 class Record(Generic[T]):
-    """A record with the document it came from and its index there."""
+    """A record with the document it came from and its index there.
+
+    A record not written yet has no document: ``file`` names the file it is to be appended to.
+    """
 
     value: T
-    document: Document
+    document: Document | None
     index: int
+    file: str = ""
 
     @property
     def location(self) -> Location:
         """Where the record starts in its file."""
+        if self.document is None:
+            return Location(self.file)
         kind = "disposition" if isinstance(self.value, Disposition) else "exclusion"
         return self.document.location((kind, self.index), at_key=False)
 
@@ -185,6 +201,8 @@ class Review:
     narrowed: set[tuple[str, int]] = field(default_factory=set)
     excluded: set[tuple[str, ...]] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    refused: list[Diagnostic] = field(default_factory=list)
+    """The defects of a record about to be written (see :func:`check_dispositions`)."""
 
 
 def load_dispositions(folder: Path, root: Path, display: str) -> LoadedDispositions:
@@ -276,28 +294,96 @@ def is_concrete_reason(reason: str, code: str) -> bool:
 
 
 def check_dispositions(
-    loaded: LoadedDispositions, catalog: Catalog, reason_codes: Mapping[str, str]
+    loaded: LoadedDispositions,
+    tools: Sequence[EffectiveTool],
+    examples: Examples,
+    reason_codes: Mapping[str, str],
+    *,
+    new: Record[Disposition] | None = None,
 ) -> Review:
-    """Check every disposition; return what they narrow and their defects (SPEC 3.4)."""
+    """Check every disposition; return what they narrow and their defects (SPEC 3.4).
+
+    ``new`` is a record about to be written (``dispositions add``): it is checked after the
+    records on file, exactly like them, and its defects are :attr:`Review.refused` rather than
+    diagnostics of the run. A record not written yet cannot be stale: what would make a written
+    one stale (its index gone) makes a new one invalid.
+    """
     review = Review()
-    tools = {tool.id: tool for tool in catalog.tools}
-    approved = {**BUILTIN_REASON_CODES, **reason_codes}
-    first: dict[tuple[str, int], Record[Disposition]] = {}
+    check = _DispositionCheck(tools, examples, {**BUILTIN_REASON_CODES, **reason_codes})
     for record in loaded.dispositions:
+        review.diagnostics.extend(check.record(record, review))
+    if new is not None:
+        review.refused = check.record(new, review, new=True)
+    return review
+
+
+class _DispositionCheck:
+    """The checks of one disposition against the tools, and against the records before it."""
+
+    def __init__(
+        self, tools: Sequence[EffectiveTool], examples: Examples, approved: Mapping[str, str]
+    ) -> None:
+        # By id, the last tool of an id winning: `duplicate-tool` is reported on its own.
+        self.tools = {tool.id: tool for tool in tools}
+        self.examples = examples
+        self.approved = approved
+        self.first: dict[tuple[str, int], Record[Disposition]] = {}
+
+    def record(
+        self, record: Record[Disposition], review: Review, *, new: bool = False
+    ) -> list[Diagnostic]:
+        """Every defect of ``record``; a record without one narrows its example in ``review``."""
         disposition = record.value
         key = (disposition.tool, disposition.example)
-        if key in first:
-            earlier = first[key]
-            review.diagnostics.append(
+        earlier = self.first.get(key)
+        if earlier is not None:
+            return [
                 record.problem(
                     DISPOSITION_DUPLICATE,
                     f"the same example already has a disposition in {earlier.location}",
                     "Keep one record per example.",
                 )
-            )
-            continue
-        first[key] = record
-        tool = tools.get(disposition.tool)
+            ]
+        if not new:
+            self.first[key] = record
+        tool = self.tools.get(disposition.tool)
+        texts = [r.text for r in self.examples.of_tool(tool.index)] if tool is not None else []
+        problems = self._invalid(disposition, tool)
+        if problems or tool is None:
+            return [record.problem(DISPOSITION_INVALID, text, hint) for text, hint in problems]
+        count, index = len(texts), disposition.example
+        if index >= count and new:
+            return [
+                record.problem(
+                    DISPOSITION_INVALID,
+                    f"the tool has {count} example(s); there is no index {index}",
+                )
+            ]
+        if index >= count:
+            return [
+                record.problem(
+                    DISPOSITION_STALE,
+                    f"the tool has {count} example(s); index {index} no longer exists",
+                    "Delete the record.",
+                )
+            ]
+        current = texts[disposition.example]
+        if current != disposition.command:
+            return [
+                record.problem(
+                    DISPOSITION_STALE,
+                    f"it was reviewed for {disposition.command!r} but the example is now "
+                    f"{current!r}",
+                    "Review the current example and write a new disposition, or delete this one.",
+                )
+            ]
+        if not new:
+            review.narrowed.add(key)
+        return []
+
+    def _invalid(
+        self, disposition: Disposition, tool: EffectiveTool | None
+    ) -> list[tuple[str, str | None]]:
         problems: list[tuple[str, str | None]] = []
         if tool is None:
             problems.append((f"no tool has the id {disposition.tool!r}", None))
@@ -308,11 +394,11 @@ def check_dispositions(
                     "Dispositions only narrow dry runs; contract validation is never skipped.",
                 )
             )
-        if disposition.reason_code not in approved:
+        if disposition.reason_code not in self.approved:
             problems.append(
                 (
                     f"reason code {disposition.reason_code!r} is not approved",
-                    "Approved codes: " + ", ".join(sorted(approved)),
+                    "Approved codes: " + ", ".join(sorted(self.approved)),
                 )
             )
         if not is_concrete_reason(disposition.reason, disposition.reason_code):
@@ -329,33 +415,7 @@ def check_dispositions(
                     "Write dispositions with `exampleguard dispositions add`.",
                 )
             )
-        for message, hint in problems:
-            review.diagnostics.append(record.problem(DISPOSITION_INVALID, message, hint))
-        if problems or tool is None:
-            continue
-        if disposition.example >= len(tool.examples):
-            review.diagnostics.append(
-                record.problem(
-                    DISPOSITION_STALE,
-                    f"the tool has {len(tool.examples)} example(s); index {disposition.example} no "
-                    "longer exists",
-                    "Delete the record.",
-                )
-            )
-            continue
-        current = tool.examples[disposition.example].command
-        if current != disposition.command:
-            review.diagnostics.append(
-                record.problem(
-                    DISPOSITION_STALE,
-                    f"it was reviewed for {disposition.command!r} but the example is now "
-                    f"{current!r}",
-                    "Review the current example and write a new disposition, or delete this one.",
-                )
-            )
-            continue
-        review.narrowed.add(key)
-    return review
+        return problems
 
 
 def check_exclusions(
@@ -494,8 +554,6 @@ def disposition_file(folder: Path, tool_id: str) -> Path:
 
 def toml_string(value: str) -> str:
     """``value`` as a TOML basic string (JSON's escapes are TOML's, but DEL must be escaped)."""
-    import json  # noqa: PLC0415 - only writers need it
-
     return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
@@ -537,10 +595,6 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
     The result is parsed before it replaces the file: a write that would leave invalid TOML is
     refused.
     """
-    import tomllib  # noqa: PLC0415 - only writers need it
-
-    from exampleguard.files import locked, write_atomically  # noqa: PLC0415
-
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     try:

@@ -37,6 +37,7 @@ __all__ = [
     "format_key",
     "load_document",
     "parse_document",
+    "read_text",
     "validate_model",
 ]
 

@@ -166,24 +166,24 @@ def plan(
     selection: Selection | None = None,
 ) -> list[PlannedRun]:
     """The runs to execute: eligible, not narrowed, contract-valid, and selected."""
-    catalog = evaluation.inputs.catalog.catalog
     config = evaluation.inputs.config
     runs: list[PlannedRun] = []
     for result in evaluation.eligible:
-        if not result.ok or result.argv is None or result.command_end is None:
+        preview = result.preview
+        if preview is None or preview.command_end is None or result.tool is None:
+            continue
+        if not result.ok or result.argv is None:
             continue
         if selection is not None and not selection.wants(result):
             continue
-        dry_run = catalog.tools[result.tool_index].dry_run
-        assert dry_run is not None  # eligible examples belong to tools with a capability
+        dry_run = preview.capability
         words = list(result.argv[1:])
-        if dry_run.flag is not None and dry_run.flag not in result.given_flags:
+        if dry_run.flag is not None and dry_run.flag not in preview.given_flags:
             # After the command path: group options come before it, the command's own after.
-            words.insert(result.command_end - 1, dry_run.flag)
+            words.insert(preview.command_end - 1, dry_run.flag)
         # The tool's own fixtures, else the configuration's for every run.
         folder = dry_run.fixtures or config.settings.dryrun.fixtures
         fixtures = config.root / folder if folder else None
-        location = evaluation.inputs.catalog.example_location(result.tool_index, result.index)
         runs.append(
             PlannedRun(
                 tool=result.tool,
@@ -191,7 +191,7 @@ def plan(
                 argv=(*executable, *words),
                 fixtures=fixtures,
                 expect_exit=dry_run.expect_exit,
-                location=location,
+                location=result.location(),
             )
         )
     return runs

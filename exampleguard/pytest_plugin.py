@@ -111,7 +111,7 @@ def _state(node: pytest.Item) -> dict[str, Any]:
 
         evaluation, unusable = run_evaluation(state["config"])
         state["evaluation"], state["unusable"] = evaluation, unusable
-        results: dict[tuple[str, int], Any] = {}
+        results: dict[tuple[str | None, int], Any] = {}
         for result in evaluation.examples if evaluation is not None else ():
             results.setdefault((result.tool, result.index), result)
         state["results"] = results

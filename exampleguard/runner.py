@@ -463,9 +463,7 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     for record, fields in records:
         location = record.location
         status = ", ".join(problems.get(str(location), [])) or "applies"
-        entries.append(
-            {**fields, "file": record.document.display, "line": location.line, "status": status}
-        )
+        entries.append({**fields, "file": location.file, "line": location.line, "status": status})
     if as_json:
         return TextOutcome(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
     if not entries:

@@ -23,6 +23,7 @@ from exampleguard.dispositions import (
     load_dispositions,
 )
 from exampleguard.documents import SourceError
+from exampleguard.sources.catalog import catalog_examples
 from exampleguard.tree import load_tree, parse_tree_spec
 from tests.support.project import REPOSITORY, run_cli
 
@@ -148,7 +149,9 @@ def _review(fs: Any, files: Mapping[str, str], *, tree: bool = True, reason_code
     if tree:
         assert contract.diagnostics == []
     records = load_dispositions(ROOT / "dispositions", ROOT, "dispositions")
-    dispositions = check_dispositions(records, loaded_catalog.catalog, reason_codes or {})
+    dispositions = check_dispositions(
+        records, contract.tools, catalog_examples(loaded_catalog), reason_codes or {}
+    )
     exclusions = check_exclusions(records, contract)
     return dispositions, exclusions
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from exampleguard import catalog as catalog_module
 from exampleguard.catalog import _load_whole, load_catalog
+from exampleguard.diagnostics import Span
 from exampleguard.documents import (
     Document,
     JsonArrayStream,
@@ -25,6 +26,7 @@ from exampleguard.documents import (
     load_document,
     parse_document,
 )
+from exampleguard.sources.catalog import catalog_examples
 
 
 def position_of(text: str, marker: str, nth: int = 0) -> tuple[int, int]:
@@ -305,11 +307,12 @@ def test_every_loaded_example_keeps_its_position(tmp_path: Path, kind: str) -> N
 
     loaded = load_catalog(path, path.name)
 
-    for t, tool in enumerate(loaded.catalog.tools):
-        for e, example in enumerate(tool.examples):
-            key = loaded.example_key(t, e)
-            expected = position_of(text, json.dumps(example.command))
-            assert where(loaded.document, key, at_key=False) == expected, key
+    records = list(catalog_examples(loaded))
+    assert len(records) == sum(len(tool.examples) for tool in loaded.catalog.tools)
+    for record in records:
+        location = record.location()
+        expected = position_of(text, json.dumps(record.text))
+        assert (location.line, location.column) == expected, record.address
 
 
 # -- characters inside strings ------------------------------------------------------------------
@@ -426,7 +429,8 @@ def test_string_location_in_a_loaded_catalog_points_at_the_offending_word(tmp_pa
     loaded = load_catalog(path, "catalog.json")
     command = loaded.catalog.tools[0].examples[0].command
     assert command == 'notes "déjà" --recurse'
-    location = loaded.document.string_location(loaded.example_key(0, 0), command.index("--"))
+    (record,) = catalog_examples(loaded)
+    location = record.location(Span(command.index("--"), command.index("--") + 1))
     assert (location.line, location.column) == position_of(text, "--recurse")
 
 
@@ -570,9 +574,10 @@ def test_a_20k_example_catalog_loads_and_indexes_in_linear_time(tmp_path: Path, 
 
     started = time.process_time()
     loaded = load_catalog(path, path.name)
-    first = loaded.document.location(loaded.example_key(0, 0), at_key=False)
-    final = loaded.document.location(loaded.example_key(last, 1), at_key=False)
-    middle = loaded.document.string_location(loaded.example_key(last // 2, 1), 6)
+    examples = catalog_examples(loaded)
+    first = examples.of_tool(0)[0].location()
+    final = examples.of_tool(last)[1].location()
+    middle = examples.of_tool(last // 2)[1].location(Span(6, 7))
     elapsed = time.process_time() - started
 
     assert sum(len(tool.examples) for tool in loaded.catalog.tools) == 20_000

@@ -1,0 +1,63 @@
+"""The rules: stricter than any parser, on purpose.
+
+The binder answers "would the framework accept this?". The rules answer "should an agent copy
+this?": the limits on a tool's examples, the program and command an example runs, requirements
+the catalog adds, options the command would prompt for, the require-one-of / require-together /
+mutually-exclusive constraints, banned confirmation bypasses, the tool's strict argument schema,
+and no two examples of a tool doing the same.
+
+Every rule is a function ``rule(subject) -> findings`` (:data:`Rule`); a finding names its
+:class:`~exampleguard.codes.Code`. The tuples below say when the pipeline applies each rule: a
+rule belongs to the first stage at which everything it reads is known.
+"""
+
+from __future__ import annotations
+
+from exampleguard.rules._binding import arguments_of, effective_name
+from exampleguard.rules._checks import (
+    MAX_EXAMPLES,
+    bypass_flags,
+    constraints,
+    duplicate_example,
+    example_too_long,
+    missing_required,
+    schema_mismatch,
+    too_many_examples,
+    tool_unbound,
+    wrong_command,
+    wrong_program,
+)
+from exampleguard.rules._subject import Finding, Rule, RuleContext, Subject, ToolScope, word_span
+
+__all__ = [
+    "ARGUMENT_RULES",
+    "BINDING_RULES",
+    "MAX_EXAMPLES",
+    "TEXT_RULES",
+    "TOOL_RULES",
+    "WORD_RULES",
+    "Finding",
+    "Rule",
+    "RuleContext",
+    "Subject",
+    "ToolScope",
+    "arguments_of",
+    "effective_name",
+    "word_span",
+]
+
+TEXT_RULES: tuple[Rule, ...] = (too_many_examples, example_too_long)
+"""On the example's text alone, before it is tokenized (a text that is too long never is)."""
+
+WORD_RULES: tuple[Rule, ...] = (wrong_program, tool_unbound)
+"""On its shell words (an example of a tool that did not bind to the tree stops there)."""
+
+BINDING_RULES: tuple[Rule, ...] = (wrong_command, missing_required, constraints, bypass_flags)
+"""On its binding to the command tree."""
+
+ARGUMENT_RULES: tuple[Rule, ...] = (schema_mismatch,)
+"""On the argument object of an example that binds without an error (the independent check)."""
+
+TOOL_RULES: tuple[Rule, ...] = (duplicate_example,)
+"""Against the tool's earlier examples, last, for an example without an error: the earlier
+ones are all checked by then."""

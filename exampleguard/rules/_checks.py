@@ -1,0 +1,379 @@
+"""Every rule, one function each, all with the signature ``rule(subject) -> findings``.
+
+A rule reads what it needs from the :class:`Subject` and returns what it finds, or nothing when
+the example has not got that far (no words, no binding to its own command). Rules never print
+and never locate anything in a file: the pipeline does that through the example's origin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from exampleguard.bind import Occurrence, Role
+from exampleguard.codes import (
+    BYPASS_FLAG,
+    DUPLICATE_EXAMPLE,
+    EXAMPLE_TOO_LONG,
+    MISSING_REQUIRED,
+    MUTUALLY_EXCLUSIVE,
+    REQUIRE_ONE_OF,
+    REQUIRE_TOGETHER,
+    SCHEMA_MISMATCH,
+    TOO_MANY_EXAMPLES,
+    TOOL_UNBOUND,
+    WRONG_COMMAND,
+    WRONG_PROGRAM,
+)
+from exampleguard.contract import EffectiveTool
+from exampleguard.diagnostics import Related
+from exampleguard.model import Parameter
+from exampleguard.rules._binding import duplicate_key
+from exampleguard.rules._subject import Finding, Subject
+
+__all__ = [
+    "MAX_EXAMPLES",
+    "bypass_flags",
+    "constraints",
+    "duplicate_example",
+    "example_too_long",
+    "missing_required",
+    "schema_mismatch",
+    "too_many_examples",
+    "tool_unbound",
+    "wrong_command",
+    "wrong_program",
+]
+
+MAX_EXAMPLES = 2
+"""Examples per tool beyond which every further one is ``too-many-examples``."""
+
+_NOTHING: tuple[Finding, ...] = ()
+
+
+# -- the text ------------------------------------------------------------------------------------
+
+
+def too_many_examples(subject: Subject) -> Sequence[Finding]:
+    """``too-many-examples``: every example of a tool beyond the second."""
+    if subject.record.index < MAX_EXAMPLES:
+        return _NOTHING
+    return (
+        Finding(
+            TOO_MANY_EXAMPLES,
+            f"{subject.tool.id} has {subject.scope.count} examples; at most {MAX_EXAMPLES} are "
+            "allowed",
+            hint="Keep the two most useful examples.",
+        ),
+    )
+
+
+def example_too_long(subject: Subject) -> Sequence[Finding]:
+    """``example-too-long``: a text over ``max_example_chars`` (it is not tokenized then)."""
+    if not subject.too_long:
+        return _NOTHING
+    limit = subject.context.max_example_chars
+    return (
+        Finding(
+            EXAMPLE_TOO_LONG,
+            f"the example is {len(subject.record.text)} characters long; the limit is {limit}",
+            hint="Shorten it, or raise `max_example_chars`.",
+        ),
+    )
+
+
+# -- the words -----------------------------------------------------------------------------------
+
+
+def wrong_program(subject: Subject) -> Sequence[Finding]:
+    """``wrong-program``: the first word is not the program (or there is no word at all)."""
+    program = subject.context.contract.program
+    if not subject.words:
+        if subject.tokens is None or subject.tokens.problems:
+            # A shell problem already says why there is no word.
+            return _NOTHING
+        return (Finding(WRONG_PROGRAM, f"the example is empty; it must start with '{program}'"),)
+    if subject.words[0] == program:
+        return _NOTHING
+    return (
+        Finding(
+            WRONG_PROGRAM,
+            f"the example runs '{subject.words[0]}', not '{program}'",
+            hint=f"Start the example with '{program}'.",
+            span=subject.span(0),
+        ),
+    )
+
+
+def tool_unbound(subject: Subject) -> Sequence[Finding]:
+    """``tool-unbound`` on each example of a tool whose command the tree does not have.
+
+    Nothing passes unchecked: an example that cannot be checked fails with a diagnostic of its
+    own (the tool's command is reported once on the tool too).
+    """
+    tool = subject.tool
+    if tool.node is not None or not subject.words:
+        return _NOTHING
+    command = " ".join([subject.context.contract.program, *tool.tool.command])
+    return (
+        Finding(
+            TOOL_UNBOUND,
+            f"the example cannot be checked: {tool.id}'s command '{command}' is not a runnable "
+            "command of the tree",
+            hint="Fix the tool's `command` (see the tool-unbound error on the tool).",
+        ),
+    )
+
+
+# -- the binding ---------------------------------------------------------------------------------
+
+
+def wrong_command(subject: Subject) -> Sequence[Finding]:
+    """``wrong-command``: the example binds to another command than its tool's."""
+    binding = subject.binding
+    if binding is None or binding.node is None or subject.bound is not None or subject.ran_tool:
+        return _NOTHING
+    program = subject.context.contract.program
+    node = binding.node
+    other = node.tool.id if node.tool is not None else None
+    shown = " ".join([program, *node.path])
+    return (
+        Finding(
+            WRONG_COMMAND,
+            f"the example runs '{shown}'"
+            + (f", the command of {other}," if other else "")
+            + f" not '{' '.join([program, *subject.tool.path])}'",
+            hint="Move the example to the tool whose command it runs.",
+        ),
+    )
+
+
+def missing_required(subject: Subject) -> Sequence[Finding]:
+    """``missing-required`` beyond the framework's: the catalog's, and options that prompt."""
+    binding = subject.bound
+    required = subject.scope.required
+    if binding is None or binding.eager or not required:
+        return _NOTHING
+    findings: list[Finding] = []
+    given = subject.given
+    for parameter in required:
+        if parameter.name in given:
+            continue
+        if parameter.prompt:
+            message = (
+                f"{parameter.display()} is missing, so the command would prompt for it; an "
+                "agent cannot answer a prompt"
+            )
+        elif parameter.name in subject.tool.catalog_required:
+            message = f"the catalog requires {parameter.display()}"
+        else:
+            continue
+        findings.append(
+            Finding(MISSING_REQUIRED, message, hint=f"Give {parameter.display()} in the example.")
+        )
+    return findings
+
+
+def constraints(subject: Subject) -> Sequence[Finding]:
+    """``require-one-of``, ``require-together`` and ``mutually-exclusive`` (SPEC semantics)."""
+    binding = subject.bound
+    rules = subject.tool.constraints
+    if binding is None or binding.eager:
+        return _NOTHING
+    if not (rules.require_one_of or rules.require_together or rules.mutually_exclusive):
+        return _NOTHING
+    display = _Display(subject.tool)
+    given = subject.given
+    findings: list[Finding] = []
+    for group in rules.require_one_of:
+        if not any(name in given for name in group):
+            findings.append(
+                Finding(
+                    REQUIRE_ONE_OF,
+                    f"one of {display.all(group)} is required",
+                    hint=f"Give one of {display.all(group)}.",
+                )
+            )
+    for group in rules.require_together:
+        present = [name for name in group if name in given]
+        if present and len(present) < len(group):
+            missing = [name for name in group if name not in given]
+            first = given[present[0]][0]
+            findings.append(
+                Finding(
+                    REQUIRE_TOGETHER,
+                    f"{display.all(present)} must be given together with {display.all(missing)}",
+                    hint=f"Add {display.all(missing)}, or remove {display.all(present)}.",
+                    span=subject.span(first.word, first.offset, first.length),
+                )
+            )
+    for group in rules.mutually_exclusive:
+        findings.extend(_exclusive(subject, given, group, display))
+    return findings
+
+
+def _exclusive(
+    subject: Subject,
+    given: dict[str, list[Occurrence]],
+    group: Sequence[str],
+    display: _Display,
+) -> list[Finding]:
+    present = [name for name in group if name in given]
+    if len(present) < 2:
+        return []
+    ordered = sorted(present, key=lambda name: _first_word(given[name]))
+    first = given[ordered[0]][0]
+    related = (
+        (Related(f"{display.one(ordered[0])} given here", span=subject.span(first.word)),)
+        if first.word >= 0
+        else ()
+    )
+    findings: list[Finding] = []
+    for name in ordered[1:]:
+        later = given[name][0]
+        findings.append(
+            Finding(
+                MUTUALLY_EXCLUSIVE,
+                f"{display.one(name)} cannot be combined with {display.one(ordered[0])}",
+                hint=f"Keep one of {display.all(present)}.",
+                span=subject.span(
+                    later.word if later.word >= 0 else None, later.offset, later.length
+                ),
+                related=related,
+            )
+        )
+    return findings
+
+
+class _Display:
+    """Parameter names as people read them, computed only when a message needs one."""
+
+    def __init__(self, tool: EffectiveTool) -> None:
+        self._tool = tool
+
+    def one(self, name: str) -> str:
+        parameter = self._tool.parameter(name)
+        return parameter.display() if parameter is not None else name
+
+    def all(self, names: Iterable[str]) -> str:
+        return ", ".join(self.one(name) for name in names)
+
+
+def _first_word(occurrences: list[Occurrence]) -> int:
+    return min((o.word for o in occurrences if o.word >= 0), default=1 << 30)
+
+
+def bypass_flags(subject: Subject) -> Sequence[Finding]:
+    """``bypass-flag``: confirmation bypasses, in every spelling with the same effect.
+
+    A banned spelling bans its parameter's other option strings too (``-y`` for ``--yes``, in a
+    bundle, abbreviated), but not the parameter's negation. A banned word that is another
+    option's value, or that comes after ``--``, is data (SPEC 4 step 5).
+    """
+    binding = subject.bound
+    if binding is None:
+        return _NOTHING
+    banned = subject.scope.banned
+    if not banned.words:
+        return _NOTHING
+    findings: list[Finding] = []
+    flagged_words: set[int] = set()
+    for occurrence in binding.occurrences:
+        if occurrence.parameter.positional:
+            continue
+        spelling = banned.pairs.get(
+            (id(occurrence.parameter), occurrence.negated)
+        ) or _banned_by_flags(occurrence.parameter, occurrence.negated, banned.words)
+        if spelling is None:
+            continue
+        flagged_words.add(occurrence.word)
+        same = (
+            "" if occurrence.spelling == spelling else f" ({occurrence.spelling} means {spelling})"
+        )
+        findings.append(
+            Finding(
+                BYPASS_FLAG,
+                f"{occurrence.spelling} skips the command's confirmation{same}",
+                hint="Remove it; show the command's preview (dry-run) flag instead if it has one.",
+                span=subject.span(occurrence.word, occurrence.offset, occurrence.length),
+            )
+        )
+    text = subject.record.text
+    if not any(word in text for word in banned.words):
+        # No banned word appears anywhere in the example: no word can be one.
+        return findings
+    words = subject.words
+    separator = next(
+        (i for i, role in enumerate(binding.roles) if role is Role.SEPARATOR), len(words)
+    )
+    for index, word in enumerate(words):
+        if index == 0 or index in flagged_words or index > separator:
+            continue
+        if binding.roles[index] in (Role.VALUE, Role.SEPARATOR, Role.COMMAND):
+            continue
+        head = word.split("=", 1)[0]
+        if head in banned.words:
+            findings.append(
+                Finding(
+                    BYPASS_FLAG,
+                    f"{head} skips the command's confirmation",
+                    hint="Remove it.",
+                    span=subject.span(index, 0, len(head)),
+                )
+            )
+    return findings
+
+
+def _banned_by_flags(parameter: Parameter, negated: bool, banned: frozenset[str]) -> str | None:
+    # A catalog-only group option is a different object from the tool's own parameter; compare
+    # by option strings.
+    strings = parameter.negation_flags if negated else parameter.flags
+    return next((spelling for spelling in strings if spelling in banned), None)
+
+
+# -- the arguments -------------------------------------------------------------------------------
+
+
+def schema_mismatch(subject: Subject) -> Sequence[Finding]:
+    """``schema-mismatch``: the arguments fail the tool's strict argument schema.
+
+    The independent check: an example the binder accepts must also satisfy the schema that
+    agents calling the tool through a function-calling API use; any disagreement is a defect.
+    """
+    if subject.arguments is None:
+        return _NOTHING
+    tool = subject.tool
+    mismatches = subject.context.schemas.errors(tool, subject.arguments)
+    if not mismatches:
+        return _NOTHING
+    return [
+        Finding(
+            SCHEMA_MISMATCH,
+            f"the arguments do not match {tool.id}'s argument schema: {mismatch}",
+            hint=f"`exampleguard schema tool {tool.id}` prints the schema.",
+        )
+        for mismatch in mismatches
+    ]
+
+
+def duplicate_example(subject: Subject) -> Sequence[Finding]:
+    """``duplicate-example``: the example does what an earlier example of its tool does.
+
+    Two examples are the same when they bind to the same path and the same argument object,
+    however spelled; the later one is reported, pointing at the earlier. The pipeline compares
+    only examples that bound without errors.
+    """
+    binding = subject.binding
+    if binding is None or binding.path is None or subject.arguments is None:
+        return _NOTHING
+    key = duplicate_key(binding.path, subject.arguments)
+    earlier = subject.scope.seen.setdefault(key, subject.record)
+    if earlier is subject.record:
+        return _NOTHING
+    return (
+        Finding(
+            DUPLICATE_EXAMPLE,
+            f"the example does the same as {earlier.address} ({earlier.text!r})",
+            hint="Replace it with an example that shows something different.",
+            related=(Related(f"{earlier.address} is the same", location=earlier.location()),),
+        ),
+    )

@@ -1,0 +1,190 @@
+"""What a rule is given (the example checked so far) and what it returns (findings)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from exampleguard.bind import Binding, Occurrence
+from exampleguard.codes import Code
+from exampleguard.contract import CommandNode, Contract, EffectiveTool
+from exampleguard.diagnostics import Related, Span
+from exampleguard.model import Parameter
+from exampleguard.rules._binding import (
+    BannedSpellings,
+    arguments_of,
+    banned_spellings,
+    given_names,
+    must_give,
+)
+from exampleguard.sources import ExampleRecord
+from exampleguard.tokenize import Tokens
+from exampleguard.toolschema import SchemaCheck
+
+__all__ = ["Finding", "Rule", "RuleContext", "Subject", "ToolScope", "word_span"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What a rule found: a registered code, a message, and where in the example's text.
+
+    The pipeline turns it into a diagnostic located through the example's origin; the severity
+    is the code's.
+    """
+
+    code: Code
+    message: str
+    hint: str | None = None
+    span: Span | None = None
+    related: tuple[Related, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What every rule of a run may consult: the contract and the run's settings."""
+
+    contract: Contract
+    max_example_chars: int
+    bypass_flags: Sequence[str]
+    schemas: SchemaCheck = field(default_factory=SchemaCheck)
+
+
+class ToolScope:
+    """What the examples of one tool share while they are checked, in order.
+
+    The tool's banned spellings and extra requirements are resolved once per tool (only tools
+    with examples get a scope), and ``seen`` remembers what the earlier examples did (for
+    ``duplicate-example``).
+    """
+
+    __slots__ = ("banned", "context", "count", "required", "seen", "tool")
+
+    def __init__(self, context: RuleContext, tool: EffectiveTool, count: int) -> None:
+        self.context = context
+        self.tool = tool
+        self.count = count
+        """How many examples the tool has."""
+        self.seen: dict[Hashable, ExampleRecord] = {}
+        safety = tool.tool.safety
+        spellings = [*context.bypass_flags, *(safety.bypass_flags if safety else [])]
+        accepted = [p for node in _nodes_on_path(context.contract, tool) for p in node.accepted()]
+        self.banned: BannedSpellings = banned_spellings(spellings, accepted)
+        """Every spelling of every banned bypass, resolved against the options on the path."""
+        self.required: list[Parameter] = must_give(tool)
+        """The parameters only the rules require: the catalog's requirements and prompts."""
+
+
+class Subject:
+    """One example as far as it has been checked: its record, then its words, then its binding.
+
+    Each rule reads what it needs and finds nothing when that is not there yet. The pipeline
+    fills it in stage by stage (:meth:`tokenized`, :meth:`bound_to`).
+    """
+
+    __slots__ = (
+        "arguments",
+        "binding",
+        "bound",
+        "context",
+        "given",
+        "ran_tool",
+        "record",
+        "scope",
+        "tokens",
+        "too_long",
+        "tool",
+        "words",
+    )
+
+    def __init__(self, record: ExampleRecord, scope: ToolScope) -> None:
+        self.record = record
+        self.scope = scope
+        self.tool: EffectiveTool = scope.tool
+        """The tool the example belongs to."""
+        self.context: RuleContext = scope.context
+        self.too_long = len(record.text) > scope.context.max_example_chars
+        """Whether the text is over ``max_example_chars`` (it is then not tokenized)."""
+        self.tokens: Tokens | None = None
+        self.words: list[str] = []
+        """Its shell words, once tokenized."""
+        self.binding: Binding | None = None
+        self.bound: Binding | None = None
+        """The binding, when the example runs its own tool's command; else ``None``."""
+        self.ran_tool = False
+        """Whether the real parser (of a live tree) ran the tool's command, wherever the model
+        got to."""
+        self.arguments: dict[str, Any] | None = None
+        """The typed argument object, once the example bound to its own tool's command."""
+        self.given: dict[str, list[Occurrence]] = {}
+        """Every parameter the example gives, by the tool's name for it, once bound (when a
+        rule needs it: the tool has extra requirements or constraints)."""
+
+    @property
+    def contract(self) -> Contract:
+        """The run's contract."""
+        return self.context.contract
+
+    def tokenized(self, tokens: Tokens) -> None:
+        """Note the example's shell words."""
+        self.tokens = tokens
+        self.words = [word.text for word in tokens.words]
+
+    def bound_to(
+        self, binding: Binding, *, real: dict[str, Any] | None = None, ran_tool: bool = False
+    ) -> None:
+        """Note the example's binding, and its arguments when it runs its own tool's command.
+
+        ``real`` is the argument object the real parser of a live tree produced, and
+        ``ran_tool`` whether that parser ran the tool's command: its arguments are then the
+        example's even where the model bound elsewhere.
+        """
+        self.binding = binding
+        self.ran_tool = ran_tool
+        tool = self.tool
+        if binding.node is None or binding.node is not tool.node:
+            self.arguments = real if ran_tool else None
+            return
+        self.bound = binding
+        self.arguments = real if real is not None else arguments_of(tool, binding)
+        rules = tool.constraints
+        if self.scope.required or (
+            rules.require_one_of or rules.require_together or rules.mutually_exclusive
+        ):
+            self.given = given_names(tool, binding)
+
+    def span(self, word: int | None, offset: int = 0, length: int | None = None) -> Span | None:
+        """The span of word ``word`` of the example (or of characters inside it)."""
+        return word_span(self.tokens, word, offset, length) if self.tokens is not None else None
+
+
+Rule = Callable[[Subject], Iterable[Finding]]
+"""A rule: everything it finds wrong with one example, from what the example shows so far."""
+
+
+def word_span(
+    tokens: Tokens, word: int | None, offset: int = 0, length: int | None = None
+) -> Span | None:
+    """The character span of a word (or of characters inside it) in the example text."""
+    if word is None or word < 0 or word >= len(tokens.words):
+        return None
+    token = tokens.words[word]
+    raw_length = token.end - token.start
+    if (offset == 0 and length is None) or raw_length != len(token.text):
+        # A quoted word's characters do not map one to one onto the raw text: use the word.
+        return Span(token.start, token.end)
+    start = token.start + offset
+    end = start + (length if length is not None else len(token.text) - offset)
+    return Span(start, min(end, token.end))
+
+
+def _nodes_on_path(contract: Contract, tool: EffectiveTool) -> list[CommandNode]:
+    nodes = [contract.root]
+    node = contract.root
+    for word in tool.path:
+        child = node.children.get(word)
+        if child is None:
+            break
+        node = child
+        nodes.append(node)
+    return nodes

@@ -1,0 +1,44 @@
+"""Where examples come from: records that carry their own location, and the sources of them.
+
+Every stage after loading works on :class:`ExampleRecord`: its identity (the tool it belongs
+to, its index), its text and its :class:`Origin`, which maps any span of the text to a region of
+its file. Nothing later reads the file an example came from, or the model it was loaded into.
+
+Adding a source of examples is one module here (a class with ``name`` and ``read``, following
+:class:`ExampleSource`), its line in :data:`SOURCES`, and the configuration key that names its
+files.
+"""
+
+from __future__ import annotations
+
+from exampleguard.sources._records import (
+    ExampleList,
+    ExampleRecord,
+    Examples,
+    ExampleSource,
+    Origin,
+    SourceContext,
+)
+from exampleguard.sources.catalog import CatalogSource
+
+__all__ = [
+    "SOURCES",
+    "ExampleList",
+    "ExampleRecord",
+    "ExampleSource",
+    "Examples",
+    "Origin",
+    "SourceContext",
+    "load_examples",
+]
+
+SOURCES: tuple[ExampleSource, ...] = (CatalogSource(),)
+"""Every source of examples, in the order their examples are checked and reported."""
+
+
+def load_examples(context: SourceContext) -> Examples:
+    """Every example of the run, from every source (``SourceError`` for an unusable file)."""
+    examples = Examples()
+    for source in SOURCES:
+        examples = examples.merge(source.read(context))
+    return examples

@@ -1,0 +1,173 @@
+"""The source-agnostic example record, the origin that locates it, and the records of a run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from exampleguard.diagnostics import Location, Span
+
+if TYPE_CHECKING:
+    from exampleguard.catalog import LoadedCatalog
+    from exampleguard.config import Config
+
+__all__ = ["ExampleList", "ExampleRecord", "ExampleSource", "Examples", "Origin", "SourceContext"]
+
+
+class Origin(Protocol):
+    """Where the examples of one place of one file are, and how people address them.
+
+    An origin is shared by every example it holds (one per catalog tool, one per document), so a
+    record costs a reference to it, not a copy of its file's name and key path. Regions are
+    computed only when a diagnostic asks, from the file's text.
+    """
+
+    @property
+    def file(self) -> str:
+        """The file, as shown to people."""
+        ...
+
+    def address(self, index: int) -> str:
+        """How people address example ``index`` (``TOOL_ID[INDEX]``, ``README.md:42``)."""
+        ...
+
+    def location(self, index: int, span: Span | None = None) -> Location:
+        """The region of example ``index`` in its file, or of ``span`` of its text.
+
+        Without a span, the start of the example in the file. With one, the region from the
+        span's first character to its last, both mapped through the file (escapes, line
+        continuations), with the key path where the file has one.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleRecord:
+    """One example, whatever it was read from: who it belongs to, its text and its origin.
+
+    ``tool`` is the id of the catalog tool it is an example of, or ``None`` for an example that
+    only names the command it runs (one in a README binds to the command path it names).
+    ``index`` identifies it within its origin: its position among the tool's examples for a
+    catalog, the line it starts on for a document. ``(origin, index)`` is its identity;
+    :attr:`address` is how people see it.
+    """
+
+    tool: str | None
+    index: int
+    text: str
+    origin: Origin
+
+    @property
+    def address(self) -> str:
+        """How people address the example: ``TOOL_ID[INDEX]`` for a catalog's."""
+        return self.origin.address(self.index)
+
+    def location(self, span: Span | None = None) -> Location:
+        """Where the example (or ``span`` of its text) is in its file."""
+        return self.origin.location(self.index, span)
+
+
+class Examples:
+    """The examples of a run, grouped by the catalog tool (by position) each belongs to.
+
+    Positions are the catalog's, the same as :attr:`EffectiveTool.index`: two tools that share
+    an id keep their examples apart. A source may make its records only when they are asked for
+    (the catalog does): what a run keeps is what its results keep, not a second copy.
+    """
+
+    __slots__ = ()
+
+    @property
+    def positions(self) -> int:
+        """How many tool positions there are (the catalog's tools)."""
+        return 0
+
+    def of_tool(self, position: int) -> Sequence[ExampleRecord]:
+        """The examples of the catalog tool at ``position``, in their order."""
+        del position
+        return ()
+
+    def count(self, position: int) -> int:
+        """How many examples the tool at ``position`` has."""
+        return len(self.of_tool(position))
+
+    def merge(self, other: Examples) -> Examples:
+        """These examples and ``other``'s, a tool's own first."""
+        if not len(self):
+            return other
+        if not len(other):
+            return self
+        return _Merged(self, other)
+
+    def __len__(self) -> int:
+        return sum(self.count(position) for position in range(self.positions))
+
+    def __iter__(self) -> Iterator[ExampleRecord]:
+        for position in range(self.positions):
+            yield from self.of_tool(position)
+
+
+class ExampleList(Examples):
+    """Examples held as records, tool position by tool position."""
+
+    __slots__ = ("_by_tool", "_size")
+
+    def __init__(self, by_tool: Sequence[Sequence[ExampleRecord]]) -> None:
+        self._by_tool = tuple(tuple(records) for records in by_tool)
+        self._size = sum(len(records) for records in self._by_tool)
+
+    @property
+    def positions(self) -> int:
+        """How many tool positions there are."""
+        return len(self._by_tool)
+
+    def of_tool(self, position: int) -> Sequence[ExampleRecord]:
+        """The examples of the tool at ``position``."""
+        return self._by_tool[position] if position < len(self._by_tool) else ()
+
+    def __len__(self) -> int:
+        return self._size
+
+
+class _Merged(Examples):
+    __slots__ = ("_first", "_second")
+
+    def __init__(self, first: Examples, second: Examples) -> None:
+        self._first, self._second = first, second
+
+    @property
+    def positions(self) -> int:
+        return max(self._first.positions, self._second.positions)
+
+    def of_tool(self, position: int) -> Sequence[ExampleRecord]:
+        return (*self._first.of_tool(position), *self._second.of_tool(position))
+
+    def count(self, position: int) -> int:
+        return self._first.count(position) + self._second.count(position)
+
+    def __len__(self) -> int:
+        return len(self._first) + len(self._second)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceContext:
+    """What a source of examples may read: the configuration and the loaded catalog."""
+
+    config: Config
+    catalog: LoadedCatalog
+
+
+class ExampleSource(Protocol):
+    """A kind of place examples are read from (the catalog; documents; help text).
+
+    ``read`` raises :class:`~exampleguard.documents.SourceError` for a file it cannot use; the
+    run then stops before anything is checked (exit 2), like any unreadable input.
+    """
+
+    name: str
+    """What the source is called (and, for an optional one, its configuration key)."""
+
+    def read(self, context: SourceContext) -> Examples:
+        """Every example this source finds for the run."""
+        ...
