@@ -1,6 +1,7 @@
 """The ``exampleguard`` command line.
 
-Each command loads what it needs lazily, so ``exampleguard --help`` stays fast. Commands return
+Each command imports its module of :mod:`exampleguard.commands` when it runs, so ``exampleguard
+--help`` stays fast. Commands return
 exit codes (SPEC section 6): 0 all good, 1 defects found, 2 could not evaluate, 130 interrupted.
 Machine formats go to stdout (or ``--output``) and nothing else does; messages go to stderr.
 """
@@ -19,11 +20,13 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 if TYPE_CHECKING:
+    from exampleguard.commands._outcome import TextOutcome
+    from exampleguard.commands.dryrun import DryRunOutcome
+    from exampleguard.commands.validate import ValidateOutcome
     from exampleguard.config import Config
     from exampleguard.diagnostics import Diagnostic
     from exampleguard.dryrun import RunRecord
     from exampleguard.report import Report
-    from exampleguard.runner import DryRunOutcome, TextOutcome, ValidateOutcome
 
 __all__ = ["app", "entry_point", "main"]
 
@@ -125,8 +128,8 @@ def _fail_with(
     code: int = EXIT_UNUSABLE,
     summary: str = _COULD_NOT_EVALUATE,
 ) -> NoReturn:
-    from exampleguard.report import diagnostic_entry  # noqa: PLC0415
-    from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
+    from exampleguard.report import diagnostic_entry
+    from exampleguard.report.text import diagnostic_lines
 
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     for diagnostic in diagnostics:
@@ -145,7 +148,7 @@ def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoRetur
 
 
 def _load_config(path: Path | None) -> Config:
-    from exampleguard.config import ConfigError, load_config  # noqa: PLC0415
+    from exampleguard.config import ConfigError, load_config
 
     try:
         return load_config(path, Path.cwd())
@@ -166,7 +169,7 @@ def _emit(text: str | Iterable[str], output: Path | None) -> None:
     if output is None:
         _stdout(text)
         return
-    from exampleguard.files import write_atomically, write_through  # noqa: PLC0415
+    from exampleguard.files import write_atomically, write_through
 
     try:
         if output.exists() and not output.is_file():
@@ -196,11 +199,11 @@ def validate(
     shard: ShardOption = None,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import validate as command
 
     shard_spec = _parse_shard(shard)
     loaded = _load_config(config)
-    outcome = runner.validate(loaded, shard=shard_spec)
+    outcome = command.validate(loaded, shard=shard_spec)
     _finish_report(outcome, output_format, output)
 
 
@@ -209,21 +212,21 @@ def _finish_report(
     output_format: OutputFormat,
     output: Path | None,
     summary: str = _COULD_NOT_EVALUATE,
+    *,
+    interrupted: bool = False,
 ) -> NoReturn:
     """End a command whose result is a report: its problems (exit 2), or the report and verdict."""
-    from exampleguard.runner import DryRunOutcome  # noqa: PLC0415
-
     if outcome.unusable or outcome.report is None:
         _fail_with(outcome.unusable, summary=summary)
     _emit(_render(outcome.report, output_format, output), output)
-    if isinstance(outcome, DryRunOutcome) and outcome.interrupted:
+    if interrupted:
         _stderr("exampleguard: interrupted; every sandboxed process was stopped")
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(EXIT_OK if outcome.report.ok else EXIT_DEFECTS)
 
 
 def _render(report: Report, output_format: OutputFormat, output: Path | None) -> Iterator[str]:
-    from exampleguard.report import render_pieces  # noqa: PLC0415
+    from exampleguard.report import render_pieces
 
     return render_pieces(
         report, output_format.value, color=output_format is OutputFormat.text and _color(output)
@@ -265,7 +268,7 @@ def dryrun(
     shard: ShardOption = None,
 ) -> None:
     """Validate, then run every eligible example through the real command in a sandbox."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import dryrun as command
 
     addresses = [_example_address(value) for value in example or []]
     shard_spec = _parse_shard(shard)
@@ -273,7 +276,7 @@ def dryrun(
     # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
     # the report is marked interrupted, and the exit code is 130.
     with _progress() as progress:
-        outcome = runner.dry_run(
+        outcome = command.dry_run(
             loaded,
             jobs=jobs,
             tools=list(tool or []),
@@ -281,7 +284,13 @@ def dryrun(
             shard=shard_spec,
             progress=progress,
         )
-    _finish_report(outcome, output_format, output, summary="exampleguard dryrun ran nothing")
+    _finish_report(
+        outcome,
+        output_format,
+        output,
+        summary="exampleguard dryrun ran nothing",
+        interrupted=outcome.interrupted,
+    )
 
 
 @contextlib.contextmanager
@@ -290,8 +299,8 @@ def _progress() -> Iterator[Any]:
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console  # noqa: PLC0415
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     with Progress(
         TextColumn("dry runs"),
@@ -312,10 +321,10 @@ def _progress() -> Iterator[Any]:
 @app.command("sandbox")
 def sandbox_command(config: ConfigOption = None) -> None:
     """Show which sandbox backends this machine has and what each guarantees."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import dryrun as command
 
     del config  # accepted for uniformity: every command takes --config
-    _finish(runner.sandbox_report())
+    _finish(command.sandbox_report())
 
 
 # -- counts -------------------------------------------------------------------------------------
@@ -329,10 +338,10 @@ def counts(
     ] = False,
 ) -> None:
     """Show how much is checked and executed; with --write, record it in the counts file."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import counts as command
 
     loaded = _load_config(config)
-    outcome = runner.count(loaded, write=write)
+    outcome = command.count(loaded, write=write)
     _finish(outcome)
 
 
@@ -360,9 +369,9 @@ def tree(
     ] = None,
 ) -> None:
     """Print the executable command tree (a snapshot with --format json)."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import tree as command
 
-    outcome = runner.show_tree(
+    outcome = command.show_tree(
         config,
         tree_spec,
         as_json=output_format is TextOrJson.json,
@@ -402,18 +411,18 @@ def schema(
     config: ConfigOption = None,
 ) -> None:
     """Print the JSON Schema of a file format, or the strict argument schema of one tool."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import schema as command
 
     if kind is SchemaKind.tool:
         if tool_id is None:
             raise typer.BadParameter("`schema tool` needs a TOOL_ID", param_hint="TOOL_ID")
-        outcome = runner.tool_schema(_load_config(config), tool_id)
+        outcome = command.tool_schema(_load_config(config), tool_id)
     else:
         if tool_id is not None:
             raise typer.BadParameter(
                 f"`schema {kind.value}` takes no TOOL_ID", param_hint="TOOL_ID"
             )
-        outcome = runner.format_schema(kind.value)
+        outcome = command.format_schema(kind.value)
     _finish(outcome)
 
 
@@ -426,7 +435,7 @@ def explain(
     config: ConfigOption = None,
 ) -> None:
     """Explain what a diagnostic code means, why it matters and how to fix it."""
-    from exampleguard.codes import CODES  # noqa: PLC0415
+    from exampleguard.codes import CODES
 
     del config  # accepted for uniformity: every command takes --config
     if code is None:
@@ -436,7 +445,7 @@ def explain(
         raise typer.Exit(EXIT_OK)
     found = CODES.get(code)
     if found is None:
-        import difflib  # noqa: PLC0415
+        import difflib
 
         guess = difflib.get_close_matches(code, list(CODES), n=1)
         hint = f" Did you mean {guess[0]}?" if guess else ""
@@ -484,9 +493,9 @@ def dispositions_add(
     config: ConfigOption = None,
 ) -> None:
     """Record that one example of a tool is not dry-run, for an approved reason."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import records as command
 
-    outcome = runner.add_disposition(
+    outcome = command.add_disposition(
         _load_config(config),
         tool_id=tool_id,
         index=index,
@@ -513,9 +522,9 @@ def dispositions_exclude(
     config: ConfigOption = None,
 ) -> None:
     """Exclude one exact runnable command from coverage, for a concrete reason."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import records as command
 
-    outcome = runner.add_exclusion(
+    outcome = command.add_exclusion(
         _load_config(config), path=path, reason=reason, reviewer=reviewer, dry_run=dry_run
     )
     _finish(outcome, summary="exampleguard refused the record; nothing was written")
@@ -529,18 +538,18 @@ def dispositions_list(
     config: ConfigOption = None,
 ) -> None:
     """List every disposition and exclusion with its status."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import records as command
 
-    outcome = runner.list_records(_load_config(config), as_json=output_format is TextOrJson.json)
+    outcome = command.list_records(_load_config(config), as_json=output_format is TextOrJson.json)
     _finish(outcome)
 
 
 @dispositions_app.command("check")
 def dispositions_check(config: ConfigOption = None) -> None:
     """Check only the reviewer records and coverage; exit 1 on any defect."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import records as command
 
-    outcome = runner.check_records(_load_config(config))
+    outcome = command.check_records(_load_config(config))
     _finish_report(outcome, OutputFormat.text, None)
 
 
@@ -564,10 +573,10 @@ def init(
     config: ConfigOption = None,
 ) -> None:
     """Start using exampleguard here: configuration, a starter catalog, dispositions/, counts."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import init as command
 
     del config  # init writes the configuration; it does not read one
-    outcome = runner.init_project(Path.cwd(), spec_text=tree_spec, program=program)
+    outcome = command.init_project(Path.cwd(), spec_text=tree_spec, program=program)
     _finish(outcome, summary="exampleguard init changed nothing")
 
 
@@ -582,17 +591,17 @@ def report_merge(
     output: OutputOption = None,
 ) -> None:
     """Join the JSON reports of --shard runs into one, and compare the committed counts."""
-    from exampleguard import runner  # noqa: PLC0415
+    from exampleguard.commands import merge as command
 
     loaded = _load_config(config) if config is not None or _config_exists() else None
-    outcome = runner.merge_reports(reports, loaded)
+    outcome = command.merge_reports(reports, loaded)
     _finish_report(
         outcome, output_format, output, summary="exampleguard could not merge the reports"
     )
 
 
 def _config_exists() -> bool:
-    from exampleguard.config import find_config  # noqa: PLC0415
+    from exampleguard.config import find_config
 
     return find_config(Path.cwd()) is not None
 
@@ -605,7 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     # A run builds many objects and frees them by reference counting; the cyclic collector
     # would scan the growing heap again and again for cycles that hardly exist (it costs a
     # large catalog several times its parsing time). Off for the run, restored after it.
-    from exampleguard.signals import Interrupted, interrupts_raise  # noqa: PLC0415
+    from exampleguard.signals import Interrupted, interrupts_raise
 
     collecting = gc.isenabled()
     gc.disable()

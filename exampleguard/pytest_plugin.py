@@ -57,7 +57,7 @@ def _enabled(config: pytest.Config) -> tuple[bool, bool]:
 
 
 def _load(config: pytest.Config) -> Any:
-    from exampleguard.config import ConfigError, load_config  # noqa: PLC0415
+    from exampleguard.config import ConfigError, load_config
 
     explicit = config.getoption("exampleguard_config")
     try:
@@ -107,7 +107,7 @@ def pytest_collection_modifyitems(
 def _state(node: pytest.Item) -> dict[str, Any]:
     state = node.config.stash[_STATE_KEY]
     if "evaluation" not in state:
-        from exampleguard.runner import run_evaluation  # noqa: PLC0415
+        from exampleguard.commands.validate import run_evaluation
 
         evaluation, unusable = run_evaluation(state["config"])
         state["evaluation"], state["unusable"] = evaluation, unusable
@@ -123,27 +123,31 @@ class CatalogFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         """Yield an item per example, the repository checks, and (optionally) the dry runs."""
-        from exampleguard.catalog import load_catalog  # noqa: PLC0415
-        from exampleguard.documents import SourceError  # noqa: PLC0415
+        from exampleguard.catalog import load_catalog
+        from exampleguard.documents import SourceError
+        from exampleguard.sources.catalog import catalog_examples
 
         try:
             loaded = load_catalog(self.path, self.path.name)
         except SourceError as error:
             yield RepositoryItem.from_parent(self, name="catalog", problem=error.diagnostic.message)
             return
-        for tool in loaded.catalog.tools:
-            for index in range(len(tool.examples)):
-                yield ExampleItem.from_parent(
-                    self, name=f"{tool.id}[{index}]", tool=tool.id, index=index
-                )
+        examples = catalog_examples(loaded)
+        for record in examples:
+            yield ExampleItem.from_parent(
+                self, name=record.address, tool=record.tool or "", index=record.index
+            )
         yield RepositoryItem.from_parent(self, name="repository")
         if self.config.stash[_STATE_KEY]["dry"]:
-            for tool in loaded.catalog.tools:
+            for position, tool in enumerate(loaded.catalog.tools):
                 if tool.dry_run is None:
                     continue
-                for index in range(len(tool.examples)):
+                for record in examples.of_tool(position):
                     yield DryRunItem.from_parent(
-                        self, name=f"{tool.id}[{index}]::dryrun", tool=tool.id, index=index
+                        self,
+                        name=f"{record.address}::dryrun",
+                        tool=record.tool or "",
+                        index=record.index,
                     )
 
 
@@ -152,8 +156,8 @@ class ExampleFailure(Exception):
 
 
 def _lines(diagnostics: list[Any]) -> str:
-    from exampleguard.report import diagnostic_entry  # noqa: PLC0415
-    from exampleguard.report.text import diagnostic_lines  # noqa: PLC0415
+    from exampleguard.report import diagnostic_entry
+    from exampleguard.report.text import diagnostic_lines
 
     return "\n".join(line for d in diagnostics for line in diagnostic_lines(diagnostic_entry(d)))
 
@@ -223,7 +227,7 @@ class DryRunItem(ExampleItem):
         if "dry_runs" not in state and state["evaluation"] is None:
             state["dry_runs"] = _lines(state["unusable"])
         elif "dry_runs" not in state:
-            from exampleguard.runner import dry_run  # noqa: PLC0415
+            from exampleguard.commands.dryrun import dry_run
 
             # The contract verdicts the example items used: validated once per session.
             outcome = dry_run(

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from exampleguard.cli import main
+from exampleguard.codes import CODES, Stage
+from exampleguard.dispositions import Disposition, disposition_file, render_disposition
 from tests.support.barrier import run_together
 from tests.support.project import REPOSITORY, run_cli
 
@@ -118,7 +120,7 @@ ADD_REFUSALS = [
     pytest.param(
         ["notes.gone", "0", "--reason-code", "needs-fixture", "--reason", REASON],
         "disposition-invalid",
-        "the catalog has no tool 'notes.gone'",
+        "no tool has the id 'notes.gone'",
         id="unknown tool",
     ),
     pytest.param(
@@ -151,7 +153,7 @@ ADD_REFUSALS = [
     pytest.param(
         ["notes.delete", "0", "--reason-code", "needs-fixture", "--reason", REASON],
         "disposition-duplicate",
-        "notes.delete[0] already has a disposition at dispositions/notes.delete.toml:4:1",
+        "the same example already has a disposition in dispositions/notes.delete.toml:4:1",
         id="the example already has a record",
     ),
 ]
@@ -167,6 +169,90 @@ def test_add_refuses_and_writes_nothing(project, args, code, fragment) -> None:
     assert fragment in result.stderr
     assert "nothing was written" in result.stderr
     assert _snapshot(project) == before
+
+
+# -- add and validate: one set of checks --------------------------------------------------------
+
+SAME_CHECKS = [
+    pytest.param("notes.delete", 1, "needs-fixture", REASON, id="a valid record"),
+    pytest.param("notes.gone", 0, "needs-fixture", REASON, id="unknown tool"),
+    pytest.param("notes.add", 0, "needs-fixture", REASON, id="no dry-run capability"),
+    pytest.param("notes.delete", 2, "needs-fixture", REASON, id="index out of range"),
+    pytest.param("notes.delete", 1, "because", REASON, id="unapproved reason code"),
+    pytest.param("notes.delete", 1, "needs-fixture", "n/a", id="placeholder reason"),
+    pytest.param("notes.delete", 1, "needs-fixture", "needs fixture", id="the code repeated"),
+    pytest.param("notes.add", 5, "because", "tbd", id="everything wrong at once"),
+    pytest.param("notes.delete", 0, "needs-fixture", REASON, id="the example already has one"),
+]
+
+
+def _review_findings(root: Path) -> list[tuple[str, str]]:
+    """What ``validate`` says about the reviewer records: (code, message) in report order."""
+    _, _, report = _validate_codes(root)
+    return [
+        (d["code"], d["message"])
+        for d in report["diagnostics"]
+        if CODES[d["code"]].stage is Stage.REVIEW
+    ]
+
+
+def _refusals(stderr: str) -> list[tuple[str, str]]:
+    """What ``add`` refused with: (code, message) of each diagnostic line it printed."""
+    found = []
+    for line in stderr.splitlines():
+        if line.startswith("dispositions/"):
+            _, subject, message = line.split(": ", 2)
+            found.append((subject.split(" ", 1)[0], message))
+    return found
+
+
+@pytest.mark.parametrize(("tool", "index", "reason_code", "reason"), SAME_CHECKS)
+def test_add_refuses_exactly_what_validate_flags(
+    project: Path, tool: str, index: int, reason_code: str, reason: str
+) -> None:
+    """The record ``add`` refuses is the record ``validate`` flags, with the same findings.
+
+    The same record is written by hand (with the example text ``add`` would record) and
+    validated. The one difference is by design: a record not written yet cannot be stale, so
+    an index that does not exist makes it invalid instead.
+    """
+    assert _review_findings(project) == []
+    records = project / "dispositions"
+    before = _snapshot(records)
+    added = _add(project, tool, str(index), "--reason-code", reason_code, "--reason", reason)
+    refused = _refusals(added.stderr)
+
+    for path in records.iterdir():
+        if path.name not in before:
+            path.unlink()
+    for name, data in before.items():
+        (records / name).write_bytes(data)
+    catalog = json.loads((project / "catalog.json").read_text(encoding="utf-8"))
+    texts = {t["id"]: [e["command"] for e in t["examples"]] for t in catalog["tools"]}
+    command = dict(enumerate(texts.get(tool, []))).get(index, "")
+    block = render_disposition(
+        Disposition(
+            tool=tool, example=index, reason_code=reason_code, reason=reason, command=command
+        )
+    )
+    target = disposition_file(records, tool)
+    old = target.read_text(encoding="utf-8") if target.exists() else ""
+    target.write_text(f"{old}\n\n{block}" if old else block, encoding="utf-8")
+    flagged = _review_findings(project)
+
+    if not flagged:
+        assert added.returncode == 0, added.stderr
+        assert refused == []
+        return
+    assert added.returncode == 2
+    assert "nothing was written" in added.stderr
+    stale = f"index {index} no longer exists"
+    assert refused == [
+        ("disposition-invalid", message.replace(stale, f"there is no index {index}"))
+        if code == "disposition-stale" and stale in message
+        else (code, message)
+        for code, message in flagged
+    ]
 
 
 EXCLUDE_REFUSALS = [

@@ -26,13 +26,13 @@ from jsonschema.validators import validator_for
 
 import exampleguard
 from exampleguard.codes import CODES
+from exampleguard.commands.validate import validate
 from exampleguard.config import load_config
 from exampleguard.counts import Counts
 from exampleguard.diagnostics import Diagnostic, Location, Severity
 from exampleguard.report import FORMATS, Report, diagnostic_entry, render
 from exampleguard.report.build import assemble
 from exampleguard.report.github import render_github
-from exampleguard.runner import validate
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.sarif import sarif_errors, sarif_schema
 

@@ -21,13 +21,13 @@ import pytest
 from pydantic import BaseModel
 
 import sandbox
+from exampleguard.commands.validate import validate
 from exampleguard.config import load_config
 from exampleguard.counts import Counts
 from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
 from exampleguard.report import Report, data, diagnostic_entry, dry_run_entry, model, render
 from exampleguard.report.build import assemble
 from exampleguard.report.json_format import written_fields
-from exampleguard.runner import validate
 from exampleguard.schemas import committed_schema_path
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.sarif import sarif_errors

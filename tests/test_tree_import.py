@@ -1,6 +1,6 @@
 """Importing the user's tree runs their code (issue 8, item 6; README "Importing your tree").
 
-The pipeline runs in this very process (``exampleguard.runner.validate(load_config(...))``, as the
+The pipeline runs in this very process (``exampleguard.commands.validate.validate(...)``, as the
 pytest plugin does), and the application's module misbehaves while it is imported: it raises,
 hangs, prints, changes the working directory, clears or changes the environment, exits, starts
 things that outlive the import. Each case either works (where it legitimately can) or gives one
@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from exampleguard import runner
+from exampleguard.commands import validate as runner
 from exampleguard.config import load_config
 from tests.support.project import FIXTURE_APPS, REPOSITORY, app_project_files
 from tests.support.unguarded import UNGUARDED

@@ -155,9 +155,9 @@ def _model_pieces(report: Any) -> Iterator[str]:
 
 def child(directory: Path, way: str, out: Path) -> None:
     """Evaluate ``directory``'s catalog, then build and write its report ``way``; print figures."""
+    from exampleguard.commands.validate import run_evaluation
     from exampleguard.config import load_config
     from exampleguard.report import build_report, render_pieces
-    from exampleguard.runner import run_evaluation
 
     evaluation, unusable = run_evaluation(load_config(None, directory))
     assert evaluation is not None, unusable

@@ -1,0 +1,41 @@
+"""``exampleguard counts [--write]``: how much is checked and executed."""
+
+from __future__ import annotations
+
+from exampleguard.codes import FILE_UNREADABLE, Stage, lookup
+from exampleguard.commands._outcome import TextOutcome, refuse
+from exampleguard.config import Config
+from exampleguard.counts import render_counts
+from exampleguard.diagnostics import Location
+from exampleguard.files import locked, write_atomically
+from exampleguard.pipeline import InputError, evaluate, load_inputs
+
+__all__ = ["count"]
+
+
+def count(config: Config, *, write: bool) -> TextOutcome:
+    """``exampleguard counts [--write]``: the figures, and with ``write`` the file rewritten.
+
+    ``--write`` exits 0 whatever the verdicts: it records how much is checked, not whether it
+    passes. Structure errors still stop it (exit 2) — counts of an unreadable catalog mean nothing.
+    """
+    try:
+        inputs = load_inputs(config, with_counts=not write)
+    except InputError as error:
+        return TextOutcome(unusable=error.diagnostics)
+    evaluation = evaluate(inputs, check_counts=not write)
+    text = render_counts(evaluation.counts)
+    path = config.counts_path
+    display = config.display(path)
+    if not write:
+        drift = [d for d in evaluation.diagnostics if lookup(d.code).stage is Stage.COUNTS]
+        summary = "".join(f"{d.message}\n" for d in drift)
+        return TextOutcome(text + summary, 1 if drift else 0)
+    try:
+        with locked(path.parent):
+            write_atomically(path, text)
+    except OSError as error:
+        return refuse(
+            FILE_UNREADABLE, f"cannot write {display}: {error.strerror}", Location(display)
+        )
+    return TextOutcome(text + f"wrote {display}\n", 0)

@@ -1,0 +1,160 @@
+"""``exampleguard dryrun`` (the eligible examples, in the sandbox) and ``exampleguard sandbox``."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import sandbox
+from exampleguard.codes import CONFIG_INVALID, ISOLATION_UNAVAILABLE
+from exampleguard.commands._outcome import TextOutcome
+from exampleguard.commands.validate import run_evaluation
+from exampleguard.config import Config
+from exampleguard.diagnostics import Diagnostic
+from exampleguard.dryrun import (
+    DryRunError,
+    Selection,
+    execute,
+    interpreter_paths,
+    plan,
+    resolve_executable,
+)
+from exampleguard.pipeline import Evaluation
+from exampleguard.report import Report, build_report
+
+__all__ = ["DryRunOutcome", "dry_run", "sandbox_report"]
+
+
+@dataclass(slots=True)
+class DryRunOutcome:
+    """A dry-run session: its report, and whether it was interrupted or could not run."""
+
+    report: Report | None = None
+    interrupted: bool = False
+    unusable: list[Diagnostic] = field(default_factory=list)
+
+
+def dry_run(
+    config: Config,
+    *,
+    jobs: int | None,
+    tools: list[str],
+    examples: list[tuple[str, int]],
+    shard: tuple[int, int] | None,
+    progress: Any = None,
+    evaluation: Evaluation | None = None,
+) -> DryRunOutcome:
+    """``exampleguard dryrun``: all of ``validate``, then the eligible examples in the sandbox.
+
+    Everything that could stop the run — structure errors, a missing executable, no isolation,
+    a credential-like ``pass_env`` — is found before the first run starts (exit 2, nothing run).
+    A caller that has already validated (for the same ``shard``) passes its ``evaluation``.
+    """
+    if evaluation is None:
+        evaluation, unusable = run_evaluation(config, shard=shard)
+        if evaluation is None:
+            return DryRunOutcome(unusable=unusable)
+    problems = _isolation_problems(config)
+    executable: tuple[str, ...] = ()
+    try:
+        executable = resolve_executable(config, evaluation.contract.program)
+    except DryRunError as error:
+        problems.append(error.diagnostic)
+    problems.extend(_selection_problems(evaluation, tools, examples))
+    if problems:
+        return DryRunOutcome(unusable=problems)
+    settings = config.settings.dryrun
+    runs = plan(evaluation, executable, selection=Selection(set(tools), set(examples)))
+    records, interrupted = execute(
+        runs,
+        config,
+        readable=interpreter_paths(executable[0]),
+        jobs=jobs or settings.jobs or os.cpu_count() or 1,
+        cancel=threading.Event(),
+        progress=progress,
+    )
+    report = build_report(
+        evaluation,
+        dry_runs=[record.entry for record in records],
+        extra_diagnostics=[r.diagnostic for r in records if r.diagnostic is not None],
+        interrupted=interrupted,
+        shard=shard,
+    )
+    return DryRunOutcome(report=report, interrupted=interrupted)
+
+
+def _isolation_problems(config: Config) -> list[Diagnostic]:
+    """Why the sandbox cannot run as configured: a credential passed in, no isolation."""
+    settings = config.settings.dryrun
+    problems: list[Diagnostic] = []
+    try:
+        sandbox.check_pass_env(settings.pass_env)
+    except sandbox.CredentialEnvError as error:
+        problems.append(
+            CONFIG_INVALID.diagnostic(
+                str(error),
+                hint="Credentials never enter a dry run; the README documents the rule.",
+                location=config.location("dryrun", "pass_env"),
+            )
+        )
+    try:
+        sandbox.select_backend(sandbox.Isolation(settings.isolation))
+    except sandbox.IsolationUnavailable as error:
+        problems.append(
+            ISOLATION_UNAVAILABLE.diagnostic(
+                str(error).removeprefix("isolation-unavailable: "),
+                hint='Install bubblewrap, or set isolation = "env" knowingly.',
+                location=config.location("dryrun", "isolation")
+                if "isolation" in settings.model_fields_set
+                else config.location(),
+            )
+        )
+    return problems
+
+
+def _selection_problems(
+    evaluation: Evaluation, tools: list[str], examples: list[tuple[str, int]]
+) -> list[Diagnostic]:
+    """``--tool`` and ``--example`` that name no tool, or no example of it."""
+    counts = {
+        tool.id: evaluation.inputs.examples.count(tool.index) for tool in evaluation.contract.tools
+    }
+    problems: list[Diagnostic] = []
+    for tool_id in [*tools, *(t for t, _ in examples)]:
+        if tool_id not in counts:
+            problems.append(
+                CONFIG_INVALID.diagnostic(
+                    f"--tool/--example names {tool_id!r}, which the catalog does not have"
+                )
+            )
+    for tool_id, index in examples:
+        # A typo in an index must not turn into a dry run that runs nothing and passes.
+        if tool_id in counts and index >= counts[tool_id]:
+            problems.append(
+                CONFIG_INVALID.diagnostic(
+                    f"--example {tool_id}[{index}]: the tool has {counts[tool_id]} example(s)"
+                )
+            )
+    return problems
+
+
+def sandbox_report() -> TextOutcome:
+    """``exampleguard sandbox``: the backends this machine has and what each guarantees."""
+    lines: list[str] = []
+    for backend in sandbox.probe_backends():
+        state = "available" if backend.available else "unavailable"
+        where = f" ({backend.executable})" if backend.executable else ""
+        lines.append(f"{backend.name}: {state}{where}")
+        if backend.detail:
+            lines.append(f"  note: {backend.detail}")
+        for guarantee in backend.guarantees:
+            lines.append(f"  + {guarantee.value}: {guarantee.description}")
+        for guarantee in backend.not_guaranteed:
+            lines.append(f"  - {guarantee.value}: not guaranteed")
+    try:
+        lines.append(f"isolation 'auto' uses: {sandbox.select_backend(sandbox.Isolation.AUTO)}")
+    except sandbox.IsolationUnavailable as error:
+        lines.append(str(error))
+    return TextOutcome("\n".join(lines) + "\n")

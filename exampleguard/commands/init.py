@@ -1,0 +1,182 @@
+"""``exampleguard init``: configuration, a starter catalog, ``dispositions/`` and the counts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exampleguard.codes import CONFIG_INVALID, FILE_INVALID, FILE_UNREADABLE
+from exampleguard.commands._outcome import TextOutcome, refuse
+from exampleguard.commands.counts import count
+from exampleguard.config import load_config
+from exampleguard.diagnostics import Diagnostic
+from exampleguard.documents import SourceError
+from exampleguard.files import write_atomically
+from exampleguard.tree import Tree, load_tree, parse_tree_spec
+
+__all__ = ["init_project"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Project:
+    """The files ``init`` writes in a directory."""
+
+    cwd: Path
+    catalog_name: str
+
+    @property
+    def pyproject(self) -> Path:
+        return self.cwd / "pyproject.toml"
+
+    @property
+    def standalone(self) -> Path:
+        return self.cwd / "exampleguard.toml"
+
+    @property
+    def catalog(self) -> Path:
+        return self.cwd / self.catalog_name
+
+    @property
+    def counts(self) -> Path:
+        return self.cwd / "exampleguard-counts.json"
+
+    @property
+    def dispositions(self) -> Path:
+        return self.cwd / "dispositions"
+
+
+def init_project(
+    cwd: Path, *, spec_text: str, program: str | None, catalog_name: str = "agent-catalog.json"
+) -> TextOutcome:
+    """``exampleguard init``: configuration, starter catalog, dispositions folder and counts.
+
+    Refuses, changing nothing, when a ``[tool.exampleguard]`` table, the catalog or the counts
+    file already exists. Files are written one by one atomically; if anything fails (or the run
+    is interrupted) the files this run created are removed again.
+    """
+    project = _Project(cwd, catalog_name)
+    pyproject_text, refused = _existing(project)
+    if refused is not None:
+        return refused
+    try:
+        spec = parse_tree_spec(spec_text, cwd)
+        tree, _ = load_tree(spec, root=cwd, display=spec_text, program=program)
+    except ValueError as error:
+        return refuse(CONFIG_INVALID, str(error))
+    except SourceError as error:
+        return TextOutcome(unusable=[error.diagnostic])
+    name = program or tree.program
+    tools = _starter_tools(tree, name)
+    catalog = {"format": "exampleguard.catalog/v1", "program": name, "tools": tools}
+    table = f'[tool.exampleguard]\ncatalog = "{catalog_name}"\ntree = {json.dumps(spec_text)}\n'
+    failed = _write(project, catalog, table, pyproject_text)
+    if failed is not None:
+        return failed
+    where = (
+        "pyproject.toml [tool.exampleguard]"
+        if pyproject_text is not None
+        else project.standalone.name
+    )
+    return TextOutcome(
+        f"wrote {where}, {catalog_name} ({len(tools)} tools, no examples yet), dispositions/ "
+        f"and {project.counts.name}\nnext: add one or two examples per tool, then run "
+        "`exampleguard validate` and `exampleguard counts --write`\n"
+    )
+
+
+def _existing(project: _Project) -> tuple[str | None, TextOutcome | None]:
+    """The text of an existing ``pyproject.toml``, and a refusal if anything is in the way."""
+    refusals: list[str] = []
+    pyproject_text: str | None = None
+    if project.pyproject.exists():
+        try:
+            pyproject_text = project.pyproject.read_text(encoding="utf-8")
+            existing = tomllib.loads(pyproject_text)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            return None, refuse(FILE_INVALID, f"pyproject.toml cannot be read: {error}")
+        if "exampleguard" in (existing.get("tool") or {}):
+            refusals.append("pyproject.toml already has a [tool.exampleguard] table")
+    if project.standalone.exists():
+        refusals.append("exampleguard.toml already exists")
+    for path in (project.catalog, project.counts):
+        if path.exists():
+            refusals.append(f"{path.name} already exists")
+    if refusals:
+        return pyproject_text, refuse(
+            CONFIG_INVALID, "init changes nothing: " + "; ".join(refusals)
+        )
+    return pyproject_text, None
+
+
+def _starter_tools(tree: Tree, name: str) -> list[dict[str, Any]]:
+    """One tool, without examples, per public runnable leaf of the tree."""
+    tools = []
+    for command in sorted(tree.commands, key=lambda c: c.path):
+        if not command.runnable or command.hidden or _has_children(tree, command.path):
+            continue
+        tool: dict[str, Any] = {
+            "id": ".".join([name, *command.path]),
+            "command": list(command.path),
+        }
+        if command.description:
+            tool["summary"] = command.description
+        tool["examples"] = []
+        tools.append(tool)
+    return tools
+
+
+def _write(
+    project: _Project, catalog: dict[str, Any], table: str, pyproject_text: str | None
+) -> TextOutcome | None:
+    """Write every file, or (failing or interrupted) take back everything written."""
+    created: list[Path] = []
+    made_dispositions = not project.dispositions.exists()
+    try:
+        # Each path is noted before it is written: an interruption right after a write must
+        # still find it to take back (none of them existed, or init would have refused).
+        created.append(project.catalog)
+        write_atomically(project.catalog, json.dumps(catalog, indent=2, ensure_ascii=False) + "\n")
+        project.dispositions.mkdir(exist_ok=True)
+        if pyproject_text is not None:
+            separator = "" if pyproject_text.endswith("\n") else "\n"
+            write_atomically(project.pyproject, f"{pyproject_text}{separator}\n{table}")
+            config_file = project.pyproject
+        else:
+            created.append(project.standalone)
+            write_atomically(project.standalone, table.replace("[tool.exampleguard]\n", ""))
+            config_file = project.standalone
+        config = load_config(config_file, project.cwd)
+        created.append(project.counts)
+        written = count(config, write=True)
+        if written.unusable:
+            raise _InitFailed(written.unusable)
+    except BaseException as error:
+        # Put everything back as it was: init either does all of its work or none of it.
+        for path in reversed(created):
+            path.unlink(missing_ok=True)
+        if made_dispositions:
+            with contextlib.suppress(OSError):
+                project.dispositions.rmdir()
+        pyproject = project.pyproject
+        if pyproject_text is not None and pyproject.read_text(encoding="utf-8") != pyproject_text:
+            write_atomically(pyproject, pyproject_text)
+        if isinstance(error, _InitFailed):
+            return TextOutcome(unusable=error.diagnostics)
+        if isinstance(error, OSError):
+            return refuse(FILE_UNREADABLE, f"init could not write its files: {error}")
+        raise
+    return None
+
+
+class _InitFailed(Exception):
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(diagnostics[0].message)
+        self.diagnostics = diagnostics
+
+
+def _has_children(tree: Tree, path: list[str]) -> bool:
+    return any(len(c.path) == len(path) + 1 and c.path[: len(path)] == path for c in tree.commands)

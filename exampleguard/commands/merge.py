@@ -1,0 +1,62 @@
+"""``exampleguard report merge``: join the JSON reports of ``--shard`` runs into one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from exampleguard.codes import CONFIG_INVALID
+from exampleguard.commands.validate import ValidateOutcome
+from exampleguard.config import Config
+from exampleguard.counts import Counts, compare_counts, load_counts
+from exampleguard.diagnostics import Diagnostic
+from exampleguard.documents import SourceError, check_format, load_document, validate_model
+from exampleguard.report import merge_report
+from exampleguard.report import model as report_format
+
+__all__ = ["merge_reports"]
+
+
+def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
+    """``exampleguard report merge``: join shard reports into one and compare the counts."""
+    reports: list[report_format.Report] = []
+    errors: list[Diagnostic] = []
+    for path in paths:
+        try:
+            document = load_document(path, str(path))
+            check_format(document, "exampleguard.report/v1")
+            reports.append(validate_model(report_format.Report, document))
+        except SourceError as error:
+            errors.append(error.diagnostic)
+    if errors:
+        return ValidateOutcome(unusable=errors)
+    shards = sorted({(r.shard.index, r.shard.total) for r in reports if r.shard is not None})
+    totals = {total for _, total in shards}
+    problems: list[str] = []
+    if len(totals) > 1:
+        problems.append(f"the reports come from different shard counts: {sorted(totals)}")
+    elif totals:
+        (total,) = totals
+        missing = sorted(set(range(1, total + 1)) - {index for index, _ in shards})
+        if missing:
+            problems.append(f"shard(s) {missing} of {total} are missing")
+    if len(shards) != len([r for r in reports if r.shard is not None]):
+        problems.append("the same shard is given twice")
+    if problems:
+        return ValidateOutcome(unusable=[CONFIG_INVALID.diagnostic(message=p) for p in problems])
+    first = next((r for r in reports if r.shard is None or r.shard.index == 1), reports[0])
+    counts = Counts(
+        tools=first.counts.tools,
+        examples=sum(r.counts.examples for r in reports),
+        contract_validated=sum(r.counts.contract_validated for r in reports),
+        dry_run_eligible=first.counts.dry_run_eligible,
+        dry_run_narrowed=first.counts.dry_run_narrowed,
+        excluded=first.counts.excluded,
+    )
+    drift: list[Diagnostic] = []
+    if config is not None:
+        try:
+            committed = load_counts(config.counts_path, config.display(config.counts_path))
+        except SourceError as error:
+            return ValidateOutcome(unusable=[error.diagnostic])
+        drift = compare_counts(committed, counts, config.display(config.counts_path))
+    return ValidateOutcome(merge_report(reports, counts=counts, extra_diagnostics=drift))

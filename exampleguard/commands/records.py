@@ -1,0 +1,262 @@
+"""``exampleguard dispositions add|exclude|list|check``: the reviewer records.
+
+``add`` validates a new disposition with the very checks ``validate`` runs on the records on file
+(:func:`~exampleguard.dispositions.check_dispositions`, the new record after the others), so
+what ``add`` writes is what ``validate`` accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from exampleguard.codes import (
+    DISPOSITION_INVALID,
+    EXCLUSION_DUPLICATE,
+    EXCLUSION_INVALID,
+    EXCLUSION_STALE,
+    FILE_UNREADABLE,
+    Code,
+    Stage,
+    lookup,
+)
+from exampleguard.commands._outcome import TextOutcome, refuse
+from exampleguard.commands.validate import ValidateOutcome, run_evaluation
+from exampleguard.config import Config
+from exampleguard.contract import EffectiveTool, build_contract
+from exampleguard.dispositions import (
+    EXCLUSIONS_FILE,
+    Disposition,
+    Exclusion,
+    LoadedDispositions,
+    Record,
+    RecordError,
+    append_record,
+    check_dispositions,
+    disposition_file,
+    exact_command,
+    has_wildcard,
+    is_concrete_reason,
+    render_disposition,
+    render_exclusion,
+    shown_path,
+)
+from exampleguard.pipeline import InputError, Inputs, load_inputs, review_records
+from exampleguard.report import build_report
+
+__all__ = ["add_disposition", "add_exclusion", "check_records", "list_records"]
+
+
+def add_disposition(
+    config: Config,
+    *,
+    tool_id: str,
+    index: int,
+    reason_code: str,
+    reason: str,
+    reviewer: str | None,
+    evidence: list[str],
+    dry_run: bool,
+) -> TextOutcome:
+    """``exampleguard dispositions add``: validate the record, then append it (or show it)."""
+    unreadable = _not_text(
+        DISPOSITION_INVALID,
+        tool=tool_id,
+        reason_code=reason_code,
+        reason=reason,
+        reviewer=reviewer,
+        evidence=" ".join(evidence),
+    )
+    if unreadable is not None:
+        return unreadable
+    try:
+        inputs = load_inputs(config, with_counts=False)
+        path = disposition_file(config.dispositions_path, tool_id)
+    except InputError as error:
+        return TextOutcome(unusable=error.diagnostics)
+    except RecordError as error:
+        return refuse(DISPOSITION_INVALID, str(error))
+    contract = build_contract(inputs.catalog, inputs.tree)
+    disposition = Disposition(
+        tool=tool_id,
+        example=index,
+        reason_code=reason_code,
+        reason=reason,
+        reviewer=reviewer,
+        evidence=evidence,
+        command=_example_text(inputs, contract.tools, tool_id, index),
+    )
+    review = check_dispositions(
+        inputs.records,
+        contract.tools,
+        inputs.examples,
+        config.settings.reason_codes,
+        new=Record(disposition, None, 0, file=config.display(path)),
+    )
+    if review.refused:
+        return TextOutcome(unusable=review.refused)
+    block = render_disposition(disposition)
+    return _append(config, path, block, kind="disposition", dry_run=dry_run)
+
+
+def _example_text(inputs: Inputs, tools: Sequence[EffectiveTool], tool_id: str, index: int) -> str:
+    """The current text of the example a new disposition is for: what it is reviewed for.
+
+    Empty when there is no such example; the checks then refuse the record for that.
+    """
+    # The last tool of an id is the one records are checked against (`duplicate-tool` aside).
+    tool = {tool.id: tool for tool in tools}.get(tool_id)
+    records = inputs.examples.of_tool(tool.index) if tool is not None else ()
+    return records[index].text if index < len(records) else ""
+
+
+def add_exclusion(
+    config: Config, *, path: list[str], reason: str, reviewer: str | None, dry_run: bool
+) -> TextOutcome:
+    """``exampleguard dispositions exclude``: validate the exclusion, then append it."""
+    unreadable = _not_text(EXCLUSION_INVALID, path=" ".join(path), reason=reason, reviewer=reviewer)
+    if unreadable is not None:
+        return unreadable
+    try:
+        inputs = load_inputs(config, with_counts=False)
+    except InputError as error:
+        return TextOutcome(unusable=error.diagnostics)
+    if inputs.tree is None:
+        return refuse(
+            EXCLUSION_INVALID, "coverage exclusions need a command tree; configure `tree` first"
+        )
+    shown = shown_path(path)
+    if has_wildcard(path):
+        return refuse(
+            EXCLUSION_INVALID, f"'{shown}' has wildcard characters; exclude one exact command"
+        )
+    if not is_concrete_reason(reason, ""):
+        return refuse(EXCLUSION_INVALID, f"the reason {reason!r} is not concrete")
+    node = exact_command(build_contract(inputs.catalog, inputs.tree), path)
+    if node is None:
+        return refuse(EXCLUSION_INVALID, f"the program has no command '{shown}'")
+    if node.is_group or not node.runnable:
+        return refuse(EXCLUSION_INVALID, f"'{shown}' is a group, not a runnable command")
+    if node.tool is not None:
+        return refuse(
+            EXCLUSION_STALE, f"the tool {node.tool.id} covers '{shown}'; nothing to exclude"
+        )
+    for record in inputs.records.exclusions:
+        if record.value.path == path:
+            return refuse(
+                EXCLUSION_DUPLICATE, f"'{shown}' is already excluded at {record.location}"
+            )
+    block = render_exclusion(Exclusion(path=path, reason=reason, reviewer=reviewer))
+    target = config.dispositions_path / EXCLUSIONS_FILE
+    return _append(config, target, block, kind="exclusion", dry_run=dry_run)
+
+
+def _not_text(code: Code, **values: str | None) -> TextOutcome | None:
+    """Refuse arguments that are not valid text (undecodable bytes on the command line).
+
+    Such bytes reach Python as lone surrogates; written into a record they would make the file
+    unreadable for every later run.
+    """
+    for option, value in values.items():
+        if value is not None and _SURROGATE.search(value):
+            name = option.upper() if option in ("tool", "path") else f"--{option.replace('_', '-')}"
+            return refuse(code, f"{name} is not valid UTF-8 text: {value!r}")
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _append(config: Config, path: Path, block: str, *, kind: str, dry_run: bool) -> TextOutcome:
+    """Append a validated record (or, with ``dry_run``, only show it)."""
+    shown = config.display(path)
+    if dry_run:
+        return TextOutcome(f"# would append to {shown}\n{block}")
+    try:
+        append_record(path, block, root=config.root, kind=kind)
+    except RecordError as error:
+        return refuse(FILE_UNREADABLE, f"{shown}: {error}")
+    except OSError as error:
+        return refuse(FILE_UNREADABLE, f"cannot write {shown}: {error.strerror}")
+    return TextOutcome(f"appended to {shown}:\n{block}")
+
+
+def list_records(config: Config, *, as_json: bool) -> TextOutcome:
+    """``exampleguard dispositions list``: every record with its status."""
+    try:
+        inputs = load_inputs(config, with_counts=False)
+    except InputError as error:
+        return TextOutcome(unusable=error.diagnostics)
+    review = review_records(inputs, build_contract(inputs.catalog, inputs.tree))
+    problems: dict[str, list[str]] = {}
+    for diagnostic in review.diagnostics:
+        if lookup(diagnostic.code).stage is Stage.REVIEW and diagnostic.location:
+            problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
+    entries: list[dict[str, Any]] = []
+    for record, fields in _record_fields(inputs.records):
+        location = record.location
+        status = ", ".join(problems.get(str(location), [])) or "applies"
+        shown = record.document.display if record.document is not None else record.file
+        entries.append({**fields, "file": shown, "line": location.line, "status": status})
+    if as_json:
+        return TextOutcome(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
+    if not entries:
+        return TextOutcome("no dispositions or exclusions\n")
+    lines = []
+    for entry in entries:
+        where = f"{entry['file']}:{entry['line']}"
+        if entry["kind"] == "disposition":
+            subject = f"{entry['tool']}[{entry['example']}]  {entry['reason_code']}"
+        else:
+            subject = f"exclude '{' '.join(entry['path'])}'"
+        lines.append(f"{where}: {subject}  [{entry['status']}]\n    {entry['reason']}")
+    return TextOutcome("\n".join(lines) + "\n")
+
+
+def _record_fields(
+    loaded: LoadedDispositions,
+) -> list[tuple[Record[Disposition] | Record[Exclusion], dict[str, Any]]]:
+    """Every record with the fields ``list`` shows of it, dispositions first."""
+    records: list[tuple[Record[Disposition] | Record[Exclusion], dict[str, Any]]] = [
+        (
+            record,
+            {
+                "kind": "disposition",
+                "tool": record.value.tool,
+                "example": record.value.example,
+                "reason_code": record.value.reason_code,
+                "reason": record.value.reason,
+                "reviewer": record.value.reviewer,
+                "evidence": record.value.evidence,
+                "command": record.value.command,
+            },
+        )
+        for record in loaded.dispositions
+    ]
+    records += [
+        (
+            record,
+            {
+                "kind": "exclusion",
+                "path": record.value.path,
+                "reason": record.value.reason,
+                "reviewer": record.value.reviewer,
+            },
+        )
+        for record in loaded.exclusions
+    ]
+    return records
+
+
+def check_records(config: Config) -> ValidateOutcome:
+    """``exampleguard dispositions check``: only the reviewer-record and coverage checks."""
+    evaluation, unusable = run_evaluation(config)
+    if evaluation is None:
+        return ValidateOutcome(unusable=unusable)
+    # Exactly what checking the records found: the dispositions, the exclusions and coverage.
+    evaluation.diagnostics = list(evaluation.review.diagnostics)
+    evaluation.examples = []
+    return ValidateOutcome(build_report(evaluation), evaluation)

@@ -1,0 +1,56 @@
+"""``exampleguard validate``, and the evaluation every command that checks examples shares."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from exampleguard.config import Config
+from exampleguard.diagnostics import Diagnostic
+from exampleguard.pipeline import Evaluation, InputError, evaluate, load_inputs
+from exampleguard.report import Report, build_report
+
+__all__ = ["ValidateOutcome", "run_evaluation", "shard_of", "validate"]
+
+
+@dataclass(slots=True)
+class ValidateOutcome:
+    """A validation run: its report, or the reasons it could not be evaluated."""
+
+    report: Report | None = None
+    evaluation: Evaluation | None = None
+    unusable: list[Diagnostic] = field(default_factory=list)
+
+
+def shard_of(tool_id: str, total: int) -> int:
+    """The 1-based shard a tool belongs to: stable across runs, machines and Python versions."""
+    digest = hashlib.sha256(tool_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % total + 1
+
+
+def run_evaluation(
+    config: Config, *, shard: tuple[int, int] | None = None
+) -> tuple[Evaluation | None, list[Diagnostic]]:
+    """Load and evaluate; return the evaluation or the structure errors that prevent it."""
+    try:
+        inputs = load_inputs(config, with_counts=shard is None)
+    except InputError as error:
+        return None, error.diagnostics
+    if shard is None:
+        return evaluate(inputs), []
+    index, total = shard
+    evaluation = evaluate(
+        inputs,
+        check_counts=False,
+        select=lambda tool: shard_of(tool.id, total) == index,
+        repository_checks=index == 1,
+    )
+    return evaluation, []
+
+
+def validate(config: Config, *, shard: tuple[int, int] | None = None) -> ValidateOutcome:
+    """``exampleguard validate``."""
+    evaluation, unusable = run_evaluation(config, shard=shard)
+    if evaluation is None:
+        return ValidateOutcome(unusable=unusable)
+    return ValidateOutcome(build_report(evaluation, shard=shard), evaluation)
