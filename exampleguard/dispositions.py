@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Generic, TypeVar
@@ -419,9 +419,15 @@ class _DispositionCheck:
 
 
 def check_exclusions(
-    loaded: LoadedDispositions, contract: Contract, catalog_tools: Location | None = None
+    loaded: LoadedDispositions,
+    contract: Contract,
+    catalog_tools: Callable[[], Location | None] | None = None,
 ) -> Review:
-    """Check coverage both ways and every exclusion (SPEC 3.5); needs a tree to mean anything."""
+    """Check coverage both ways and every exclusion (SPEC 3.5); needs a tree to mean anything.
+
+    ``catalog_tools`` says where an uncovered command is reported (where its tool would go); it
+    is asked only when there is one, since finding a place in a large catalog takes a scan.
+    """
     review = Review()
     first: dict[tuple[str, ...], Record[Exclusion]] = {}
     for record in loaded.exclusions:
@@ -503,12 +509,17 @@ def exact_command(contract: Contract, path: Sequence[str]) -> CommandNode | None
 
 
 def _uncovered(
-    contract: Contract, excluded: set[tuple[str, ...]], where: Location | None
+    contract: Contract,
+    excluded: set[tuple[str, ...]],
+    catalog_tools: Callable[[], Location | None] | None,
 ) -> list[Diagnostic]:
     found: list[Diagnostic] = []
+    where: Location | None = None
     for node in contract.runnable_leaves():
         if node.tool is not None or node.path in excluded:
             continue
+        if where is None and catalog_tools is not None:
+            where = catalog_tools()
         shown = shown_path(node.path)
         found.append(
             UNCOVERED_COMMAND.diagnostic(

@@ -304,7 +304,7 @@ def review_records(inputs: Inputs, contract: Contract) -> Review:
     )
     # A command without a tool is a gap in the catalog's `tools`: that is where it is reported.
     exclusions = check_exclusions(
-        inputs.records, contract, inputs.catalog.document.location(("tools",))
+        inputs.records, contract, lambda: inputs.catalog.document.location(("tools",))
     )
     review.excluded = exclusions.excluded
     review.diagnostics.extend(exclusions.diagnostics)
