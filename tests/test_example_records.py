@@ -19,7 +19,7 @@ from exampleguard.diagnostics import Location, Span
 from exampleguard.pipeline import evaluate, load_inputs
 from exampleguard.sources import SOURCES, ExampleList, ExampleRecord, Examples
 from exampleguard.sources.catalog import CatalogOrigin, catalog_examples
-from tests.support.project import make_project
+from tests.support.project import make_project, run_cli
 
 
 def region_text(text: str, location: Location) -> str:
@@ -246,21 +246,58 @@ def test_the_catalog_is_a_registered_source() -> None:
     assert [source.name for source in SOURCES] == ["catalog"]
 
 
+ESCAPED_CHOICE = {
+    "id": "notes.list",
+    "command": ["list"],
+    "parameters": [
+        {"name": "tag", "flags": ["--tag"]},
+        {"name": "format", "flags": ["--format"], "choices": ["text", "json"]},
+    ],
+    # Escapes before the offending word and inside it: the JSON file writes \"yaml\".
+    "examples": [{"command": 'notes list --tag "a\\"b" --format "yaml"'}],
+}
+
+
 def test_a_diagnostic_region_covers_the_offending_word_as_written(tmp_path: Path) -> None:
     """Through the real pipeline: the region of a bad choice written with escaped quotes."""
-    tool = {
-        "id": "notes.list",
-        "command": ["list"],
-        "parameters": [
-            {"name": "tag", "flags": ["--tag"]},
-            {"name": "format", "flags": ["--format"], "choices": ["text", "json"]},
-        ],
-        "examples": [{"command": 'notes list --tag "a\\"b" --format "yaml"'}],
-    }
-    make_project(tmp_path, [tool])
+    make_project(tmp_path, [ESCAPED_CHOICE])
     text = (tmp_path / "catalog.json").read_text(encoding="utf-8")
     evaluation = evaluate(load_inputs(load_config(None, tmp_path)))
     (found,) = [d for d in evaluation.diagnostics if d.code == "bad-choice"]
     assert found.location is not None
     assert region_text(text, found.location) == '\\"yaml\\"'
     assert found.location.end_line == found.location.line
+
+
+def test_sarif_and_json_regions_cover_the_offending_word_as_written(tmp_path: Path) -> None:
+    """What CI sees: SARIF's region (end exclusive) and the JSON location (end inclusive)."""
+    make_project(tmp_path, [ESCAPED_CHOICE])
+    text = (tmp_path / "catalog.json").read_text(encoding="utf-8")
+    sarif = run_cli(["validate", "--format", "sarif"], cwd=tmp_path)
+    assert sarif.returncode == 1, sarif.stderr
+    (result,) = [
+        r for r in json.loads(sarif.stdout)["runs"][0]["results"] if r["ruleId"] == "bad-choice"
+    ]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    written = region_text(
+        text,
+        Location(
+            "catalog.json",
+            region["startLine"],
+            region["startColumn"],
+            end_line=region["endLine"],
+            end_column=region["endColumn"] - 1,
+        ),
+    )
+    assert written == '\\"yaml\\"'
+    report = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    (entry,) = [d for d in json.loads(report.stdout)["diagnostics"] if d["code"] == "bad-choice"]
+    where = entry["location"]
+    located = Location(
+        entry["file"],
+        where["line"],
+        where["column"],
+        end_line=where["end_line"],
+        end_column=where["end_column"],
+    )
+    assert region_text(text, located) == '\\"yaml\\"'
