@@ -13,6 +13,7 @@ import gc
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -49,12 +50,41 @@ report_app = typer.Typer(
     help="Work with JSON reports.", no_args_is_help=True, rich_markup_mode=None
 )
 app.add_typer(dispositions_app, name="dispositions")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from exampleguard import __version__
+
+        _stdout(f"exampleguard {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print exampleguard's version and exit.",
+            callback=_show_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Keep the command examples a CLI publishes to AI agents true."""
+    del version  # handled by its callback, before any command runs
+
+
 app.add_typer(report_app, name="report")
 
 
 class OutputFormat(StrEnum):
-    """Report formats."""
+    """Report formats: ``full`` and ``concise`` (ruff's names) and ``text`` are for people."""
 
+    full = "full"
+    concise = "concise"
     text = "text"
     json = "json"
     junit = "junit"
@@ -79,7 +109,38 @@ ConfigOption = Annotated[
     ),
 ]
 FormatOption = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="Report format.", case_sensitive=False)
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "--output-format",
+        "-f",
+        metavar="FORMAT",
+        help="Report format: full (each diagnostic with the lines it points at), concise (one "
+        "line each; text is the same), json, junit, sarif or github.",
+        case_sensitive=False,
+    ),
+]
+QuietOption = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="Print the diagnostics only: no summary line and no progress bar."
+    ),
+]
+ExitZeroOption = Annotated[
+    bool,
+    typer.Option(
+        "--exit-zero",
+        help="Exit 0 even when defects are found (for local use; CI should never pass it). "
+        "A run that cannot be evaluated still exits 2.",
+    ),
+]
+StatisticsOption = Annotated[
+    bool,
+    typer.Option(
+        "--statistics",
+        help="Print how many diagnostics each code has instead of the diagnostics (as a JSON "
+        "list with --format json).",
+    ),
 ]
 OutputOption = Annotated[
     Path | None,
@@ -194,23 +255,56 @@ def _color(output: Path | None) -> bool:
 @app.command()
 def validate(
     config: ConfigOption = None,
-    output_format: FormatOption = OutputFormat.text,
+    output_format: FormatOption = OutputFormat.full,
     output: OutputOption = None,
     shard: ShardOption = None,
+    quiet: QuietOption = False,
+    exit_zero: ExitZeroOption = False,
+    statistics: StatisticsOption = False,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
     from exampleguard.commands import validate as command
 
+    view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
     shard_spec = _parse_shard(shard)
     loaded = _load_config(config)
     outcome = command.validate(loaded, shard=shard_spec)
-    _finish_report(outcome, output_format, output)
+    _finish_report(outcome, view, loaded)
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """How a report is shown: its format and destination, and the ruff-style switches."""
+
+    output_format: OutputFormat
+    output: Path | None = None
+    quiet: bool = False
+    exit_zero: bool = False
+    statistics: bool = False
+
+
+def _view(
+    output_format: OutputFormat,
+    output: Path | None,
+    *,
+    quiet: bool = False,
+    exit_zero: bool = False,
+    statistics: bool = False,
+) -> _View:
+    if statistics and output_format not in _TEXT_FORMATS and output_format is not OutputFormat.json:
+        raise typer.BadParameter(
+            f"--statistics prints text or JSON, not {output_format.value}", param_hint="--format"
+        )
+    return _View(output_format, output, quiet, exit_zero, statistics)
+
+
+_TEXT_FORMATS = (OutputFormat.full, OutputFormat.concise, OutputFormat.text)
 
 
 def _finish_report(
     outcome: ValidateOutcome | DryRunOutcome,
-    output_format: OutputFormat,
-    output: Path | None,
+    view: _View,
+    config: Config | None = None,
     summary: str = _COULD_NOT_EVALUATE,
     *,
     interrupted: bool = False,
@@ -218,18 +312,28 @@ def _finish_report(
     """End a command whose result is a report: its problems (exit 2), or the report and verdict."""
     if outcome.unusable or outcome.report is None:
         _fail_with(outcome.unusable, summary=summary)
-    _emit(_render(outcome.report, output_format, output), output)
+    _emit(_render(outcome.report, view, config), view.output)
     if interrupted:
         _stderr("exampleguard: interrupted; every sandboxed process was stopped")
         raise typer.Exit(EXIT_INTERRUPTED)
-    raise typer.Exit(EXIT_OK if outcome.report.ok else EXIT_DEFECTS)
+    if outcome.report.ok or view.exit_zero:
+        raise typer.Exit(EXIT_OK)
+    raise typer.Exit(EXIT_DEFECTS)
 
 
-def _render(report: Report, output_format: OutputFormat, output: Path | None) -> Iterator[str]:
-    from exampleguard.report import render_pieces
+def _render(report: Report, view: _View, config: Config | None) -> Iterator[str] | str:
+    from exampleguard.commands.validate import SourceFiles
+    from exampleguard.report import render_pieces, render_statistics
 
+    if view.statistics:
+        return render_statistics(report, as_json=view.output_format is OutputFormat.json)
+    folders = [Path.cwd()] if config is None else [Path.cwd(), config.root]
     return render_pieces(
-        report, output_format.value, color=output_format is OutputFormat.text and _color(output)
+        report,
+        view.output_format.value,
+        color=view.output_format in _TEXT_FORMATS and _color(view.output),
+        sources=SourceFiles(*folders),
+        quiet=view.quiet,
     )
 
 
@@ -249,7 +353,7 @@ def _example_address(value: str) -> tuple[str, int]:
 @app.command()
 def dryrun(
     config: ConfigOption = None,
-    output_format: FormatOption = OutputFormat.text,
+    output_format: FormatOption = OutputFormat.full,
     output: OutputOption = None,
     jobs: Annotated[
         int | None,
@@ -266,16 +370,20 @@ def dryrun(
         ),
     ] = None,
     shard: ShardOption = None,
+    quiet: QuietOption = False,
+    exit_zero: ExitZeroOption = False,
+    statistics: StatisticsOption = False,
 ) -> None:
     """Validate, then run every eligible example through the real command in a sandbox."""
     from exampleguard.commands import dryrun as command
 
+    view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
     addresses = [_example_address(value) for value in example or []]
     shard_spec = _parse_shard(shard)
     loaded = _load_config(config)
     # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
     # the report is marked interrupted, and the exit code is 130.
-    with _progress() as progress:
+    with _progress(enabled=not quiet) as progress:
         outcome = command.dry_run(
             loaded,
             jobs=jobs,
@@ -286,17 +394,17 @@ def dryrun(
         )
     _finish_report(
         outcome,
-        output_format,
-        output,
+        view,
+        loaded,
         summary="exampleguard dryrun ran nothing",
         interrupted=outcome.interrupted,
     )
 
 
 @contextlib.contextmanager
-def _progress() -> Iterator[Any]:
+def _progress(*, enabled: bool = True) -> Iterator[Any]:
     """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
-    if not sys.stderr.isatty():
+    if not enabled or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
@@ -549,8 +657,9 @@ def dispositions_check(config: ConfigOption = None) -> None:
     """Check only the reviewer records and coverage; exit 1 on any defect."""
     from exampleguard.commands import records as command
 
-    outcome = command.check_records(_load_config(config))
-    _finish_report(outcome, OutputFormat.text, None)
+    loaded = _load_config(config)
+    outcome = command.check_records(loaded)
+    _finish_report(outcome, _View(OutputFormat.text), loaded)
 
 
 # -- init and report merge ----------------------------------------------------------------------
@@ -596,7 +705,10 @@ def report_merge(
     loaded = _load_config(config) if config is not None or _config_exists() else None
     outcome = command.merge_reports(reports, loaded)
     _finish_report(
-        outcome, output_format, output, summary="exampleguard could not merge the reports"
+        outcome,
+        _view(output_format, output),
+        loaded,
+        summary="exampleguard could not merge the reports",
     )
 
 

@@ -26,7 +26,7 @@ from jsonschema.validators import validator_for
 
 import exampleguard
 from exampleguard.codes import CODES
-from exampleguard.commands.validate import validate
+from exampleguard.commands.validate import SourceFiles, validate
 from exampleguard.config import load_config
 from exampleguard.counts import Counts
 from exampleguard.diagnostics import Diagnostic, Location, Severity
@@ -44,6 +44,8 @@ SUFFIXES = {
     "junit": "junit.xml",
     "sarif": "sarif.json",
     "github": "github.txt",
+    "full": "full.txt",
+    "concise": "concise.txt",
 }
 VERSION_PLACEHOLDER = "<exampleguard-version>"
 
@@ -149,9 +151,10 @@ def test_snapshot(outputs: dict[str, str], output_format: str) -> None:
 
 @pytest.mark.parametrize("output_format", FORMATS)
 def test_every_renderer_is_fed_the_same_report(
-    outputs: dict[str, str], typed: Report, output_format: str
+    outputs: dict[str, str], typed: Report, project: Path, output_format: str
 ) -> None:
-    assert render(typed, output_format) == outputs[output_format]
+    sources = SourceFiles(project)
+    assert render(typed, output_format, sources=sources) == outputs[output_format]
 
 
 @pytest.mark.parametrize("output_format", FORMATS)

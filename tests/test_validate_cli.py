@@ -79,7 +79,7 @@ def test_text_report_is_ruff_style(tmp_path: Path) -> None:
             },
         ],
     )
-    result = run_cli(["validate"], cwd=tmp_path)
+    result = run_cli(["validate", "--format", "concise"], cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     line, column = position(tmp_path, suggestion, "--recurse")
     line2, column2 = position(tmp_path, helped, "yaml")

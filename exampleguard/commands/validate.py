@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.pipeline import Evaluation, InputError, evaluate, load_inputs
 from exampleguard.report import Report, build_report
 
-__all__ = ["ValidateOutcome", "run_evaluation", "shard_of", "validate"]
+__all__ = ["SourceFiles", "ValidateOutcome", "run_evaluation", "shard_of", "validate"]
+
+MAX_FRAMED_BYTES = 16 * 1024 * 1024
+"""Files larger than this get no code frame (their diagnostics keep their location line)."""
 
 
 @dataclass(slots=True)
@@ -54,3 +58,34 @@ def validate(config: Config, *, shard: tuple[int, int] | None = None) -> Validat
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
     return ValidateOutcome(build_report(evaluation, shard=shard), evaluation)
+
+
+class SourceFiles:
+    """The text of the files diagnostics name, for the code frames of the ``full`` text form.
+
+    A diagnostic names a file the way people see it: relative to the current directory or to
+    the configuration's folder, or absolute. Each file is read once, when a frame first needs
+    it; one that cannot be read as UTF-8 text (or is very large) simply gets no frame.
+    """
+
+    def __init__(self, *folders: Path) -> None:
+        self._folders = folders
+        self._texts: dict[str, str | None] = {}
+
+    def __call__(self, name: str) -> str | None:
+        """The text of the file shown as ``name``, or ``None``."""
+        if name not in self._texts:
+            self._texts[name] = self._read(name)
+        return self._texts[name]
+
+    def _read(self, name: str) -> str | None:
+        relative = Path(name)
+        candidates = [relative] if relative.is_absolute() else [f / relative for f in self._folders]
+        for candidate in candidates:
+            try:
+                if not candidate.is_file() or candidate.stat().st_size > MAX_FRAMED_BYTES:
+                    continue
+                return candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+        return None

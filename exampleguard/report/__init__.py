@@ -14,34 +14,61 @@ from collections.abc import Iterator
 from exampleguard.report import json_format
 from exampleguard.report.build import build_report, diagnostic_entry, dry_run_entry, merge_report
 from exampleguard.report.data import REPORT_FORMAT, DiagnosticEntry, DryRunEntry, Report
+from exampleguard.report.frame import SourceLookup
 from exampleguard.report.github import render_github
 from exampleguard.report.sarif import render_sarif
-from exampleguard.report.text import render_text
+from exampleguard.report.text import render_statistics, render_text
 
 __all__ = [
     "FORMATS",
     "REPORT_FORMAT",
+    "TEXT_FORMATS",
     "DiagnosticEntry",
     "DryRunEntry",
     "Report",
+    "SourceLookup",
     "build_report",
     "diagnostic_entry",
     "dry_run_entry",
     "merge_report",
     "render",
     "render_pieces",
+    "render_statistics",
 ]
 
-FORMATS = ("text", "json", "junit", "sarif", "github")
+FORMATS = ("text", "json", "junit", "sarif", "github", "full", "concise")
+"""Every report format. ``text`` is SPEC's one line per diagnostic, which ``concise`` names the
+way ruff does; ``full`` adds a code frame under each line (ruff's ``full``)."""
+
+TEXT_FORMATS = frozenset({"text", "full", "concise"})
+"""The formats meant for people rather than programs."""
 
 
-def render(report: Report, output_format: str, *, color: bool = False) -> str:
+def render(
+    report: Report,
+    output_format: str,
+    *,
+    color: bool = False,
+    sources: SourceLookup | None = None,
+    quiet: bool = False,
+) -> str:
     """Render ``report`` in ``output_format`` (one of :data:`FORMATS`)."""
-    return "".join(render_pieces(report, output_format, color=color))
+    return "".join(render_pieces(report, output_format, color=color, sources=sources, quiet=quiet))
 
 
-def render_pieces(report: Report, output_format: str, *, color: bool = False) -> Iterator[str]:
-    """Render ``report`` as consecutive pieces of text; joined, they are :func:`render`'s."""
+def render_pieces(
+    report: Report,
+    output_format: str,
+    *,
+    color: bool = False,
+    sources: SourceLookup | None = None,
+    quiet: bool = False,
+) -> Iterator[str]:
+    """Render ``report`` as consecutive pieces of text; joined, they are :func:`render`'s.
+
+    ``sources`` (file text by the name diagnostics show) feeds the ``full`` form's code frames;
+    ``quiet`` leaves the summary out of the text forms. Machine formats ignore both.
+    """
     if output_format == "json":
         # Looked up on its module at each call, so a test can stand in for the writer.
         yield from json_format.json_pieces(report)
@@ -54,4 +81,5 @@ def render_pieces(report: Report, output_format: str, *, color: bool = False) ->
     elif output_format == "github":
         yield render_github(report)
     else:
-        yield render_text(report, color=color)
+        full = output_format == "full"
+        yield render_text(report, color=color, full=full, sources=sources, quiet=quiet)

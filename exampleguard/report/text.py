@@ -1,16 +1,28 @@
-"""The text renderer: one line per diagnostic, location first, then a summary (ruff style).
+"""The text renderers: a line per diagnostic, location first, then a summary (ruff style).
 
+The concise form (``--format concise``, also called ``text``) is one line per diagnostic:
 ``catalog.json:41:18: unknown-flag notes.delete[1]: --recurse is not an option of 'notes delete'
 (did you mean --recursive?)``. A diagnostic with a suggestion shows it inline, in the words of
 its hint when it has one (the did-you-mean as its stage phrased it); any other hint follows on an
-indented ``help:`` line. Colour is added only when asked for (the CLI asks on a terminal).
+indented ``help:`` line.
+
+The full form (``--format full``, the default) starts each diagnostic with the same line, then
+shows the lines of the file it points at with carets under the located text (ruff's ``full``
+format), then its hint as ``= help:``. Colour is added only when asked for (the CLI asks on a
+terminal). ``quiet`` leaves out the summary; :func:`render_statistics` counts diagnostics by
+code instead of listing them (``--statistics``).
 """
 
 from __future__ import annotations
 
-from exampleguard.report.data import DiagnosticEntry, Report
+import json
+from collections import Counter
 
-__all__ = ["diagnostic_lines", "render_text"]
+from exampleguard.codes import CODES
+from exampleguard.report.data import DiagnosticEntry, Report
+from exampleguard.report.frame import SourceLookup, code_frame
+
+__all__ = ["diagnostic_lines", "full_diagnostic_lines", "render_statistics", "render_text"]
 
 _STYLES = {
     "location": "\x1b[1m",
@@ -27,14 +39,29 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"{_STYLES[style]}{text}{_RESET}" if color else text
 
 
-def render_text(report: Report, *, color: bool = False) -> str:
-    """Render a report as text lines and a summary."""
+def render_text(
+    report: Report,
+    *,
+    color: bool = False,
+    full: bool = False,
+    sources: SourceLookup | None = None,
+    quiet: bool = False,
+) -> str:
+    """Render a report as text: each diagnostic (framed with ``full``), then a summary.
+
+    ``sources`` gives the text of a file by the name diagnostics show for it; without it, or
+    for a file it does not know, the full form shows no frame. ``quiet`` leaves out the summary.
+    """
     lines: list[str] = []
     # A failed dry run is a diagnostic (dryrun-failed, dryrun-timeout) like any other.
     for diagnostic in report.diagnostics:
-        lines.extend(diagnostic_lines(diagnostic, color=color))
-    lines.append(_summary(report, color))
-    return "\n".join(lines) + "\n"
+        if full:
+            lines.extend(full_diagnostic_lines(diagnostic, sources, color=color))
+        else:
+            lines.extend(diagnostic_lines(diagnostic, color=color))
+    if not quiet:
+        lines.append(_summary(report, color))
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _where(diagnostic: DiagnosticEntry) -> str:
@@ -64,6 +91,57 @@ def diagnostic_lines(diagnostic: DiagnosticEntry, *, color: bool = False) -> lis
     elif hint:
         extra.append(_paint(f"  help: {hint}", "help", color))
     return [f"{where} {code}{subject} {message}", *extra]
+
+
+def full_diagnostic_lines(
+    diagnostic: DiagnosticEntry, sources: SourceLookup | None, *, color: bool = False
+) -> list[str]:
+    """One diagnostic in the full form: its line, the code frame, its help, a blank line."""
+    head, *_ = diagnostic_lines(diagnostic, color=color)
+    lines = [head]
+    text = sources(diagnostic.file) if sources is not None and diagnostic.file else None
+    if text is not None and diagnostic.location is not None:
+        label = diagnostic.code
+        if diagnostic.suggestion is not None:
+            label = f"did you mean {diagnostic.suggestion}?"
+        frame = code_frame(text, diagnostic.location, label)
+        lines.extend(_paint(line, "help", color) if color else line for line in frame)
+    if diagnostic.hint and diagnostic.suggestion is None:
+        lines.append(_paint(f"  = help: {diagnostic.hint}", "help", color))
+    for related in diagnostic.related:
+        where = related.file or diagnostic.file
+        place = ""
+        if where and related.location is not None and related.location.line is not None:
+            place = f" ({where}:{related.location.line})"
+        lines.append(_paint(f"  = note: {related.message}{place}", "help", color))
+    lines.append("")
+    return lines
+
+
+def render_statistics(report: Report, *, as_json: bool = False) -> str:
+    """How many diagnostics of each code the report holds, most frequent first (ruff's form)."""
+    tally = Counter(d.code for d in report.diagnostics)
+    ordered = sorted(tally.items(), key=lambda item: (-item[1], item[0]))
+    if as_json:
+        entries = [
+            {
+                "code": code,
+                "count": count,
+                "severity": CODES[code].severity.value if code in CODES else "error",
+                "summary": CODES[code].summary if code in CODES else None,
+            }
+            for code, count in ordered
+        ]
+        return json.dumps(entries, indent=2) + "\n"
+    if not ordered:
+        return ""
+    count_width = max(len(str(count)) for _, count in ordered)
+    code_width = max(len(code) for code, _ in ordered)
+    rows = []
+    for code, count in ordered:
+        summary = CODES[code].summary if code in CODES else ""
+        rows.append(f"{count:>{count_width}}  {code:<{code_width}}  {summary}".rstrip())
+    return "\n".join(rows) + "\n"
 
 
 def _plural(count: int, noun: str) -> str:
