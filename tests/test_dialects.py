@@ -30,18 +30,27 @@ from exampleguard.tree import Tree
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 
-def catalog_only(dialect: str, tools: list[dict[str, Any]]) -> Contract:
+def catalog_only(dialect: str, tools: list[dict[str, Any]], program: str = "notes") -> Contract:
     """The contract of a catalog with no tree: its command paths are the routing tree."""
     catalog = Catalog.model_validate(
         {
             "format": "exampleguard.catalog/v1",
-            "program": "notes",
+            "program": program,
             "dialect": dialect,
             "tools": tools,
         }
     )
     document = Document(Path("catalog.json"), "catalog.json", "{}", {}, "json")
     return build_contract(LoadedCatalog(catalog, document), None)
+
+
+def contract_of_tree(tree: dict[str, Any], tools: list[dict[str, Any]]) -> Contract:
+    """The contract of a catalog of ``tools`` bound to the tree snapshot ``tree``."""
+    catalog = Catalog.model_validate(
+        {"format": "exampleguard.catalog/v1", "program": tree["program"], "tools": tools}
+    )
+    document = Document(Path("catalog.json"), "catalog.json", "{}", {}, "json")
+    return build_contract(LoadedCatalog(catalog, document), Tree.model_validate(tree))
 
 
 TOOLS = [
@@ -210,19 +219,72 @@ def test_a_problem_carries_the_one_replacement_it_proposes(
     assert (problem.suggestion, problem.hint) == (suggestion, hint)
 
 
-def test_an_option_of_another_level_proposes_the_level_not_a_replacement() -> None:
-    tools = [
-        *TOOLS,
-        {
-            "id": "notes.sync",
-            "command": ["sync"],
-            "parameters": [{"name": "force", "flags": ["--force"], "type": "boolean"}],
-        },
-    ]
-    binding = bind(catalog_only("click", tools), ["notes", "tag", "list", "--force"])
-    [problem] = binding.problems
+LEVELS = [
+    {
+        "id": "deployctl.release.create",
+        "command": ["release", "create"],
+        "parameters": [{"name": "tag", "flags": ["--tag"]}],
+    },
+    {"id": "deployctl.release.delete", "command": ["release", "delete"]},
+    {
+        "id": "deployctl.status",
+        "command": ["status"],
+        "parameters": [{"name": "force", "flags": ["--force"], "type": "boolean"}],
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "words", "hint"),
+    [
+        *(
+            pytest.param(
+                name, ["release", "delete", "--tag", "v1"], None, id=f"{name}: a sibling's option"
+            )
+            for name in ("click", "argparse")
+        ),
+        *(
+            pytest.param(name, ["status", "--tag", "v1"], None, id=f"{name}: a cousin's option")
+            for name in ("click", "argparse")
+        ),
+        pytest.param(
+            # argparse reads `v1` as the subcommand there: an unknown command, not this case.
+            "click",
+            ["release", "--tag", "v1", "create"],
+            "--tag is an option of 'deployctl release create'; give it at that level.",
+            id="the command the example goes on to",
+        ),
+    ],
+)
+def test_an_option_of_another_level_is_proposed_only_on_the_examples_path(
+    name: str, words: list[str], hint: str | None
+) -> None:
+    binding = bind(catalog_only(name, LEVELS, program="deployctl"), ["deployctl", *words])
+    problem = next(p for p in binding.problems if p.code == "unknown-flag")
     assert problem.suggestion is None
-    assert problem.hint == "--force is an option of 'notes sync'; give it at that level."
+    assert problem.hint == hint
+
+
+def test_a_group_option_given_below_its_group_proposes_the_group() -> None:
+    tree = {
+        "format": "exampleguard.tree/v1",
+        "program": "deployctl",
+        "dialect": "click",
+        "commands": [
+            {
+                "path": [],
+                "runnable": False,
+                "parameters": [{"name": "verbose", "flags": ["--verbose"], "type": "boolean"}],
+            },
+            {"path": ["release"], "runnable": False},
+            {"path": ["release", "create"], "runnable": True},
+            {"path": ["status"], "runnable": True},
+        ],
+    }
+    contract = contract_of_tree(tree, [{"id": "c", "command": ["release", "create"]}])
+    binding = bind(contract, ["deployctl", "release", "create", "--verbose"])
+    [problem] = binding.problems
+    assert problem.hint == "--verbose is an option of 'deployctl'; give it at that level."
 
 
 def test_the_diagnostic_carries_the_suggestion(tmp_path: Path) -> None:

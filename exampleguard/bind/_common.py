@@ -8,7 +8,6 @@ a bad value or a repeated option the same way.
 from __future__ import annotations
 
 import difflib
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -51,18 +50,35 @@ def describe_level(contract: Contract, path: Path) -> str:
     return " ".join([contract.program, *path])
 
 
-def _elsewhere(contract: Contract, flag: str, here: CommandNode) -> str | None:
-    """Where else in the tree ``flag`` is declared, for a helpful hint."""
-    pending = deque([contract.root])
-    seen: set[int] = set()
-    while pending:
-        node = pending.popleft()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node is not here and any(flag in p.all_flags for p in node.parameters):
-            return describe_level(contract, node.path)
-        pending.extend(node.children[name] for name in node.names)
+def _accepting_level(
+    contract: Contract, flag: str, here: CommandNode, later: Sequence[str]
+) -> str | None:
+    """The level on the example's own path that declares ``flag``, for a hint that helps.
+
+    Only levels where giving the option would be accepted are proposed: the commands the
+    example goes on to name after ``here`` (the option belongs further along), nearest first,
+    then the groups above ``here`` (it was given after their subcommand). A sibling command
+    that happens to declare the same flag is not on the example's path: moving the option
+    there would not make this example valid.
+    """
+    below: list[CommandNode] = []
+    node = here
+    for word in later:
+        child = node.children.get(word)
+        if child is not None:
+            node = child
+            below.append(node)
+    above: list[CommandNode] = []
+    node = contract.root
+    for word in here.path:
+        above.append(node)
+        child = node.children.get(word)
+        if child is None:
+            break
+        node = child
+    for candidate in (*below, *reversed(above)):
+        if candidate is not here and any(flag in p.all_flags for p in candidate.parameters):
+            return describe_level(contract, candidate.path)
     return None
 
 
@@ -77,6 +93,8 @@ class BinderBase:
         self.memo = memo
         self.rules = rules
         self.syntax = contract.value_syntax
+        self.pieces: Sequence[Piece] = ()
+        """Every word after the program, as ``run`` was given them (for hints that look ahead)."""
 
     def compiled(self, node: CommandNode, build: Callable[[CommandNode], Table]) -> Table:
         """``node``'s lookup table, built by ``build`` the first time and then kept in the memo.
@@ -134,7 +152,8 @@ class BinderBase:
         """Report ``unknown-flag`` for ``piece`` at ``node``, with the best hint there is."""
         flag = spelling or piece.text.split("=", 1)[0]
         level = describe_level(self.contract, node.path)
-        where = _elsewhere(self.contract, flag, node)
+        later = [p.text for p in self.pieces if p.word > piece.word]
+        where = _accepting_level(self.contract, flag, node, later)
         hint: str | None
         guess: str | None = None
         if where is not None and where != level:

@@ -164,6 +164,7 @@ class _ArgparseBinder(BinderBase):
 
     def run(self, pieces: list[Piece]) -> None:
         """``parse_args``: parse, then fail on whatever no parser recognised."""
+        self.pieces = pieces
         try:
             extras = self._parse(self.contract.root, pieces)
         except _ArgparseStop:

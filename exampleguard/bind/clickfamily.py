@@ -130,6 +130,7 @@ class _ClickLevel:
 class _ClickBinder(BinderBase):
     def run(self, pieces: list[Piece]) -> None:
         """Click's parse of the whole command line, level by level (``Group.invoke``)."""
+        self.pieces = pieces
         node = self.contract.root
         all_occurrences: list[Occurrence] = []
         while True:
