@@ -18,6 +18,7 @@ from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Sp
 
 __all__ = [
     "ALIAS_COLLISION",
+    "ALWAYS_PROMPTS",
     "BAD_CHOICE",
     "BAD_TYPE",
     "BYPASS_FLAG",
@@ -465,6 +466,32 @@ BYPASS_FLAG = _code(
     "confirmation a destructive command asks for.",
     example="notes delete --all --yes",
     fix="Remove the flag. If the command has a preview, show it with the dry-run flag instead.",
+)
+ALWAYS_PROMPTS = _code(
+    "always-prompts",
+    Stage.RULES,
+    "The command always asks for confirmation, so no example of it can be valid",
+    what="The command prompts for a confirmation unless a flag is given, and that flag is a "
+    "confirmation bypass: a banned spelling (`--yes`, the tool's `safety.bypass_flags`), or a "
+    "flag that exists only to answer the prompt (Click's `confirmation_option`, recorded as "
+    "`confirmation` in the tree). Without the flag the example stops at a prompt; with it, "
+    "it teaches agents to skip the confirmation. Reported once per example, instead of "
+    "`missing-required` without the flag and `bypass-flag` with it.",
+    why="No edit to the example can fix it: every spelling either hangs at a prompt an agent "
+    "cannot answer or skips the confirmation a person asked for. The command itself has to "
+    "offer a way to show what it would do without asking.",
+    example="@click.command()\n"
+    "@click.confirmation_option(prompt='Purge every note?')\n"
+    "@click.option('--dry-run', is_flag=True)\n"
+    "def purge(dry_run): ...\n"
+    "\n"
+    "notes purge             # prompts\n"
+    "notes purge --yes       # skips the confirmation",
+    fix="Change the command so that its preview needs no confirmation: skip the prompt when "
+    "the preview flag is given (replace `confirmation_option` with a plain `--yes` flag and "
+    "`if not dry_run and not yes: click.confirm(..., abort=True)` in the command), then show "
+    "the preview in the example: `notes purge --dry-run`. A command with no preview needs one, "
+    "or no example.",
 )
 TOO_MANY_EXAMPLES = _code(
     "too-many-examples",

@@ -3,9 +3,9 @@
 Every file format is a pydantic model that is strict (``"5"`` is not an integer) and closed
 (unknown keys are rejected). A parameter describes one option or positional of a command the way
 the framework parses it; the fields beyond SPEC section 3.2 (``hidden``, ``eager``, ``prompt``,
-``case_sensitive``, ``min``/``max`` and their openness, ``formats``, ``nargs`` as ``"?"``/``"*"``/
-``"+"``/``"..."``, ``type`` as a list for tuples) are optional additions that let a tree snapshot
-say what Click, Typer and argparse really accept.
+``confirmation``, ``case_sensitive``, ``min``/``max`` and their openness, ``formats``, ``nargs``
+as ``"?"``/``"*"``/``"+"``/``"..."``, ``type`` as a list for tuples) are optional additions that
+let a tree snapshot say what Click, Typer and argparse really accept.
 """
 
 from __future__ import annotations
@@ -129,6 +129,9 @@ class Parameter(StrictRecord):
     hidden: Flag = False
     eager: Flag = False
     prompt: Flag = False
+    confirmation: Flag = False
+    """A yes/no prompt the command always asks unless the flag is given, whose value the command
+    never sees (Click's ``confirmation_option``): giving the flag only skips a confirmation."""
     case_sensitive: Flag = True
     min: Number | None = None
     max: Number | None = None
@@ -155,6 +158,8 @@ class Parameter(StrictRecord):
             raise ValueError("a list of types needs one type per value (nargs)")
         if self.item_choices is not None and len(self.item_choices) != self.values_per_occurrence:
             raise ValueError("item_choices needs one entry (or null) per value (nargs)")
+        if self.confirmation and not (self.prompt and self.is_flag):
+            raise ValueError("confirmation is a flag that prompts (prompt = true, no value)")
         return self
 
     @property

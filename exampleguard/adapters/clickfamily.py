@@ -364,6 +364,10 @@ def _option(param: Any) -> dict[str, Any]:
     # With prompt_required=False, Click prompts only for a bare flag given without its value.
     if prompt is not None and prompt is not False and getattr(param, "prompt_required", True):
         record["prompt"] = True
+        # A prompted flag whose value never reaches the command exists only to answer the
+        # prompt (Click's confirmation_option): giving it is skipping a confirmation.
+        if is_flag and not count and not getattr(param, "expose_value", True):
+            record["confirmation"] = True
     required = bool(param.required) and not _has_default(param)
     if required:
         record["required"] = True

@@ -16,6 +16,8 @@ from __future__ import annotations
 from exampleguard.rules._binding import arguments_of, effective_name
 from exampleguard.rules._checks import (
     MAX_EXAMPLES,
+    PREVIEW_FLAGS,
+    always_prompts,
     bypass_flags,
     constraints,
     duplicate_example,
@@ -33,6 +35,7 @@ __all__ = [
     "ARGUMENT_RULES",
     "BINDING_RULES",
     "MAX_EXAMPLES",
+    "PREVIEW_FLAGS",
     "TEXT_RULES",
     "TOOL_RULES",
     "WORD_RULES",
@@ -52,7 +55,13 @@ TEXT_RULES: tuple[Rule, ...] = (too_many_examples, example_too_long)
 WORD_RULES: tuple[Rule, ...] = (wrong_program, tool_unbound)
 """On its shell words (an example of a tool that did not bind to the tree stops there)."""
 
-BINDING_RULES: tuple[Rule, ...] = (wrong_command, missing_required, constraints, bypass_flags)
+BINDING_RULES: tuple[Rule, ...] = (
+    wrong_command,
+    always_prompts,
+    missing_required,
+    constraints,
+    bypass_flags,
+)
 """On its binding to the command tree."""
 
 ARGUMENT_RULES: tuple[Rule, ...] = (schema_mismatch,)

@@ -13,6 +13,7 @@ from exampleguard.toolschema import frozen_json
 
 __all__ = [
     "BannedSpellings",
+    "always_prompting",
     "arguments_of",
     "banned_spellings",
     "duplicate_key",
@@ -50,11 +51,15 @@ def given_names(tool: EffectiveTool, binding: Binding) -> dict[str, list[Occurre
 
 
 def arguments_of(tool: EffectiveTool, binding: Binding) -> dict[str, Any]:
-    """The typed argument object: effective parameter name → value, for given parameters."""
+    """The typed argument object: effective parameter name → value, for given parameters.
+
+    A ``confirmation`` flag only answers a prompt: its value never reaches the command (Click
+    passes the command no argument for it), so it is not part of the object.
+    """
     return {
         name: binding.typed[id(occurrence.parameter)]
         for name, occurrence in _named_occurrences(tool, binding)
-        if id(occurrence.parameter) in binding.typed
+        if id(occurrence.parameter) in binding.typed and not occurrence.parameter.confirmation
     }
 
 
@@ -95,6 +100,22 @@ def banned_spellings(banned: Sequence[str], accepted: Sequence[Parameter]) -> Ba
             if word in parameter.negation_flags:
                 pairs.setdefault((id(parameter), True), word)
     return BannedSpellings(frozenset(banned), pairs)
+
+
+def always_prompting(tool: EffectiveTool, banned: BannedSpellings) -> Parameter | None:
+    """The parameter that makes the tool's command always ask for confirmation, if one does.
+
+    That is a prompted option (an agent cannot answer the prompt) whose only way past the
+    prompt is a confirmation bypass: a flag that exists only to answer it (``confirmation``,
+    Click's ``confirmation_option``), or one whose spellings are banned (banning one spelling
+    bans the parameter's others). No example of such a command can be valid.
+    """
+    for parameter in tool.parameters:
+        if not parameter.prompt or not parameter.flags:
+            continue
+        if parameter.confirmation or banned.words.intersection(parameter.flags):
+            return parameter
+    return None
 
 
 def duplicate_key(path: Sequence[str], arguments: dict[str, Any]) -> Hashable:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from exampleguard.bind import Occurrence, Role
 from exampleguard.codes import (
+    ALWAYS_PROMPTS,
     BYPASS_FLAG,
     DUPLICATE_EXAMPLE,
     EXAMPLE_TOO_LONG,
@@ -32,6 +33,8 @@ from exampleguard.rules._subject import Finding, Subject
 
 __all__ = [
     "MAX_EXAMPLES",
+    "PREVIEW_FLAGS",
+    "always_prompts",
     "bypass_flags",
     "constraints",
     "duplicate_example",
@@ -173,6 +176,64 @@ def missing_required(subject: Subject) -> Sequence[Finding]:
     return findings
 
 
+def always_prompts(subject: Subject) -> Sequence[Finding]:
+    """``always-prompts``: the command asks for confirmation unless a bypass is given.
+
+    One finding per example that runs the tool's command, instead of ``missing-required``
+    (without the flag) or ``bypass-flag`` (with it): the example cannot be fixed, the command
+    must change.
+    """
+    binding = subject.bound
+    parameter = subject.scope.always_prompts
+    if binding is None or binding.eager or parameter is None:
+        return _NOTHING
+    flag = parameter.display()
+    command = " ".join([subject.context.contract.program, *subject.tool.path])
+    way_past = (
+        f"{flag} only answers the prompt"
+        if parameter.confirmation
+        else f"{flag} is a banned confirmation bypass"
+    )
+    given = next(
+        (
+            o
+            for o in binding.occurrences
+            if not o.negated and set(parameter.flags).intersection(o.parameter.flags)
+        ),
+        None,
+    )
+    preview = _preview_flag(subject.tool)
+    change = (
+        f"skip the prompt when {preview} is given, and show {preview} in the example"
+        if preview is not None
+        else "give it a preview flag that skips the prompt, and show that in the example"
+    )
+    return (
+        Finding(
+            ALWAYS_PROMPTS,
+            f"'{command}' always asks for confirmation: without {flag} it stops at a prompt an "
+            f"agent cannot answer, and {way_past}; no example of it can be valid",
+            hint=f"Change the command: {change} (`exampleguard explain always-prompts`).",
+            span=subject.span(given.word, given.offset, given.length) if given else None,
+        ),
+    )
+
+
+def _preview_flag(tool: EffectiveTool) -> str | None:
+    capability = tool.dry_run
+    if capability is not None and capability.flag is not None:
+        return capability.flag
+    for parameter in tool.parameters:
+        for flag in parameter.flags:
+            if flag in PREVIEW_FLAGS:
+                return flag
+    return None
+
+
+PREVIEW_FLAGS = ("--dry-run", "--dryrun", "--preview", "--check", "--plan", "--what-if")
+"""Option strings that, by wide convention, ask a command for a preview of what it would do."""
+
+
 def constraints(subject: Subject) -> Sequence[Finding]:
     """``require-one-of``, ``require-together`` and ``mutually-exclusive`` (SPEC semantics)."""
     binding = subject.bound
@@ -277,8 +338,14 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
         return _NOTHING
     findings: list[Finding] = []
     flagged_words: set[int] = set()
+    prompting = subject.scope.always_prompts
+    # The flag of a command that always prompts is reported once, as always-prompts.
+    answers = frozenset(prompting.flags) if prompting is not None else frozenset()
     for occurrence in binding.occurrences:
         if occurrence.parameter.positional:
+            continue
+        if not occurrence.negated and answers.intersection(occurrence.parameter.flags):
+            flagged_words.add(occurrence.word)
             continue
         spelling = banned.pairs.get(
             (id(occurrence.parameter), occurrence.negated)
@@ -311,7 +378,7 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
         if binding.roles[index] in (Role.VALUE, Role.SEPARATOR, Role.COMMAND):
             continue
         head = word.split("=", 1)[0]
-        if head in banned.words:
+        if head in banned.words and head not in answers:
             findings.append(
                 Finding(
                     BYPASS_FLAG,

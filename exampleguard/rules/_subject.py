@@ -13,6 +13,7 @@ from exampleguard.diagnostics import Related, Span
 from exampleguard.model import Parameter
 from exampleguard.rules._binding import (
     BannedSpellings,
+    always_prompting,
     arguments_of,
     banned_spellings,
     given_names,
@@ -58,7 +59,7 @@ class ToolScope:
     ``duplicate-example``).
     """
 
-    __slots__ = ("banned", "context", "count", "required", "seen", "tool")
+    __slots__ = ("always_prompts", "banned", "context", "count", "required", "seen", "tool")
 
     def __init__(self, context: RuleContext, tool: EffectiveTool, count: int) -> None:
         self.context = context
@@ -71,7 +72,12 @@ class ToolScope:
         accepted = [p for node in _nodes_on_path(context.contract, tool) for p in node.accepted()]
         self.banned: BannedSpellings = banned_spellings(spellings, accepted)
         """Every spelling of every banned bypass, resolved against the options on the path."""
-        self.required: list[Parameter] = must_give(tool)
+        self.always_prompts: Parameter | None = always_prompting(tool, self.banned)
+        """The prompted option that makes every example of the tool invalid, if there is one:
+        its examples get ``always-prompts`` instead of ``missing-required``/``bypass-flag``."""
+        self.required: list[Parameter] = [
+            p for p in must_give(tool) if p is not self.always_prompts
+        ]
         """The parameters only the rules require: the catalog's requirements and prompts."""
 
 
