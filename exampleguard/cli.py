@@ -103,6 +103,7 @@ ConfigOption = Annotated[
     Path | None,
     typer.Option(
         "--config",
+        metavar="FILE",
         help="Configuration file (pyproject.toml or exampleguard.toml). Default: found by "
         "walking up from the current directory.",
         dir_okay=False,
@@ -145,7 +146,11 @@ StatisticsOption = Annotated[
 OutputOption = Annotated[
     Path | None,
     typer.Option(
-        "--output", "-o", help="Write the report to FILE instead of stdout.", dir_okay=False
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write the report to FILE instead of stdout.",
+        dir_okay=False,
     ),
 ]
 RecordDryRunOption = Annotated[
@@ -357,7 +362,9 @@ def dryrun(
     output: OutputOption = None,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", "-j", min=1, help="Runs in parallel (default: the CPU count)."),
+        typer.Option(
+            "--jobs", "-j", min=1, metavar="N", help="Runs in parallel (default: the CPU count)."
+        ),
     ] = None,
     tool: Annotated[
         list[str] | None,
@@ -469,11 +476,16 @@ def tree(
         ),
     ] = None,
     output_format: Annotated[
-        TextOrJson, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+        TextOrJson,
+        typer.Option(
+            "--format", "-f", metavar="FORMAT", help="text or json.", case_sensitive=False
+        ),
     ] = TextOrJson.text,
     program: Annotated[
         str | None,
-        typer.Option("--program", help="Program name to record (default: guessed)."),
+        typer.Option(
+            "--program", metavar="NAME", help="Program name to record (default: guessed)."
+        ),
     ] = None,
 ) -> None:
     """Print the executable command tree (a snapshot with --format json)."""
@@ -508,12 +520,17 @@ class SchemaKind(StrEnum):
 @app.command()
 def schema(
     kind: Annotated[
-        SchemaKind, typer.Argument(help="Which format, or `tool` for a tool's argument schema.")
+        SchemaKind,
+        typer.Argument(
+            metavar="KIND",
+            help="catalog, tree, dispositions, exclusions, counts, report, config, or `tool` "
+            "for a tool's argument schema.",
+        ),
     ],
     tool_id: Annotated[
         str | None,
         typer.Argument(
-            metavar="[TOOL_ID]", help="With `tool`: the tool whose arguments to describe."
+            metavar="TOOL_ID", help="With `tool`: the tool whose arguments to describe."
         ),
     ] = None,
     config: ConfigOption = None,
@@ -538,7 +555,10 @@ def schema(
 def explain(
     code: Annotated[
         str | None,
-        typer.Argument(help="A diagnostic code, such as unknown-flag. Omit to list every code."),
+        typer.Argument(
+            metavar="CODE",
+            help="A diagnostic code, such as unknown-flag. Omit to list every code.",
+        ),
     ] = None,
     config: ConfigOption = None,
 ) -> None:
@@ -579,23 +599,39 @@ def explain(
 # -- dispositions ------------------------------------------------------------------------------
 
 
+ToolArgument = Annotated[str, typer.Argument(metavar="TOOL", help="The tool's id.")]
+IndexArgument = Annotated[
+    int, typer.Argument(metavar="INDEX", help="Zero-based example index.", min=0)
+]
+ReviewerOption = Annotated[
+    str | None, typer.Option("--reviewer", metavar="NAME", help="Who reviewed the decision.")
+]
+
+
 @dispositions_app.command("add")
 def dispositions_add(
-    tool_id: Annotated[str, typer.Argument(metavar="TOOL", help="The tool's id.")],
-    index: Annotated[int, typer.Argument(metavar="INDEX", help="Zero-based example index.", min=0)],
+    tool_id: ToolArgument,
+    index: IndexArgument,
     reason_code: Annotated[
-        str, typer.Option("--reason-code", help="An approved reason code (see the README).")
+        str,
+        typer.Option(
+            "--reason-code", metavar="CODE", help="An approved reason code (see the README)."
+        ),
     ],
     reason: Annotated[
-        str, typer.Option("--reason", help="What the dry run needs that CI does not have.")
+        str,
+        typer.Option(
+            "--reason", metavar="TEXT", help="What the dry run needs that CI does not have."
+        ),
     ],
-    reviewer: Annotated[
-        str | None,
-        typer.Option("--reviewer", help="Who reviewed the decision."),
-    ] = None,
+    reviewer: ReviewerOption = None,
     evidence: Annotated[
         list[str] | None,
-        typer.Option("--evidence", help="A reference backing the decision (repeatable)."),
+        typer.Option(
+            "--evidence",
+            metavar="TEXT",
+            help="A reference backing the decision (repeatable).",
+        ),
     ] = None,
     dry_run: RecordDryRunOption = False,
     config: ConfigOption = None,
@@ -616,16 +652,50 @@ def dispositions_add(
     _finish(outcome, summary="exampleguard refused the record; nothing was written")
 
 
+@dispositions_app.command("update")
+def dispositions_update(
+    tool_id: ToolArgument,
+    index: IndexArgument,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the change; write nothing.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Re-point a stale disposition at its example's current text, showing the change."""
+    from exampleguard.commands import records as command
+
+    outcome = command.update_disposition(
+        _load_config(config), tool_id=tool_id, index=index, dry_run=dry_run
+    )
+    _finish(outcome, summary="exampleguard refused the change; nothing was written")
+
+
+@dispositions_app.command("remove")
+def dispositions_remove(
+    tool_id: ToolArgument,
+    index: IndexArgument,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the record that would go; write nothing.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Delete the disposition of one example, keeping every other line of its file."""
+    from exampleguard.commands import records as command
+
+    outcome = command.remove_disposition(
+        _load_config(config), tool_id=tool_id, index=index, dry_run=dry_run
+    )
+    _finish(outcome, summary="exampleguard refused the change; nothing was written")
+
+
 @dispositions_app.command("exclude")
 def dispositions_exclude(
     path: Annotated[list[str], typer.Argument(metavar="PATH...", help="The command's exact path.")],
     reason: Annotated[
-        str, typer.Option("--reason", help="Why agents are not offered this command.")
+        str,
+        typer.Option("--reason", metavar="TEXT", help="Why agents are not offered this command."),
     ],
-    reviewer: Annotated[
-        str | None,
-        typer.Option("--reviewer", help="Who reviewed the decision."),
-    ] = None,
+    reviewer: ReviewerOption = None,
     dry_run: RecordDryRunOption = False,
     config: ConfigOption = None,
 ) -> None:
@@ -641,7 +711,10 @@ def dispositions_exclude(
 @dispositions_app.command("list")
 def dispositions_list(
     output_format: Annotated[
-        TextOrJson, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+        TextOrJson,
+        typer.Option(
+            "--format", "-f", metavar="FORMAT", help="text or json.", case_sensitive=False
+        ),
     ] = TextOrJson.text,
     config: ConfigOption = None,
 ) -> None:
@@ -677,7 +750,11 @@ def init(
     ],
     program: Annotated[
         str | None,
-        typer.Option("--program", help="The program name agents type (default: from the tree)."),
+        typer.Option(
+            "--program",
+            metavar="NAME",
+            help="The program name agents type (default: from the tree).",
+        ),
     ] = None,
     config: ConfigOption = None,
 ) -> None:
@@ -731,6 +808,7 @@ def main(argv: list[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()
     command = typer.main.get_command(app)
+    _plain_arguments(command)
     try:
         with interrupts_raise():
             command.main(args=argv, prog_name="exampleguard", standalone_mode=True)
@@ -746,6 +824,25 @@ def main(argv: list[str] | None = None) -> int:
         if collecting:
             gc.enable()
     return EXIT_OK
+
+
+def _plain_arguments(command: Any) -> None:
+    """Name arguments in help by their metavar alone, in plain words (``TOOL``, not ``<str>``).
+
+    Typer prints an argument's Python type after its name (``TOOL <str>``, ``PATH...
+    <list[str]>``); every argument here has a metavar that says what to give, and its help
+    says the rest. Options show their metavar already.
+    """
+    for param in command.params:
+        if getattr(param, "param_type_name", None) == "argument":
+            param.display_type_rich = _no_type
+    for child in getattr(command, "commands", {}).values():
+        _plain_arguments(child)
+
+
+def _no_type(ctx: Any) -> None:
+    # Called as display_type_rich(ctx=...): an argument's metavar is its whole description.
+    del ctx
 
 
 def entry_point() -> NoReturn:

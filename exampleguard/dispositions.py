@@ -9,11 +9,12 @@ stale and duplicate records fail the run.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Generic, TypeVar
@@ -58,8 +59,10 @@ __all__ = [
     "has_wildcard",
     "is_concrete_reason",
     "load_dispositions",
+    "reason_code_hint",
     "render_disposition",
     "render_exclusion",
+    "rewrite_disposition",
     "shown_path",
 ]
 
@@ -398,7 +401,7 @@ class _DispositionCheck:
             problems.append(
                 (
                     f"reason code {disposition.reason_code!r} is not approved",
-                    "Approved codes: " + ", ".join(sorted(self.approved)),
+                    reason_code_hint(disposition.reason_code, self.approved),
                 )
             )
         if not is_concrete_reason(disposition.reason, disposition.reason_code):
@@ -416,6 +419,14 @@ class _DispositionCheck:
                 )
             )
         return problems
+
+
+def reason_code_hint(code: str, approved: Iterable[str]) -> str:
+    """The hint for an unapproved reason code: the one it is a typo of, then every approved one."""
+    names = sorted(approved)
+    close = difflib.get_close_matches(code.strip().lower(), names, n=1, cutoff=0.6)
+    listing = "Approved codes: " + ", ".join(names)
+    return f"Did you mean {close[0]!r}? {listing}" if close else listing
 
 
 def check_exclusions(
@@ -632,3 +643,108 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
         if not records:
             raise RecordError(f"{path.name}: the new record could not be read back")
         write_atomically(path, new)
+
+
+def rewrite_disposition(
+    path: Path, index: int, *, root: Path, command: str | None = None, remove: bool = False
+) -> None:
+    """Edit the ``index``-th disposition of ``path`` in place, keeping every other byte.
+
+    With ``command``, its ``command`` value is replaced (the record re-pointed at the example's
+    current text); with ``remove``, its block goes, up to the next record (comment lines right
+    above the next record stay with it). Atomic and under the folder's lock, like
+    :func:`append_record`, and the result is parsed before it replaces the file: it must hold
+    exactly the old records with that one changed, or nothing is written.
+    """
+    folder = path.parent
+    try:
+        _refuse_escape(path, root, path.name)
+    except SourceError as error:
+        raise RecordError(error.diagnostic.message) from None
+    with locked(folder):
+        if path.is_symlink():
+            raise RecordError(f"{path.name} is a symlink; refusing to replace it")
+        try:
+            old = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(f"{path.name} is not UTF-8 text; refusing to rewrite it") from None
+        except OSError as error:
+            raise RecordError(f"cannot read {path.name}: {error.strerror}") from None
+        new = _edited(old, index, command=command, remove=remove, name=path.name)
+        try:
+            before = tomllib.loads(old).get("disposition", [])
+            after = tomllib.loads(new).get("disposition", [])
+        except tomllib.TOMLDecodeError as error:
+            raise RecordError(f"{path.name} would not be valid TOML: {error}") from None
+        expected = [dict(record) for record in before]
+        if remove:
+            del expected[index]
+        else:
+            expected[index]["command"] = command
+        if after != expected:
+            raise RecordError(f"{path.name}: the edit could not be made without changing more")
+        write_atomically(path, new)
+
+
+def _edited(text: str, index: int, *, command: str | None, remove: bool, name: str) -> str:
+    """``text`` with the ``index``-th disposition removed or its command replaced."""
+    document = Document(Path(name), name, text, None, "toml")
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+
+    def offset(key: tuple[str | int, ...], *, at_key: bool = False) -> int | None:
+        where = document.position(key, at_key=at_key)
+        if where is None:
+            return None
+        return starts[where[0] - 1] + where[1] - 1
+
+    block = offset(("disposition", index))
+    if block is None or offset(("disposition", index), at_key=True) != block:
+        raise RecordError(f"{name}: record {index} is not where the file says")
+    following = offset(("disposition", index + 1))
+    end = len(text) if following is None or following <= block else following
+    if remove:
+        return text[:block] + _kept_comments(text[block:end]) + text[end:]
+    if command is None:
+        raise RecordError(f"{name}: nothing to change in record {index}")
+    value = offset(("disposition", index, "command"))
+    if value is None or not block <= value < end:
+        # No `command` yet (a record written by hand): it goes after the record's last line.
+        body = text[block:end].rstrip("\r\n")
+        newline = "\r\n" if "\r\n" in text else "\n"
+        line = f"{newline}command = {toml_string(command)}"
+        return text[: block + len(body)] + line + text[block + len(body) :]
+    return text[:value] + toml_string(command) + text[_literal_end(text, value, name) :]
+
+
+def _kept_comments(block: str) -> str:
+    """What stays of a removed record's text: the comment lines that introduce the next one."""
+    lines = block.splitlines(keepends=True)
+    kept: list[str] = []
+    for line in reversed(lines):
+        if not line.lstrip().startswith("#"):
+            break
+        kept.insert(0, line)
+    return "".join(kept)
+
+
+def _literal_end(text: str, start: int, name: str) -> int:
+    """Where the TOML string literal starting at ``start`` ends (just past its closing quote)."""
+    for quote in ('"""', "'''", '"', "'"):
+        if not text.startswith(quote, start):
+            continue
+        position = start + len(quote)
+        while position < len(text):
+            if quote[0] == '"' and text[position] == "\\":
+                position += 2
+                continue
+            if text.startswith(quote, position):
+                # A multi-line string may end in up to two more quotes of its own.
+                end = position + len(quote)
+                while len(quote) == 3 and text.startswith(quote[0], end) and end - position < 5:
+                    end += 1
+                return end
+            if len(quote) == 1 and text[position] == "\n":
+                break
+            position += 1
+        break
+    raise RecordError(f"{name}: the record's command is not a string this edit can replace")

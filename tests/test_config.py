@@ -350,6 +350,8 @@ def test_config_is_an_option_of_every_command_in_help() -> None:
         ["sandbox"],
         ["init"],
         ["dispositions", "add"],
+        ["dispositions", "update"],
+        ["dispositions", "remove"],
         ["dispositions", "exclude"],
         ["dispositions", "list"],
         ["dispositions", "check"],

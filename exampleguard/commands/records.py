@@ -1,12 +1,15 @@
-"""``exampleguard dispositions add|exclude|list|check``: the reviewer records.
+"""``exampleguard dispositions add|update|remove|exclude|list|check``: the reviewer records.
 
 ``add`` validates a new disposition with the very checks ``validate`` runs on the records on file
 (:func:`~exampleguard.dispositions.check_dispositions`, the new record after the others), so
-what ``add`` writes is what ``validate`` accepts.
+what ``add`` writes is what ``validate`` accepts. ``update`` re-points a stale disposition at its
+example's current text through the same checks, and ``remove`` deletes one; both edit the file
+in place, keeping every other byte, and like ``add`` they write unless ``--dry-run`` is given.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Sequence
@@ -42,12 +45,21 @@ from exampleguard.dispositions import (
     is_concrete_reason,
     render_disposition,
     render_exclusion,
+    rewrite_disposition,
     shown_path,
+    toml_string,
 )
 from exampleguard.pipeline import InputError, Inputs, load_inputs, review_records
 from exampleguard.report import build_report
 
-__all__ = ["add_disposition", "add_exclusion", "check_records", "list_records"]
+__all__ = [
+    "add_disposition",
+    "add_exclusion",
+    "check_records",
+    "list_records",
+    "remove_disposition",
+    "update_disposition",
+]
 
 
 def add_disposition(
@@ -111,6 +123,124 @@ def _example_text(inputs: Inputs, tools: Sequence[EffectiveTool], tool_id: str, 
     tool = {tool.id: tool for tool in tools}.get(tool_id)
     records = inputs.examples.of_tool(tool.index) if tool is not None else ()
     return records[index].text if index < len(records) else ""
+
+
+def update_disposition(config: Config, *, tool_id: str, index: int, dry_run: bool) -> TextOutcome:
+    """``exampleguard dispositions update``: re-point a stale disposition at the example.
+
+    The change is shown (the old and the new ``command``); the updated record goes through the
+    checks ``add`` runs, and with ``dry_run`` nothing is written. A record that already matches
+    its example is left alone (exit 0); one whose example is gone is refused: remove it.
+    """
+    found = _one_disposition(config, tool_id, index)
+    if isinstance(found, TextOutcome):
+        return found
+    inputs, record, contract_tools = found
+    current = _example_text(inputs, contract_tools, tool_id, index)
+    where = f"{record.location}: disposition for {tool_id}[{index}]"
+    if not current:
+        return refuse(
+            DISPOSITION_INVALID,
+            f"{tool_id} has no example {index} any more; nothing to re-point the record at",
+            record.location,
+            hint=f"Remove it: `exampleguard dispositions remove {tool_id} {index}`.",
+        )
+    if record.value.command == current:
+        return TextOutcome(f"{where} already matches the example; nothing to update\n")
+    updated = record.value.model_copy(update={"command": current})
+    others = LoadedDispositions(
+        [r for r in inputs.records.dispositions if r is not record], inputs.records.exclusions
+    )
+    review = check_dispositions(
+        others,
+        contract_tools,
+        inputs.examples,
+        config.settings.reason_codes,
+        new=Record(updated, None, 0, file=record.location.file),
+    )
+    if review.refused:
+        return TextOutcome(unusable=review.refused)
+    old = toml_string(record.value.command) if record.value.command is not None else "(none)"
+    change = f"{where}\n- command = {old}\n+ command = {toml_string(current)}\n"
+    if dry_run:
+        return TextOutcome(f"# would update\n{change}")
+    return _rewrite(config, record, f"updated {change}", command=current)
+
+
+def remove_disposition(config: Config, *, tool_id: str, index: int, dry_run: bool) -> TextOutcome:
+    """``exampleguard dispositions remove``: delete one disposition (with ``dry_run``, show it)."""
+    found = _one_disposition(config, tool_id, index)
+    if isinstance(found, TextOutcome):
+        return found
+    _, record, _ = found
+    shown = f"the disposition for {tool_id}[{index}] at {record.location}"
+    note = (
+        "The dry-run counts change with it: run `exampleguard counts --write` and commit the "
+        "counts file for review.\n"
+    )
+    if dry_run:
+        return TextOutcome(f"# would remove {shown}\n{render_disposition(record.value)}")
+    return _rewrite(config, record, f"removed {shown}\n{note}", remove=True)
+
+
+def _one_disposition(
+    config: Config, tool_id: str, index: int
+) -> TextOutcome | tuple[Inputs, Record[Disposition], list[EffectiveTool]]:
+    """The inputs, the one disposition of ``TOOL[INDEX]`` on file, and the contract's tools."""
+    unreadable = _not_text(DISPOSITION_INVALID, tool=tool_id)
+    if unreadable is not None:
+        return unreadable
+    try:
+        inputs = load_inputs(config, with_counts=False)
+    except InputError as error:
+        return TextOutcome(unusable=error.diagnostics)
+    matches = [
+        record
+        for record in inputs.records.dispositions
+        if record.value.tool == tool_id and record.value.example == index
+    ]
+    if not matches:
+        known = sorted({r.value.tool for r in inputs.records.dispositions})
+        close = difflib.get_close_matches(tool_id, known, n=1)
+        return refuse(
+            DISPOSITION_INVALID,
+            f"no disposition for {tool_id}[{index}]",
+            hint=f"Did you mean {close[0]}?"
+            if close
+            else "`exampleguard dispositions list` shows every record.",
+        )
+    if len(matches) > 1:
+        places = ", ".join(str(record.location) for record in matches)
+        return refuse(
+            DISPOSITION_INVALID,
+            f"{len(matches)} dispositions for {tool_id}[{index}] ({places}); edit the file to "
+            "keep one",
+        )
+    contract = build_contract(inputs.catalog, inputs.tree)
+    return inputs, matches[0], contract.tools
+
+
+def _rewrite(
+    config: Config,
+    record: Record[Disposition],
+    done: str,
+    *,
+    command: str | None = None,
+    remove: bool = False,
+) -> TextOutcome:
+    document = record.document
+    if document is None:
+        return refuse(FILE_UNREADABLE, "the record has no file")
+    shown = document.display
+    try:
+        rewrite_disposition(
+            document.path, record.index, root=config.root, command=command, remove=remove
+        )
+    except RecordError as error:
+        return refuse(FILE_UNREADABLE, f"{shown}: {error}")
+    except OSError as error:
+        return refuse(FILE_UNREADABLE, f"cannot write {shown}: {error.strerror}")
+    return TextOutcome(done)
 
 
 def add_exclusion(

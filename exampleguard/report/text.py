@@ -101,7 +101,8 @@ def full_diagnostic_lines(
     lines = [head]
     text = sources(diagnostic.file) if sources is not None and diagnostic.file else None
     if text is not None and diagnostic.location is not None:
-        label = diagnostic.code
+        # The carets carry the did-you-mean; the code is already on the line above them.
+        label = ""
         if diagnostic.suggestion is not None:
             label = f"did you mean {diagnostic.suggestion}?"
         frame = code_frame(text, diagnostic.location, label)
