@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import Field, Strict, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from exampleguard.documents import (
@@ -53,10 +59,6 @@ __all__ = [
 
 CATALOG_FORMAT = "exampleguard.catalog/v1"
 
-Evidence = Annotated[
-    str, Strict(), StringConstraints(strip_whitespace=False, min_length=1, pattern=r"\S")
-]
-
 
 @pydantic_dataclass(frozen=True, slots=True, config=RECORD)
 class Safety(StrictRecord):
@@ -69,15 +71,43 @@ class Safety(StrictRecord):
     bypass_flags: list[NonEmpty] = Field(default_factory=list)
 
 
-@pydantic_dataclass(frozen=True, slots=True, config=RECORD)
+_REVIEWED_NEEDS_EVIDENCE: dict[str, Any] = {
+    "if": {"properties": {"reviewed": {"const": True}}},
+    "then": {
+        "required": ["evidence"],
+        "properties": {"evidence": {"type": "string", "pattern": r"\S"}},
+    },
+}
+
+
+@pydantic_dataclass(
+    frozen=True,
+    slots=True,
+    config=ConfigDict(extra="forbid", json_schema_extra=_REVIEWED_NEEDS_EVIDENCE),
+)
 class DryRun(StrictRecord):
-    """An explicit, reviewed dry-run capability: the only thing that makes a tool eligible."""
+    """A dry-run capability: reviewed, it is the only thing that makes a tool eligible.
+
+    ``reviewed`` must be literally ``true``, with non-empty ``evidence``, for the capability to
+    count (SPEC 3.2). ``reviewed = false`` (an addition) is an unreviewed stub, as ``init``
+    writes for a command with a preview flag: it is checked (its flag must be a flag of the
+    command) but makes nothing eligible and is not counted, until a reviewer sets ``reviewed``
+    to ``true`` and writes the evidence.
+    """
 
     flag: NonEmpty | None
-    reviewed: Literal[True]
-    evidence: Evidence
+    reviewed: Flag
+    evidence: Text | None = None
     fixtures: NonEmpty | None = None
     expect_exit: Whole = 0
+
+    @model_validator(mode="after")
+    def _evidenced(self) -> DryRun:
+        if self.reviewed and (self.evidence is None or not self.evidence.strip()):
+            raise ValueError(
+                "a reviewed dry-run capability needs evidence: where the preview is shown safe"
+            )
+        return self
 
 
 @pydantic_dataclass(frozen=True, slots=True, config=RECORD)
@@ -106,6 +136,12 @@ class Tool(StrictRecord):
     def parameter(self, name: str) -> Parameter | None:
         """The parameter called ``name``, if the tool declares one."""
         return next((p for p in self.parameters if p.name == name), None)
+
+    @property
+    def capability(self) -> DryRun | None:
+        """The reviewed dry-run capability, if the tool has one (an unreviewed stub is none)."""
+        dry_run = self.dry_run
+        return dry_run if dry_run is not None and dry_run.reviewed else None
 
 
 class Catalog(StrictModel):

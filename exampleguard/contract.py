@@ -115,8 +115,11 @@ class EffectiveTool:
 
     @property
     def dry_run(self) -> DryRun | None:
-        """The tool's reviewed dry-run capability: only a tool with one has examples to run."""
-        return self.tool.dry_run
+        """The tool's reviewed dry-run capability: only a tool with one has examples to run.
+
+        An unreviewed stub (``reviewed = false``) is not one.
+        """
+        return self.tool.capability
 
     @property
     def path(self) -> Path:
@@ -498,7 +501,8 @@ class _Builder:
                     )
 
     def _check_dry_run_flag(self, effective: EffectiveTool) -> None:
-        dry_run = effective.dry_run
+        # An unreviewed stub's flag is checked too: it is what the reviewer will confirm.
+        dry_run = effective.tool.dry_run
         if dry_run is None or dry_run.flag is None:
             return
         key = ("tools", effective.index, "dry_run", "flag")

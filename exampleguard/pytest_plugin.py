@@ -140,7 +140,7 @@ class CatalogFile(pytest.File):
         yield RepositoryItem.from_parent(self, name="repository")
         if self.config.stash[_STATE_KEY]["dry"]:
             for position, tool in enumerate(loaded.catalog.tools):
-                if tool.dry_run is None:
+                if tool.capability is None:
                     continue
                 for record in examples.of_tool(position):
                     yield DryRunItem.from_parent(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.project import run_cli
+from tests.support.project import REPOSITORY, run_cli
 
 CLICK = "click:click_app:cli"
 CLICK_LEAVES = [
@@ -56,8 +56,12 @@ def test_init_in_an_empty_project_then_validate_is_clean(tmp_path) -> None:
     assert [tool["command"] for tool in catalog["tools"]] == CLICK_LEAVES
     assert [tool["id"] for tool in catalog["tools"]][:2] == ["notes.add", "notes.delete"]
     assert all(tool["examples"] == [] for tool in catalog["tools"])
+    # `delete` has -n/--dry-run: an unreviewed stub, which makes nothing eligible.
+    stubs = {tool["id"]: tool["dry_run"] for tool in catalog["tools"] if "dry_run" in tool}
+    assert stubs == {"notes.delete": {"flag": "--dry-run", "reviewed": False, "evidence": ""}}
+    assert "1 tool(s) have an unreviewed dry_run stub" in result.stdout
     assert (tmp_path / "dispositions").is_dir()
-    assert list((tmp_path / "dispositions").iterdir()) == []
+    assert [p.name for p in (tmp_path / "dispositions").iterdir()] == [".gitkeep"]
     counts = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
     assert counts == {
         "format": "exampleguard.counts/v1",
@@ -199,3 +203,71 @@ def test_init_that_fails_after_loading_the_tree_changes_nothing(tmp_path) -> Non
     assert result.returncode == 2
     assert "dispositions/old.toml" in result.stderr
     assert _files(tmp_path) == before
+
+
+def test_a_reviewed_stub_becomes_eligible_and_changes_the_counts(tmp_path) -> None:
+    assert _init(tmp_path).returncode == 0
+    catalog_path = tmp_path / "agent-catalog.json"
+    catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
+    delete = next(tool for tool in catalog["tools"] if tool["id"] == "notes.delete")
+    delete["examples"] = [{"command": "notes delete 3"}]
+    catalog_path.write_text(json.dumps(catalog), encoding="utf-8")
+    assert run_cli(["counts", "--write"], cwd=tmp_path).returncode == 0
+    counts = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
+    assert counts["dry_run_eligible"] == 0  # the stub does not count
+    delete["dry_run"] = {"flag": "--dry-run", "reviewed": True, "evidence": "cli.py: only lists"}
+    catalog_path.write_text(json.dumps(catalog), encoding="utf-8")
+    result = run_cli(["validate", "--format", "concise"], cwd=tmp_path)
+    assert result.returncode == 1
+    assert "counts-drift" in result.stdout
+    assert "dry_run_eligible: 0 -> 1" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("dry_run", "fragment"),
+    [
+        pytest.param(
+            {"flag": "--dry-run", "reviewed": True, "evidence": " "},
+            "needs evidence",
+            id="reviewed without evidence",
+        ),
+        pytest.param(
+            {"flag": "--dry-run", "reviewed": "false"},
+            "tools[1].dry_run.reviewed",
+            id="reviewed not a boolean",
+        ),
+    ],
+)
+def test_only_a_literal_true_with_evidence_is_a_capability(tmp_path, dry_run, fragment) -> None:
+    assert _init(tmp_path).returncode == 0
+    catalog_path = tmp_path / "agent-catalog.json"
+    catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
+    catalog["tools"][1]["dry_run"] = dry_run
+    catalog_path.write_text(json.dumps(catalog), encoding="utf-8")
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert fragment in result.stderr
+
+
+def test_an_unreviewed_stub_with_a_flag_the_command_lacks_is_reported(tmp_path) -> None:
+    assert _init(tmp_path).returncode == 0
+    catalog_path = tmp_path / "agent-catalog.json"
+    catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
+    catalog["tools"][0]["dry_run"] = {"flag": "--preview", "reviewed": False}
+    catalog_path.write_text(json.dumps(catalog), encoding="utf-8")
+    result = run_cli(["validate", "--format", "concise"], cwd=tmp_path)
+    assert result.returncode == 1
+    assert "dryrun-flag-unknown" in result.stdout
+
+
+def test_the_readmes_complete_catalog_entry_passes(tmp_path) -> None:
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```json\n", readme.index("A complete entry looks like this")) + 8
+    entry = json.loads(readme[start : readme.index("```", start)])
+    (tmp_path / "catalog.json").write_text(json.dumps(entry), encoding="utf-8")
+    (tmp_path / "exampleguard.toml").write_text('catalog = "catalog.json"\n', encoding="utf-8")
+    assert run_cli(["counts", "--write"], cwd=tmp_path).returncode == 0
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    counts = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
+    assert counts["dry_run_eligible"] == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from exampleguard.config import load_config
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.documents import SourceError
 from exampleguard.files import write_atomically
+from exampleguard.model import Parameter
+from exampleguard.rules import PREVIEW_FLAGS
 from exampleguard.tree import Tree, load_tree, parse_tree_spec
 
-__all__ = ["init_project"]
+__all__ = ["init_project", "preview_flag"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +84,18 @@ def init_project(
         if pyproject_text is not None
         else project.standalone.name
     )
+    stubs = sum(1 for tool in tools if "dry_run" in tool)
+    review = (
+        f"; {stubs} tool(s) have an unreviewed dry_run stub for their preview flag: set "
+        "`reviewed = true` and write the `evidence` once you have checked that the flag only "
+        "previews"
+        if stubs
+        else ""
+    )
     return TextOutcome(
         f"wrote {where}, {catalog_name} ({len(tools)} tools, no examples yet), dispositions/ "
         f"and {project.counts.name}\nnext: add one or two examples per tool, then run "
-        "`exampleguard validate` and `exampleguard counts --write`\n"
+        f"`exampleguard validate` and `exampleguard counts --write`{review}\n"
     )
 
 
@@ -124,9 +135,29 @@ def _starter_tools(tree: Tree, name: str) -> list[dict[str, Any]]:
         }
         if command.description:
             tool["summary"] = command.description
+        preview = preview_flag(command.parameters)
+        if preview is not None:
+            # A stub for a reviewer: it counts for nothing until `reviewed = true` and the
+            # evidence say that this flag really only previews.
+            tool["dry_run"] = {"flag": preview, "reviewed": False, "evidence": ""}
         tool["examples"] = []
         tools.append(tool)
     return tools
+
+
+def preview_flag(parameters: Sequence[Parameter]) -> str | None:
+    """The command's preview flag, if it has one: a switch spelled like one by convention.
+
+    A switch (no value, not a counter) one of whose option strings is a conventional preview
+    spelling (:data:`~exampleguard.rules.PREVIEW_FLAGS`: ``--dry-run``, ``--preview``,
+    ``--check`` …); ``-n/--dry-run`` gives ``--dry-run``. Only ever a proposal: the stub it
+    goes into is unreviewed.
+    """
+    for flag in PREVIEW_FLAGS:
+        for parameter in parameters:
+            if parameter.is_flag and not parameter.count and flag in parameter.flags:
+                return flag
+    return None
 
 
 def _write(
@@ -141,6 +172,11 @@ def _write(
         created.append(project.catalog)
         write_atomically(project.catalog, json.dumps(catalog, indent=2, ensure_ascii=False) + "\n")
         project.dispositions.mkdir(exist_ok=True)
+        keep = project.dispositions / ".gitkeep"
+        if made_dispositions:
+            # Git does not keep an empty folder; the reviewers' records will land here.
+            created.append(keep)
+            keep.touch()
         if pyproject_text is not None:
             separator = "" if pyproject_text.endswith("\n") else "\n"
             write_atomically(project.pyproject, f"{pyproject_text}{separator}\n{table}")
