@@ -3,8 +3,13 @@
 The schema describes the argument object the binder produces for an example of the tool —
 parameter name → typed value — in the closed form strict function-calling APIs accept: every
 property typed, ``required`` listed, ``enum`` for choices, arrays for repeated and variadic
-parameters, ``additionalProperties: false``. ``validate`` checks every cleanly bound example's
-arguments against it with the ``jsonschema`` validator; a disagreement is ``schema-mismatch``.
+parameters, ``additionalProperties: false``, each property's ``default`` where the command
+declares one. The tool's constraints are there too, as far as JSON Schema says them: a parameter
+is given exactly when its name is a key of the object, so require-one-of is an ``anyOf`` of
+``required`` (one per name), require-together a ``dependentRequired`` (each name needs the
+others), and mutually-exclusive a ``not`` of an ``anyOf`` of every pair's ``required``.
+``validate`` checks every cleanly bound example's arguments against it with the ``jsonschema``
+validator; a disagreement is ``schema-mismatch``.
 """
 
 from __future__ import annotations
@@ -51,7 +56,68 @@ def argument_schema(tool: EffectiveTool) -> dict[str, Any]:
     summary = tool.tool.summary or tool.tool.description
     if summary:
         schema["description"] = summary
+    schema.update(_constraint_keywords(_groups(tool, set(properties))))
     return schema
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """A tool's constraints by argument name, limited to names the schema has."""
+
+    one_of: tuple[frozenset[str], ...] = ()
+    together: tuple[frozenset[str], ...] = ()
+    exclusive: tuple[frozenset[str], ...] = ()
+
+
+def _groups(tool: EffectiveTool, names: set[str]) -> _Groups:
+    """The constraints the rules check for ``tool``, each naming only arguments of the schema.
+
+    They are the catalog's, and the tree's where its framework does not enforce them itself
+    (:attr:`EffectiveTool.constraints`). A group that names something else is
+    ``constraint-invalid`` on its own and left out here.
+    """
+    rules = tool.constraints
+
+    def usable(groups: list[list[str]], smallest: int) -> tuple[frozenset[str], ...]:
+        found: list[frozenset[str]] = []
+        for group in groups:
+            members = frozenset(group)
+            if len(members) >= smallest and members <= names and members not in found:
+                found.append(members)
+        return tuple(found)
+
+    return _Groups(
+        one_of=usable(rules.require_one_of, 1),
+        together=usable(rules.require_together, 2),
+        exclusive=usable(rules.mutually_exclusive, 2),
+    )
+
+
+def _constraint_keywords(groups: _Groups) -> dict[str, Any]:
+    """The JSON Schema keywords that say ``groups``."""
+    keywords: dict[str, Any] = {}
+    clauses: list[dict[str, Any]] = [
+        {"anyOf": [{"required": [name]} for name in sorted(group)]} for group in groups.one_of
+    ]
+    for group in groups.exclusive:
+        members = sorted(group)
+        pairs = [
+            {"required": [first, second]}
+            for index, first in enumerate(members)
+            for second in members[index + 1 :]
+        ]
+        clauses.append({"not": {"anyOf": pairs}})
+    if len(clauses) == 1:
+        keywords.update(clauses[0])
+    elif clauses:
+        keywords["allOf"] = clauses
+    needs: dict[str, set[str]] = {}
+    for group in groups.together:
+        for name in group:
+            needs.setdefault(name, set()).update(group - {name})
+    if needs:
+        keywords["dependentRequired"] = {name: sorted(needs[name]) for name in sorted(needs)}
+    return keywords
 
 
 def _fields(tool: EffectiveTool) -> Iterator[tuple[Parameter, bool]]:
@@ -137,15 +203,18 @@ def _parameter_schema(parameter: Parameter) -> dict[str, Any]:
         schema = _occurrence_schema(parameter)
     if parameter.description:
         schema = {**schema, "description": parameter.description}
+    if parameter.default is not None:
+        schema = {**schema, "default": parameter.default}
     return schema
 
 
 class SchemaCheck:
     """Checks argument objects against their tools' schemas, without repeating work.
 
-    A tool's schema is an object schema whose only top-level keywords are ``type``,
-    ``properties``, ``required`` and ``additionalProperties: false``. An argument object is valid
-    exactly when its keys include the required ones and name only declared properties, and each
+    A tool's schema is an object schema whose top-level keywords are ``type``, ``properties``,
+    ``required``, ``additionalProperties: false`` and the constraint keywords, which speak only
+    of which keys are present. An argument object is valid exactly when its keys include the
+    required ones, name only declared properties and satisfy the constraint groups, and each
     value satisfies its property's subschema. The key relations are plain set relations and are
     checked as such; every value is judged by jsonschema against its subschema, and the verdict
     is remembered per (subschema, value) — catalogs repeat both heavily. An object that fails is
@@ -179,7 +248,7 @@ class SchemaCheck:
             properties[parameter.name] = self._subschema(parameter)
             if is_required:
                 required.add(parameter.name)
-        return _CompiledTool(properties, frozenset(required))
+        return _CompiledTool(properties, frozenset(required), _groups(tool, set(properties)))
 
     def _subschema(self, parameter: Parameter) -> str:
         # Parameters with the same validation-relevant fields share one compiled validator
@@ -187,7 +256,11 @@ class SchemaCheck:
         signature = _signature(parameter)
         key = self._subschema_keys.get(signature)
         if key is None:
-            schema = {k: v for k, v in _parameter_schema(parameter).items() if k != "description"}
+            schema = {
+                k: v
+                for k, v in _parameter_schema(parameter).items()
+                if k not in ("description", "default")
+            }
             key = json.dumps(schema, sort_keys=True)
             if key not in self._validators:
                 self._validators[key] = _validator(schema)
@@ -197,6 +270,13 @@ class SchemaCheck:
     def _valid(self, compiled: _CompiledTool, arguments: dict[str, Any]) -> bool:
         names = arguments.keys()
         if not compiled.required <= names or not names <= compiled.properties.keys():
+            return False
+        groups = compiled.groups
+        if any(group.isdisjoint(names) for group in groups.one_of):
+            return False
+        if any(0 < len(group & names) < len(group) for group in groups.together):
+            return False
+        if any(len(group & names) > 1 for group in groups.exclusive):
             return False
         for name, value in arguments.items():
             key = compiled.properties[name]
@@ -214,6 +294,7 @@ class SchemaCheck:
 class _CompiledTool:
     properties: dict[str, str]
     required: frozenset[str]
+    groups: _Groups
 
 
 def frozen_json(value: Any) -> Any:

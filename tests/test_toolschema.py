@@ -152,6 +152,7 @@ CLICK_PROPERTIES = [
 def test_click_parameters_are_typed(click_schemas, tool, name, expected) -> None:
     found = dict(click_schemas[tool]["properties"][name])
     found.pop("description", None)
+    found.pop("default", None)  # annotations, tested on their own below
     assert found == expected
 
 
@@ -171,7 +172,15 @@ ARGPARSE_PROPERTIES = [
 def test_argparse_parameters_are_typed(argparse_schemas, tool, name, expected) -> None:
     found = dict(argparse_schemas[tool]["properties"][name])
     found.pop("description", None)
+    found.pop("default", None)
     assert found == expected
+
+
+def test_defaults_are_in_the_schema(argparse_schemas) -> None:
+    properties = argparse_schemas["notes.delete"]["properties"]
+    assert properties["format"]["default"] == "text"
+    assert properties["verbose"]["default"] == 0
+    assert "default" not in argparse_schemas["notes.add"]["properties"]["text"]
 
 
 @pytest.mark.parametrize(
