@@ -266,15 +266,53 @@ def validate(
     quiet: QuietOption = False,
     exit_zero: ExitZeroOption = False,
     statistics: StatisticsOption = False,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Apply the unambiguous fixes to the catalog in place (a did-you-mean with one "
+            "candidate, a choice in the wrong case; the counts when only they drift), print "
+            "what changed on stderr, then validate the fixed files.",
+        ),
+    ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff",
+            help="Print the fixes as a unified diff instead of writing them; exit 1 if there "
+            "is anything to fix.",
+        ),
+    ] = False,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
     from exampleguard.commands import validate as command
 
     view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
     shard_spec = _parse_shard(shard)
+    if (fix or diff) and shard_spec is not None:
+        raise typer.BadParameter("fixes need the whole catalog, not a shard", param_hint="--shard")
     loaded = _load_config(config)
+    if fix or diff:
+        _fix(loaded, view, write=not diff)
     outcome = command.validate(loaded, shard=shard_spec)
     _finish_report(outcome, view, loaded)
+
+
+def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:
+    from exampleguard.commands.fix import fix
+
+    outcome = fix(config, write=write)
+    if outcome.unusable:
+        _fail_with(outcome.unusable, summary="exampleguard could not fix the catalog")
+    for line in outcome.messages:
+        _stderr(line)
+    if not write:
+        _emit(outcome.diff, view.output)
+        raise typer.Exit(EXIT_DEFECTS if outcome.diff and not view.exit_zero else EXIT_OK)
+    after = outcome.after
+    if after is None:
+        raise typer.Exit(EXIT_UNUSABLE)
+    _finish_report(after, view, config)
 
 
 @dataclass(frozen=True, slots=True)

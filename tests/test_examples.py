@@ -351,6 +351,22 @@ CASES: tuple[Case, ...] = (
         ),
     ),
     Case(
+        "always-prompts: a prompted --yes (banned) is the only way past the prompt",
+        "catalog",
+        (
+            tool(
+                "aprompt",
+                "notes aprompt",
+                "notes aprompt --yes",
+                parameters=[{"name": "yes", "flags": ["--yes"], "type": "boolean", "prompt": True}],
+            ),
+        ),
+        (
+            Expect("always-prompts", "notes.aprompt", 0, message="always asks for confirmation"),
+            Expect("always-prompts", "notes.aprompt", 1, span="--yes", hint="Change the command"),
+        ),
+    ),
+    Case(
         "bypass-flag --yes",
         "catalog",
         (tool("byes", "notes byes 3 --yes"),),

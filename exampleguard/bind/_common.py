@@ -40,9 +40,49 @@ def _flag_value(parameter: Parameter, negated: bool) -> bool:
     return not parameter.default if isinstance(parameter.default, bool) else True
 
 
-def _suggest(word: str, candidates: Sequence[str]) -> str | None:
-    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return matches[0] if matches else None
+_RIVAL_MARGIN = 0.1
+"""How much less similar than the best a close candidate may be and still be a rival to it."""
+
+
+def _close(word: str, candidates: Sequence[str]) -> list[str]:
+    """The candidates close to ``word`` that are as good as the best one, best first.
+
+    Close is difflib's (similarity of at least 0.6); a candidate within :data:`_RIVAL_MARGIN`
+    of the best is a rival (``--forc``: ``--force`` and ``--form``). One candidate that stands
+    out is the one a did-you-mean proposes.
+    """
+    matches = difflib.get_close_matches(word, list(dict.fromkeys(candidates)), n=3, cutoff=0.6)
+    if len(matches) < 2:
+        return matches
+    matcher = difflib.SequenceMatcher(b=word)
+    scores = []
+    for match in matches:
+        matcher.set_seq1(match)
+        scores.append(matcher.ratio())
+    return [
+        m for m, score in zip(matches, scores, strict=True) if score >= scores[0] - _RIVAL_MARGIN
+    ]
+
+
+def _did_you_mean(matches: Sequence[str], quote: str = "") -> tuple[str | None, str | None]:
+    """The hint for ``matches`` and the suggestion, which only a single candidate makes.
+
+    With two close candidates the hint names both and nothing is proposed as *the*
+    replacement: a fix must not pick one.
+    """
+    if not matches:
+        return None, None
+    shown = [f"{quote}{match}{quote}" for match in matches]
+    if len(matches) == 1:
+        return f"Did you mean {shown[0]}?", matches[0]
+    return f"Did you mean {', '.join(shown[:-1])} or {shown[-1]}?", None
+
+
+def _same_but_case(value: str, choices: Sequence[object]) -> str | None:
+    """The one choice ``value`` is, written in another case, if there is exactly one."""
+    folded = value.casefold()
+    matches = [c for c in choices if isinstance(c, str) and c.casefold() == folded]
+    return matches[0] if len(matches) == 1 else None
 
 
 def describe_level(contract: Contract, path: Path) -> str:
@@ -160,8 +200,7 @@ class BinderBase:
             hint = f"{flag} is an option of '{where}'; give it at that level."
         else:
             candidates = [f for p in node.accepted() for f in p.all_flags if not p.hidden]
-            guess = _suggest(flag, candidates)
-            hint = f"Did you mean {guess}?" if guess else None
+            hint, guess = _did_you_mean(_close(flag, candidates))
         self.binding.problems.append(
             Problem(
                 code="unknown-flag",
@@ -177,12 +216,12 @@ class BinderBase:
 
     def unknown_command(self, word: Piece, node: CommandNode) -> None:
         """Report ``unknown-command``: ``word`` names none of ``node``'s subcommands."""
-        guess = node.suggest(word.text)
+        hint, guess = _did_you_mean(_close(word.text, node.names), quote="'")
         self.problem(
             "unknown-command",
             f"'{word.text}' is not a command of '{describe_level(self.contract, node.path)}'",
             word,
-            hint=f"Did you mean '{guess}'?" if guess else None,
+            hint=hint,
             suggestion=guess,
         )
         self.role(word, Role.UNKNOWN)
@@ -261,11 +300,22 @@ class BinderBase:
                 rules=self.rules,
             )
             if error is not None and report:
+                hint = choices_hint(parameter) if error.code == "bad-choice" else None
+                suggestion = None
+                if error.code == "bad-choice":
+                    items = parameter.item_choices
+                    choices = (
+                        items[position] if items and position < len(items) else parameter.choices
+                    )
+                    suggestion = _same_but_case(piece.text, choices or ())
+                    if suggestion is not None:
+                        hint = f"Did you mean {suggestion!r}? {hint}"
                 self.problem(
                     error.code,
                     f"{error.message} for {parameter.display()}",
                     piece,
-                    hint=choices_hint(parameter) if error.code == "bad-choice" else None,
+                    hint=hint,
+                    suggestion=suggestion,
                 )
             converted.append(value)
         return converted

@@ -1,0 +1,128 @@
+"""``exampleguard validate --fix`` and ``--diff``: apply (or show) the unambiguous fixes.
+
+The edits come from :mod:`exampleguard.fix`; this module shows them, writes them (the catalog
+atomically under its folder's lock, after checking that the file is still the text that was
+checked; the counts as ``counts --write`` does) and validates again, so what is printed after a
+fix is the verdict on the fixed files.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from exampleguard.codes import FILE_UNREADABLE
+from exampleguard.commands.counts import count
+from exampleguard.commands.validate import ValidateOutcome, run_evaluation, validate
+from exampleguard.config import Config
+from exampleguard.counts import render_counts
+from exampleguard.diagnostics import Diagnostic, Location
+from exampleguard.files import locked, write_atomically
+from exampleguard.fix import FixPlan, plan_fixes
+
+__all__ = ["FixOutcome", "fix"]
+
+_BOM = "\ufeff"
+
+
+@dataclass(slots=True)
+class FixOutcome:
+    """What ``--fix`` or ``--diff`` did: messages, the diff, and the verdict after fixing."""
+
+    messages: list[str] = field(default_factory=list)
+    """One line per fix made (or that would be made) and per fix refused, for stderr."""
+    diff: str = ""
+    """The unified diff of every file the fixes change (empty when none would change)."""
+    after: ValidateOutcome | None = None
+    """With ``write``, the validation of the fixed files."""
+    unusable: list[Diagnostic] = field(default_factory=list)
+
+
+def fix(config: Config, *, write: bool) -> FixOutcome:
+    """Plan the fixes of the catalog; with ``write``, apply them and validate again."""
+    evaluation, unusable = run_evaluation(config)
+    if evaluation is None:
+        return FixOutcome(unusable=unusable)
+    plan = plan_fixes(evaluation)
+    outcome = FixOutcome(messages=_messages(plan, config, write=write))
+    counts_path = config.counts_path
+    counts_display = config.display(counts_path)
+    new_counts = render_counts(evaluation.counts) if plan.counts else None
+    catalog = plan.document.display
+    outcome.diff = _diff(plan.document.text, plan.text, catalog)
+    if new_counts is not None:
+        old_counts = evaluation.inputs.counts[1].text if evaluation.inputs.counts else ""
+        outcome.diff += _diff(old_counts, new_counts, counts_display)
+    if not write:
+        return outcome
+    if plan.edits:
+        refused = _write_catalog(plan)
+        if refused is not None:
+            return FixOutcome(unusable=[refused])
+    if new_counts is not None:
+        written = count(config, write=True)
+        if written.unusable:
+            return FixOutcome(unusable=written.unusable)
+    outcome.after = validate(config)
+    return outcome
+
+
+def _messages(plan: FixPlan, config: Config, *, write: bool) -> list[str]:
+    verb = "fixed" if write else "would fix"
+    lines = [
+        f"{plan.document.display}:{edit.line}:{edit.column}: {verb} {edit.code} {edit.address}: "
+        f"{edit.old} -> {edit.replacement}"
+        for edit in plan.edits
+    ]
+    for refusal in plan.refused:
+        diagnostic = refusal.diagnostic
+        where = diagnostic.location or Location(plan.document.display)
+        subject = diagnostic.tool or ""
+        if diagnostic.example is not None:
+            subject += f"[{diagnostic.example}]"
+        lines.append(f"{where}: not fixed {diagnostic.code} {subject}: {refusal.reason}")
+    if plan.counts:
+        counts = config.display(config.counts_path)
+        lines.append(
+            f"{counts}: {'rewrote' if write else 'would rewrite'} the counts (counts-drift)"
+        )
+    return lines
+
+
+def _diff(old: str, new: str, display: str) -> str:
+    if old == new:
+        return ""
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{display}",
+        tofile=f"b/{display}",
+    )
+    # A last line without a newline still ends its line of the diff.
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _write_catalog(plan: FixPlan) -> Diagnostic | None:
+    """Write the fixed catalog, if the file is still the text that was checked."""
+    document = plan.document
+    path = document.path
+    shown = document.display
+    try:
+        with locked(path.parent):
+            raw = path.read_bytes().decode("utf-8")
+            bom = _BOM if raw.startswith(_BOM) else ""
+            if raw.removeprefix(_BOM) != document.text:
+                return FILE_UNREADABLE.diagnostic(
+                    f"{shown} changed while it was being fixed; nothing was written",
+                    hint="Run `exampleguard validate --fix` again.",
+                    location=Location(shown),
+                )
+            write_atomically(path, bom + plan.text)
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "it is not UTF-8 text"
+        return FILE_UNREADABLE.diagnostic(
+            f"cannot write {shown}: {reason}", location=Location(shown)
+        )
+    return None
