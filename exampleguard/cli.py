@@ -700,12 +700,7 @@ def dispositions_update(
     config: ConfigOption = None,
 ) -> None:
     """Re-point a stale disposition at its example's current text, showing the change."""
-    from exampleguard.commands import records as command
-
-    outcome = command.update_disposition(
-        _load_config(config), tool_id=tool_id, index=index, dry_run=dry_run
-    )
-    _finish(outcome, summary="exampleguard refused the change; nothing was written")
+    _edit_disposition("update", tool_id, index, dry_run=dry_run, config=config)
 
 
 @dispositions_app.command("remove")
@@ -718,11 +713,16 @@ def dispositions_remove(
     config: ConfigOption = None,
 ) -> None:
     """Delete the disposition of one example, keeping every other line of its file."""
+    _edit_disposition("remove", tool_id, index, dry_run=dry_run, config=config)
+
+
+def _edit_disposition(
+    verb: str, tool_id: str, index: int, *, dry_run: bool, config: Path | None
+) -> NoReturn:
     from exampleguard.commands import records as command
 
-    outcome = command.remove_disposition(
-        _load_config(config), tool_id=tool_id, index=index, dry_run=dry_run
-    )
+    edit = command.update_disposition if verb == "update" else command.remove_disposition
+    outcome = edit(_load_config(config), tool_id=tool_id, index=index, dry_run=dry_run)
     _finish(outcome, summary="exampleguard refused the change; nothing was written")
 
 

@@ -624,13 +624,7 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
     except SourceError as error:
         raise RecordError(error.diagnostic.message) from None
     with locked(folder):
-        if path.is_symlink():
-            raise RecordError(f"{path.name} is a symlink; refusing to replace it")
-        try:
-            # Bytes, not read_text: newline translation would rewrite a CRLF file's old lines.
-            old = path.read_bytes().decode("utf-8") if path.exists() else ""
-        except UnicodeDecodeError:
-            raise RecordError(f"{path.name} is not UTF-8 text; refusing to rewrite it") from None
+        old = _current_text(path) if path.exists() or path.is_symlink() else ""
         newline = "\r\n" if "\r\n" in old else "\n"
         separator = "" if not old else (newline if old.endswith("\n") else newline * 2)
         new = f"{old}{separator}{block.replace(chr(10), newline)}"
@@ -643,6 +637,19 @@ def append_record(path: Path, block: str, *, root: Path, kind: str) -> None:
         if not records:
             raise RecordError(f"{path.name}: the new record could not be read back")
         write_atomically(path, new)
+
+
+def _current_text(path: Path) -> str:
+    """The text of a record file about to be rewritten (under the folder's lock)."""
+    if path.is_symlink():
+        raise RecordError(f"{path.name} is a symlink; refusing to replace it")
+    try:
+        # Bytes, not read_text: newline translation would rewrite a CRLF file's old lines.
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(f"{path.name} is not UTF-8 text; refusing to rewrite it") from None
+    except OSError as error:
+        raise RecordError(f"cannot read {path.name}: {error.strerror}") from None
 
 
 def rewrite_disposition(
@@ -662,14 +669,7 @@ def rewrite_disposition(
     except SourceError as error:
         raise RecordError(error.diagnostic.message) from None
     with locked(folder):
-        if path.is_symlink():
-            raise RecordError(f"{path.name} is a symlink; refusing to replace it")
-        try:
-            old = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            raise RecordError(f"{path.name} is not UTF-8 text; refusing to rewrite it") from None
-        except OSError as error:
-            raise RecordError(f"cannot read {path.name}: {error.strerror}") from None
+        old = _current_text(path)
         new = _edited(old, index, command=command, remove=remove, name=path.name)
         try:
             before = tomllib.loads(old).get("disposition", [])
