@@ -9,6 +9,7 @@ A row whose fix is refused must leave the file's bytes alone.
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -268,3 +269,27 @@ def test_fix_refuses_a_shard(here: Path, capsys: pytest.CaptureFixture[str]) -> 
     _project(here, Row(json_catalog('"notes delte 3"'), None, None, ""))
     assert main(["validate", "--fix", "--shard", "1/2"]) == 2
     assert "--shard" in capsys.readouterr().err
+
+
+def test_the_diff_applies_with_git_to_give_the_fixed_file(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = [f'"notes delete {n} --recurse"' for n in range(2)]
+    catalog = _project(here, Row(json_catalog(*examples), None, None, ""))
+    capsys.readouterr()
+    assert main(["validate", "--diff"]) == 1
+    patch = here / "fix.patch"
+    patch.write_text(capsys.readouterr().out, encoding="utf-8")
+    original = catalog.read_bytes()
+    assert main(["validate", "--fix"]) == 0
+    fixed = catalog.read_bytes()
+    catalog.write_bytes(original)
+    applied = subprocess.run(
+        ["git", "apply", "--unsafe-paths", f"--directory={here.name}", "-p1", str(patch)],
+        cwd=here.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert catalog.read_bytes() == fixed

@@ -89,12 +89,12 @@ DELETE_TOOL = {
     ],
 )
 def test_code_frame(text: str, location: LocationEntry, expected: list[str]) -> None:
-    assert code_frame(text, location, "did you mean --recursive?") == expected
+    assert code_frame(text.split("\n"), location, "did you mean --recursive?") == expected
 
 
 def test_a_long_line_is_cut_to_a_window_around_the_span() -> None:
     line = "x" * 5000 + " --bad " + "y" * 5000
-    frame = code_frame(line, LocationEntry(line=1, column=5002, end_line=1, end_column=5006), "")
+    frame = code_frame([line], LocationEntry(line=1, column=5002, end_line=1, end_column=5006), "")
     shown, carets = frame[1], frame[2]
     assert len(shown) < 300
     assert shown.startswith("1 | …")

@@ -89,19 +89,56 @@ def _messages(plan: FixPlan, config: Config, *, write: bool) -> list[str]:
     return lines
 
 
+_CONTEXT = 3
+"""Lines of context around each change in the diff, as ``diff -u`` and git show."""
+
+
 def _diff(old: str, new: str, display: str) -> str:
+    """The unified diff of ``old`` and ``new`` (``--- a/FILE`` / ``+++ b/FILE``)."""
     if old == new:
         return ""
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{display}",
-        tofile=f"b/{display}",
-    )
+    before = old.splitlines(keepends=True)
+    after = new.splitlines(keepends=True)
+    if len(before) == len(after):
+        # A fix replaces words inside lines and never a line end: the changed lines are found
+        # by comparing line with line, where difflib would take minutes on a large catalog.
+        lines = _same_length_diff(before, after, display)
+    else:
+        lines = list(
+            difflib.unified_diff(before, after, fromfile=f"a/{display}", tofile=f"b/{display}")
+        )
     # A last line without a newline still ends its line of the diff.
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
+
+
+def _same_length_diff(before: list[str], after: list[str], display: str) -> list[str]:
+    changed = [index for index, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    hunks: list[tuple[int, int]] = []
+    for index in changed:
+        start, end = max(0, index - _CONTEXT), min(len(before), index + _CONTEXT + 1)
+        if hunks and start <= hunks[-1][1]:
+            hunks[-1] = (hunks[-1][0], end)
+        else:
+            hunks.append((start, end))
+    lines = [f"--- a/{display}\n", f"+++ b/{display}\n"]
+    for start, end in hunks:
+        size = end - start
+        lines.append(f"@@ -{start + 1},{size} +{start + 1},{size} @@\n")
+        removed: list[str] = []
+        added: list[str] = []
+        for index in range(start, end):
+            if before[index] != after[index]:
+                removed.append("-" + before[index])
+                added.append("+" + after[index])
+                continue
+            # A run of changed lines shows its old lines, then its new ones, as diff -u does.
+            lines += removed + added
+            removed, added = [], []
+            lines.append(" " + before[index])
+        lines += removed + added
+    return lines
 
 
 def _write_catalog(plan: FixPlan) -> Diagnostic | None:

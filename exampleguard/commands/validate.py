@@ -70,13 +70,14 @@ class SourceFiles:
 
     def __init__(self, *folders: Path) -> None:
         self._folders = folders
-        self._texts: dict[str, str | None] = {}
+        self._lines: dict[str, list[str] | None] = {}
 
-    def __call__(self, name: str) -> str | None:
-        """The text of the file shown as ``name``, or ``None``."""
-        if name not in self._texts:
-            self._texts[name] = self._read(name)
-        return self._texts[name]
+    def __call__(self, name: str) -> list[str] | None:
+        """The lines of the file shown as ``name``, or ``None``."""
+        if name not in self._lines:
+            text = self._read(name)
+            self._lines[name] = text.split("\n") if text is not None else None
+        return self._lines[name]
 
     def _read(self, name: str) -> str | None:
         relative = Path(name)

@@ -10,15 +10,16 @@ catalog written on one line) is cut to a window around the span, marked with ``â
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from exampleguard.report.data import LocationEntry
 
 __all__ = ["MAX_FRAME_LINES", "SourceLookup", "code_frame"]
 
-SourceLookup = Callable[[str], "str | None"]
-"""Gives the text of a file by the name diagnostics show for it, or ``None`` when unknown."""
+SourceLookup = Callable[[str], "Sequence[str] | None"]
+"""Gives the lines of a file (split at ``\n``) by the name diagnostics show for it, or ``None``
+when unknown. A lookup splits each file once, however many diagnostics point into it."""
 
 MAX_FRAME_LINES = 6
 """A located stretch longer than this shows its first and last lines only."""
@@ -35,14 +36,13 @@ class _Mark:
     end: int
 
 
-def code_frame(text: str, location: LocationEntry, label: str) -> list[str]:
-    """The frame of ``location`` in ``text``: gutter lines, the file's lines, carets, ``label``.
+def code_frame(lines: Sequence[str], location: LocationEntry, label: str) -> list[str]:
+    """The frame of ``location`` in a file's ``lines``: gutter, the lines, carets, ``label``.
 
-    Empty when the location has no line, or the line is not in the text (the file changed).
+    Empty when the location has no line, or the line is not in the file (the file changed).
     """
     if location.line is None:
         return []
-    lines = text.split("\n")
     first = location.line
     if first < 1 or first > len(lines):
         return []

@@ -99,13 +99,13 @@ def full_diagnostic_lines(
     """One diagnostic in the full form: its line, the code frame, its help, a blank line."""
     head, *_ = diagnostic_lines(diagnostic, color=color)
     lines = [head]
-    text = sources(diagnostic.file) if sources is not None and diagnostic.file else None
-    if text is not None and diagnostic.location is not None:
+    lines_of_file = sources(diagnostic.file) if sources is not None and diagnostic.file else None
+    if lines_of_file is not None and diagnostic.location is not None:
         # The carets carry the did-you-mean; the code is already on the line above them.
         label = ""
         if diagnostic.suggestion is not None:
             label = f"did you mean {diagnostic.suggestion}?"
-        frame = code_frame(text, diagnostic.location, label)
+        frame = code_frame(lines_of_file, diagnostic.location, label)
         lines.extend(_paint(line, "help", color) if color else line for line in frame)
     if diagnostic.hint and diagnostic.suggestion is None:
         lines.append(_paint(f"  = help: {diagnostic.hint}", "help", color))
