@@ -106,7 +106,13 @@ def full_diagnostic_lines(
         if diagnostic.suggestion is not None:
             label = f"did you mean {diagnostic.suggestion}?"
         frame = code_frame(lines_of_file, diagnostic.location, label)
-        lines.extend(_paint(line, "help", color) if color else line for line in frame)
+        severity = diagnostic.severity.value
+        for line in frame:
+            # The file's lines as they are, the carets in the severity's colour, the rest dim.
+            if not color or line[:1].isdigit():
+                lines.append(line)
+            else:
+                lines.append(_paint(line, severity if "^" in line else "help", color))
     if diagnostic.hint and diagnostic.suggestion is None:
         lines.append(_paint(f"  = help: {diagnostic.hint}", "help", color))
     for related in diagnostic.related:
