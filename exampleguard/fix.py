@@ -119,21 +119,18 @@ def plan_fixes(evaluation: Evaluation) -> FixPlan:
             plan.edits = []
         else:
             plan.text = text
-    fixed = {(e.address, e.span) for e in plan.edits}
-    remaining = [
-        d
-        for result in evaluation.examples
-        for d in result.diagnostics
-        if d.is_error and not _is_fixed(result, d, fixed)
-    ]
-    remaining += [d for d in evaluation.diagnostics if d.is_error and d.example is None]
+    # Every defect of the run (the examples', the records', the repository's) that no edit fixes.
+    fixed = {_identity(edit.diagnostic) for edit in plan.edits}
+    remaining = [d for d in evaluation.diagnostics if d.is_error and _identity(d) not in fixed]
     plan.counts = bool(remaining) and all(d.code == COUNTS_DRIFT.name for d in remaining)
     return plan
 
 
-def _is_fixed(result: ExampleResult, diagnostic: Diagnostic, fixed: set[Any]) -> bool:
+def _identity(diagnostic: Diagnostic) -> tuple[Any, ...]:
+    # Two diagnostics of one code on the same characters of one example are fixed by one edit.
     span = diagnostic.span
-    return span is not None and (result.address, (span.start, span.end)) in fixed
+    where = (span.start, span.end) if span is not None else None
+    return (diagnostic.code, diagnostic.tool, diagnostic.example, where)
 
 
 def _edit(

@@ -293,3 +293,24 @@ def test_the_diff_applies_with_git_to_give_the_fixed_file(
     )
     assert applied.returncode == 0, applied.stderr
     assert catalog.read_bytes() == fixed
+
+
+def test_counts_are_not_rewritten_while_a_reviewer_record_is_wrong(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _project(here, Row(json_catalog('"notes delete 3 --recurse"'), None, None, ""))
+    (here / "dispositions").mkdir()
+    (here / "dispositions" / "notes.gone.toml").write_text(
+        '[[disposition]]\ntool = "notes.gone"\nexample = 0\nreason_code = "needs-fixture"\n'
+        'reason = "Needs a notes database with tagged rows."\ncommand = "notes gone"\n',
+        encoding="utf-8",
+    )
+    counts = here / "exampleguard-counts.json"
+    drifted = json.dumps({**json.loads(counts.read_text(encoding="utf-8")), "examples": 7})
+    counts.write_text(drifted, encoding="utf-8")
+    assert main(["validate", "--fix", "--format", "concise"]) == 1
+    out, err = capsys.readouterr()
+    assert "fixed unknown-flag" in err
+    assert "rewrote the counts" not in err
+    assert "disposition-invalid" in out
+    assert counts.read_text(encoding="utf-8") == drifted
