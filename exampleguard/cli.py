@@ -366,17 +366,24 @@ def _finish_report(
 
 def _render(report: Report, view: _View, config: Config | None) -> Iterator[str] | str:
     from exampleguard.commands.validate import SourceFiles
-    from exampleguard.report import render_pieces, render_statistics
+    from exampleguard.config import repository_root
+    from exampleguard.report import SourceRoot, render_pieces, render_statistics
 
     if view.statistics:
         return render_statistics(report, as_json=view.output_format is OutputFormat.json)
-    folders = [Path.cwd()] if config is None else [Path.cwd(), config.root]
+    cwd = Path.cwd()
+    folders = [cwd] if config is None else [cwd, config.root]
     return render_pieces(
         report,
         view.output_format.value,
         color=view.output_format in _TEXT_FORMATS and _color(view.output),
         sources=SourceFiles(*folders),
         quiet=view.quiet,
+        # Every format names files relative to the current directory; SARIF relative to the
+        # repository root, which it declares.
+        source_root=SourceRoot(repository_root(cwd), cwd)
+        if view.output_format is OutputFormat.sarif
+        else None,
     )
 
 

@@ -25,8 +25,10 @@ __all__ = [
     "ConfigError",
     "DryRunSettings",
     "Settings",
+    "display_path",
     "find_config",
     "load_config",
+    "repository_root",
 ]
 
 DEFAULT_BYPASS_FLAGS = ("--yes", "--assume-yes", "--no-confirm")
@@ -75,13 +77,17 @@ class Settings(StrictModel):
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Validated settings plus where they came from, with every path made absolute."""
+    """Validated settings plus where they came from, with every path made absolute.
+
+    ``cwd`` is where the run started: every path an output shows is relative to it.
+    """
 
     settings: Settings
     source: Path
     root: Path
     document: Document
     table: KeyPath
+    cwd: Path
 
     @property
     def catalog_path(self) -> Path:
@@ -99,11 +105,8 @@ class Config:
         return self.root / self.settings.counts
 
     def display(self, path: Path) -> str:
-        """``path`` as shown to people: relative to the project root when it is inside it."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        """``path`` as every output shows it: relative to the current directory (see below)."""
+        return display_path(path, self.cwd)
 
     def location(self, *key: str | int) -> Location:
         """Where ``key`` of the exampleguard table is in the configuration file."""
@@ -153,7 +156,7 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
             )
         source = found
     source = source.resolve()
-    display = _display(source, cwd)
+    display = display_path(source, cwd)
     try:
         document = load_document(source, display)
     except SourceError as error:
@@ -183,7 +186,7 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
         settings = validate_model(Settings, document, key=table, data=data)
     except SourceError as error:
         raise ConfigError(_as_config_error(error.diagnostic)) from None
-    return Config(settings, source, source.parent, document, table)
+    return Config(settings, source, source.parent, document, table, cwd)
 
 
 def _has_tool_table(pyproject: Path) -> bool:
@@ -205,11 +208,29 @@ def _safe_read(path: Path) -> str:
         return ""
 
 
-def _display(path: Path, cwd: Path) -> str:
-    try:
-        return path.relative_to(cwd.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+def display_path(path: Path, cwd: Path) -> str:
+    """``path`` as outputs show it: relative to ``cwd`` when inside it, else absolute.
+
+    Like ruff, every output names files from where the command was started, so that a run from a
+    monorepo's root says ``packages/tool/agent-catalog.json``: what an editor, a terminal and a
+    GitHub annotation (whose workflow runs from the repository root) can open.
+    """
+    absolute = path if path.is_absolute() else cwd / path
+    for base in dict.fromkeys((cwd, cwd.resolve())):
+        if absolute.is_relative_to(base):
+            return absolute.relative_to(base).as_posix()
+    return str(absolute)
+
+
+def repository_root(start: Path) -> Path:
+    """The repository ``start`` is in (the nearest folder with ``.git``), else ``start`` itself.
+
+    ``.git`` may be a folder or, in a worktree or a submodule, a file: either marks the root.
+    """
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
 
 
 def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:

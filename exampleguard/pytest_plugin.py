@@ -22,6 +22,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_collect_file",
     "pytest_collection_modifyitems",
+    "pytest_configure",
 ]
 
 _STATE_KEY = pytest.StashKey[dict[str, Any]]()
@@ -56,14 +57,19 @@ def _enabled(config: pytest.Config) -> tuple[bool, bool]:
     return wanted, dry
 
 
-def _load(config: pytest.Config) -> Any:
+def _load(config: pytest.Config) -> tuple[Any, str | None]:
+    """The exampleguard configuration, or ``None`` and why it cannot be used."""
     from exampleguard.config import ConfigError, load_config
 
     explicit = config.getoption("exampleguard_config")
     try:
-        return load_config(Path(explicit) if explicit else None, config.rootpath)
-    except ConfigError:
-        return None
+        # An explicit path is relative to where pytest was started, like every argument; the
+        # search starts at the root directory, where the project's configuration lives.
+        if explicit:
+            return load_config(Path(explicit), config.invocation_params.dir), None
+        return load_config(None, config.rootpath), None
+    except ConfigError as error:
+        return None, error.diagnostic.message
 
 
 def _state_for(config: pytest.Config) -> dict[str, Any] | None:
@@ -72,16 +78,24 @@ def _state_for(config: pytest.Config) -> dict[str, Any] | None:
         state = config.stash[_STATE_KEY]
         return state if state.get("enabled") else None
     wanted, dry = _enabled(config)
-    settings = _load(config)
+    settings, problem = _load(config)
     enabled = wanted or (settings is not None and settings.settings.pytest)
     config.stash[_STATE_KEY] = {"enabled": enabled, "config": settings, "dry": dry}
     if not enabled:
         return None
     if settings is None:
+        raise pytest.UsageError(f"exampleguard: {problem}")
+    if not settings.catalog_path.is_file():
         raise pytest.UsageError(
-            "exampleguard: no configuration found (exampleguard.toml or [tool.exampleguard])"
+            f"exampleguard: the catalog {settings.catalog_path} does not exist "
+            f"(`catalog` in {settings.source})"
         )
     return config.stash[_STATE_KEY]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop the session before collection when the plugin is enabled but cannot work."""
+    _state_for(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -89,14 +103,21 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     state = _state_for(parent.config)
     if state is None or file_path != state["config"].catalog_path:
         return None
-    state["collected"] = True
+    # pytest makes a collector for every file of each folder it walks through, also on the way
+    # to `testpaths` or a named test: only collecting the catalog's items counts as collecting
+    # it (CatalogFile.collect says so).
     return CatalogFile.from_parent(parent, path=file_path)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Append the catalog's items when enabled and the catalog was not collected as a file."""
+    """Append the catalog's items when enabled and the catalog was not collected as a file.
+
+    Whatever ``testpaths`` and the arguments select, an enabled plugin checks the catalog: its
+    items are added first (``tryfirst``), so ``-k``, ``-m`` and ``--deselect`` still apply to them.
+    """
     state = _state_for(config)
     if state is None or state.get("collected"):
         return
@@ -123,6 +144,7 @@ class CatalogFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         """Yield an item per example, the repository checks, and (optionally) the dry runs."""
+        self.config.stash[_STATE_KEY]["collected"] = True
         from exampleguard.catalog import load_catalog
         from exampleguard.documents import SourceError
         from exampleguard.sources.catalog import catalog_examples

@@ -272,7 +272,9 @@ COMMANDS = {
     "validate": Command(("validate",), 0, "All checks passed: 3 examples of 2 tools"),
     "dryrun": Command(("dryrun",), 0, "2 of 2 dry runs passed"),
     "counts": Command(("counts",), 0, '"excluded": 1'),
-    "counts-write": Command(("counts", "--write"), 0, "wrote exampleguard-counts.json"),
+    # Run from elsewhere, the file is named by its absolute path (like every path outside the
+    # current directory).
+    "counts-write": Command(("counts", "--write"), 0, "/project/exampleguard-counts.json\n"),
     "tree": Command(("tree",), 0, "notes delete"),
     "schema-catalog": Command(("schema", "catalog"), 0, "exampleguard.catalog/v1", False),
     "schema-tool": Command(("schema", "tool", "notes.delete"), 0, '"title": "notes.delete"'),

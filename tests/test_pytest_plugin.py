@@ -133,6 +133,63 @@ def test_one_example_can_be_selected_by_its_node_id(pytester) -> None:
     assert by_id.ret == pytest.ExitCode.OK
 
 
+def _with_testpaths(pytester: pytest.Pytester, extra: str = "") -> Path:
+    """A project whose pytest configuration collects only ``tests/``, as most projects do."""
+    root = _project(pytester)
+    (root / "exampleguard.toml").unlink()
+    (root / "tests").mkdir()
+    (root / "tests" / "test_app.py").write_text("def test_app():\n    pass\n", "utf-8")
+    (root / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n'
+        f'[tool.exampleguard]\ncatalog = "catalog.json"\n{extra}',
+        encoding="utf-8",
+    )
+    return root
+
+
+@pytest.mark.parametrize(
+    ("option", "extra", "args"),
+    [
+        pytest.param("--exampleguard", "", (), id="testpaths"),
+        pytest.param("--exampleguard", "", ("tests/test_app.py",), id="a-named-test-file"),
+        pytest.param(None, "pytest = true\n", (), id="pytest-true-with-testpaths"),
+    ],
+)
+def test_the_catalog_is_checked_whatever_testpaths_and_arguments_say(
+    pytester, option: str | None, extra: str, args: tuple[str, ...]
+) -> None:
+    _with_testpaths(pytester, extra)
+    flags = [option] if option else []
+    result = pytester.runpytest(*flags, "-v", "-p", "no:cacheprovider", *args)
+    assert _statuses(result) == {**CONTRACT_ITEMS, "tests/test_app.py::test_app": "PASSED"}
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_keyword_selection_applies_to_the_added_items(pytester) -> None:
+    _with_testpaths(pytester)
+    result = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider", "-k", "add")
+    assert set(_statuses(result)) == {
+        "catalog.json::notes.add[0]",
+        "catalog.json::notes.add[1]",
+    }
+
+
+def test_a_missing_catalog_fails_collection_naming_it(pytester) -> None:
+    root = _with_testpaths(pytester)
+    (root / "catalog.json").unlink()
+    result = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*exampleguard: the catalog *catalog.json does not exist*"])
+
+
+def test_a_broken_configuration_is_named_when_the_plugin_is_asked_for(pytester) -> None:
+    root = _with_testpaths(pytester, "unknown_key = 1\n")
+    del root
+    result = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*exampleguard: *unknown_key*"])
+
+
 def test_nothing_is_collected_without_asking(pytester) -> None:
     _project(pytester)
     result = pytester.runpytest("-p", "no:cacheprovider")

@@ -27,10 +27,10 @@ from jsonschema.validators import validator_for
 import exampleguard
 from exampleguard.codes import CODES
 from exampleguard.commands.validate import SourceFiles, validate
-from exampleguard.config import load_config
+from exampleguard.config import load_config, repository_root
 from exampleguard.counts import Counts
 from exampleguard.diagnostics import Diagnostic, Location, Severity
-from exampleguard.report import FORMATS, Report, diagnostic_entry, render
+from exampleguard.report import FORMATS, Report, SourceRoot, diagnostic_entry, render
 from exampleguard.report.build import assemble
 from exampleguard.report.github import render_github
 from tests.support.project import REPOSITORY, run_cli
@@ -139,9 +139,12 @@ def test_the_fixture_has_the_mix_it_promises(report: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("output_format", FORMATS)
-def test_snapshot(outputs: dict[str, str], output_format: str) -> None:
+def test_snapshot(outputs: dict[str, str], project: Path, output_format: str) -> None:
     path = SNAPSHOTS / f"report.{SUFFIXES[output_format]}"
-    actual = _normalise(output_format, outputs[output_format])
+    # SARIF declares the repository root it is relative to: here, the temporary project.
+    actual = _normalise(output_format, outputs[output_format]).replace(
+        f'"uri": "{project.as_uri()}/"', '"uri": "file:///<repository>/"'
+    )
     if os.environ.get("EXAMPLEGUARD_UPDATE_SNAPSHOTS") == "1":
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(actual.encode("utf-8"))
@@ -154,7 +157,11 @@ def test_every_renderer_is_fed_the_same_report(
     outputs: dict[str, str], typed: Report, project: Path, output_format: str
 ) -> None:
     sources = SourceFiles(project)
-    assert render(typed, output_format, sources=sources) == outputs[output_format]
+    # The CLI anchors SARIF at the repository root, found from where it runs.
+    root = SourceRoot(repository_root(project), project) if output_format == "sarif" else None
+    assert (
+        render(typed, output_format, sources=sources, source_root=root) == (outputs[output_format])
+    )
 
 
 @pytest.mark.parametrize("output_format", FORMATS)

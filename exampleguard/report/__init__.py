@@ -16,7 +16,7 @@ from exampleguard.report.build import build_report, diagnostic_entry, dry_run_en
 from exampleguard.report.data import REPORT_FORMAT, DiagnosticEntry, DryRunEntry, Report
 from exampleguard.report.frame import SourceLookup
 from exampleguard.report.github import render_github
-from exampleguard.report.sarif import render_sarif
+from exampleguard.report.sarif import SourceRoot, render_sarif
 from exampleguard.report.text import render_statistics, render_text
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "DryRunEntry",
     "Report",
     "SourceLookup",
+    "SourceRoot",
     "build_report",
     "diagnostic_entry",
     "dry_run_entry",
@@ -51,9 +52,23 @@ def render(
     color: bool = False,
     sources: SourceLookup | None = None,
     quiet: bool = False,
+    source_root: SourceRoot | None = None,
 ) -> str:
-    """Render ``report`` in ``output_format`` (one of :data:`FORMATS`)."""
-    return "".join(render_pieces(report, output_format, color=color, sources=sources, quiet=quiet))
+    """Render ``report`` in ``output_format`` (one of :data:`FORMATS`).
+
+    ``source_root`` anchors SARIF's locations at the repository root (the other formats show
+    the report's paths, relative to where the run started).
+    """
+    return "".join(
+        render_pieces(
+            report,
+            output_format,
+            color=color,
+            sources=sources,
+            quiet=quiet,
+            source_root=source_root,
+        )
+    )
 
 
 def render_pieces(
@@ -63,11 +78,13 @@ def render_pieces(
     color: bool = False,
     sources: SourceLookup | None = None,
     quiet: bool = False,
+    source_root: SourceRoot | None = None,
 ) -> Iterator[str]:
     """Render ``report`` as consecutive pieces of text; joined, they are :func:`render`'s.
 
     ``sources`` (file text by the name diagnostics show) feeds the ``full`` form's code frames;
-    ``quiet`` leaves the summary out of the text forms. Machine formats ignore both.
+    ``quiet`` leaves the summary out of the text forms. Machine formats ignore both;
+    ``source_root`` is SARIF's (see :func:`render`).
     """
     if output_format == "json":
         # Looked up on its module at each call, so a test can stand in for the writer.
@@ -77,7 +94,7 @@ def render_pieces(
 
         yield render_junit(report)
     elif output_format == "sarif":
-        yield render_sarif(report)
+        yield render_sarif(report, source_root)
     elif output_format == "github":
         yield render_github(report)
     else:

@@ -8,6 +8,8 @@ it is about.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from exampleguard import __version__
@@ -18,12 +20,39 @@ from exampleguard.report.json_format import render_json
 if TYPE_CHECKING:
     from pydantic import JsonValue
 
-__all__ = ["SARIF_SCHEMA", "render_sarif"]
+__all__ = ["SARIF_SCHEMA", "SourceRoot", "render_sarif"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _INFORMATION_URI = "https://pypi.org/project/exampleguard/"
 
 Json = dict[str, "JsonValue"]
+
+# The base id code scanning and other consumers expect for "relative to the checkout".
+_SRCROOT = "%SRCROOT%"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRoot:
+    """Where SARIF anchors its locations.
+
+    The report's paths are relative to ``cwd`` (where the run started); SARIF names them
+    relative to the ``repository`` root instead, declared in ``originalUriBaseIds``, so a
+    result attaches to the file of a pull request wherever in the repository the run started.
+    """
+
+    repository: Path
+    cwd: Path
+
+    def artifact(self, file: str) -> Json:
+        """The ``artifactLocation`` of ``file``, a path as the report shows it."""
+        path = Path(file)
+        absolute = path if path.is_absolute() else self.cwd / path
+        if absolute.is_relative_to(self.repository):
+            return {
+                "uri": absolute.relative_to(self.repository).as_posix(),
+                "uriBaseId": _SRCROOT,
+            }
+        return {"uri": absolute.as_uri()}
 
 
 def _rules() -> list[JsonValue]:
@@ -69,7 +98,9 @@ def _region(diagnostic: DiagnosticEntry) -> Json | None:
     return region
 
 
-def _result(diagnostic: DiagnosticEntry, index: dict[str, int], fallback: str) -> Json:
+def _result(
+    diagnostic: DiagnosticEntry, index: dict[str, int], fallback: str, root: SourceRoot | None
+) -> Json:
     message = diagnostic.message
     if diagnostic.hint:
         message += f" ({diagnostic.hint})"
@@ -83,7 +114,8 @@ def _result(diagnostic: DiagnosticEntry, index: dict[str, int], fallback: str) -
     # that is about no file in particular is placed on the catalog.
     file = diagnostic.file or fallback
     if file:
-        physical: Json = {"artifactLocation": {"uri": file}}
+        artifact: Json = {"uri": file} if root is None else root.artifact(file)
+        physical: Json = {"artifactLocation": artifact}
         region = _region(diagnostic)
         if region is not None:
             physical["region"] = region
@@ -102,30 +134,32 @@ def _result(diagnostic: DiagnosticEntry, index: dict[str, int], fallback: str) -
     return result
 
 
-def render_sarif(report: Report) -> str:
-    """Render a report as a SARIF 2.1.0 log."""
+def render_sarif(report: Report, root: SourceRoot | None = None) -> str:
+    """Render a report as a SARIF 2.1.0 log.
+
+    With a ``root``, locations are relative to the repository root (``%SRCROOT%``); without
+    one, they are the report's paths as they are.
+    """
     rules = _rules()
     index = {code: position for position, code in enumerate(CODES)}
     fallback = report.catalog or ""
     results: list[JsonValue] = [
-        _result(d, index, fallback) for d in report.diagnostics if d.code in index
+        _result(d, index, fallback, root) for d in report.diagnostics if d.code in index
     ]
-    log: Json = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "exampleguard",
-                        "version": __version__,
-                        "informationUri": _INFORMATION_URI,
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                "columnKind": "unicodeCodePoints",
+    run: Json = {
+        "tool": {
+            "driver": {
+                "name": "exampleguard",
+                "version": __version__,
+                "informationUri": _INFORMATION_URI,
+                "rules": rules,
             }
-        ],
+        },
     }
+    if root is not None:
+        # The base's URI ends in a slash: SARIF resolves relative references against it.
+        run["originalUriBaseIds"] = {_SRCROOT: {"uri": root.repository.as_uri().rstrip("/") + "/"}}
+    run["results"] = results
+    run["columnKind"] = "unicodeCodePoints"
+    log: Json = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return render_json(log)

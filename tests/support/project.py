@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,59 @@ def make_project(
     return root
 
 
+def _environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    environment = dict(os.environ if env is None else env)
+    # Fixture applications import from here, as a user's application imports from its project.
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(FIXTURE_APPS), str(REPOSITORY), environment.get("PYTHONPATH")])
+    )
+    environment.setdefault("NO_COLOR", "1")
+    return environment
+
+
+@contextlib.contextmanager
+def _process_state(cwd: Path, env: Mapping[str, str], stdin: str) -> Iterator[tuple[Any, Any]]:
+    """The working directory, environment and standard streams of a run, restored after it."""
+    saved_env = dict(os.environ)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
+    try:
+        with contextlib.chdir(cwd):
+            os.environ.clear()
+            os.environ.update(env)
+            sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin), out, err
+            yield out, err
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def run_main(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``exampleguard ARGS`` in this process through ``main(argv)``, as ``run_cli`` would.
+
+    The same exit code and output as a subprocess, without an interpreter's start-up: for every
+    test where a separate process proves nothing more (signals, terminals and start-up itself
+    need one: use :func:`run_cli`).
+    """
+    from exampleguard.cli import main
+
+    with _process_state(cwd, _environment(env), input_text or "") as (out, err):
+        code = main(list(args))
+        out.flush()
+        err.flush()
+        stdout = out.buffer.getvalue().decode("utf-8", "backslashreplace")
+        stderr = err.buffer.getvalue().decode("utf-8", "backslashreplace")
+    return subprocess.CompletedProcess([*args], code, stdout, stderr)
+
+
 def run_cli(
     args: Sequence[str],
     *,
@@ -84,12 +139,7 @@ def run_cli(
     input_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m exampleguard ARGS`` in ``cwd`` and capture its output."""
-    environment = dict(os.environ if env is None else env)
-    # Fixture applications import from here, as a user's application imports from its project.
-    environment["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(FIXTURE_APPS), str(REPOSITORY), environment.get("PYTHONPATH")])
-    )
-    environment.setdefault("NO_COLOR", "1")
+    environment = _environment(env)
     return subprocess.run(
         [sys.executable, "-m", "exampleguard", *args],
         cwd=cwd,
