@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from exampleguard.commands.validate import ValidateOutcome
     from exampleguard.config import Config
     from exampleguard.diagnostics import Diagnostic
-    from exampleguard.dryrun import RunRecord
+    from exampleguard.dryrun import PlannedRun, RunRecord
     from exampleguard.report import Report
 
 __all__ = ["app", "entry_point", "main"]
@@ -453,29 +453,69 @@ def dryrun(
     )
 
 
+def _on_terminal() -> bool:
+    """Whether progress may be drawn: only on a terminal's stderr, never into a pipe or file."""
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+
+
+class _DryRunBar:
+    """The dry runs' progress bar: how many of how many, the time so far, what is running."""
+
+    def __init__(self, bar: Any) -> None:
+        import threading
+
+        self._bar = bar
+        self._task: Any = None
+        self._running: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def planned(self, total: int) -> None:
+        """Show the bar, now that the number of runs is known."""
+        self._task = self._bar.add_task("", total=total)
+
+    def started(self, run: PlannedRun) -> None:
+        """Name ``run`` among those running."""
+        with self._lock:
+            self._running[f"{run.tool}[{run.index}]"] = None
+            self._bar.update(self._task, description=self._describe())
+
+    def finished(self, record: RunRecord) -> None:
+        """Count ``record``'s run as done."""
+        with self._lock:
+            self._running.pop(record.entry.address, None)
+            self._bar.update(self._task, advance=1, description=self._describe())
+
+    def _describe(self) -> str:
+        names = list(self._running)
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        return f"running {shown}" if names else ""
+
+
 @contextlib.contextmanager
-def _progress(*, enabled: bool = True) -> Iterator[Any]:
-    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
-    if not enabled or not sys.stderr.isatty():
+def _progress(*, enabled: bool = True) -> Iterator[_DryRunBar | None]:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise (or if quiet)."""
+    if not enabled or not _on_terminal():
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     with Progress(
         TextColumn("dry runs"),
         BarColumn(),
         MofNCompleteColumn(),
+        TimeElapsedColumn(),
         TextColumn("{task.description}"),
         console=Console(stderr=True),
         transient=True,
     ) as bar:
-        task = bar.add_task("", total=None)
-
-        def advance(record: RunRecord) -> None:
-            bar.update(task, advance=1, description=record.entry.address)
-
-        yield advance
+        yield _DryRunBar(bar)
 
 
 @app.command("sandbox")
@@ -845,6 +885,11 @@ def _config_exists() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return its exit code."""
+    return _run(argv, process=False)
+
+
+def _run(argv: list[str] | None, *, process: bool) -> int:
+    """Run the CLI; as the ``process`` itself, an interrupted run stays deaf to more signals."""
     # A run builds many objects and frees them by reference counting; the cyclic collector
     # would scan the growing heap again and again for cycles that hardly exist (it costs a
     # large catalog several times its parsing time). Off for the run, restored after it.
@@ -855,7 +900,7 @@ def main(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     _plain_arguments(command)
     try:
-        with interrupts_raise():
+        with interrupts_raise(hold_after=process):
             command.main(args=argv, prog_name="exampleguard", standalone_mode=True)
     except SystemExit as exit_:
         code = exit_.code
@@ -892,4 +937,4 @@ def _no_type(ctx: Any) -> None:
 
 def entry_point() -> NoReturn:
     """Console-script entry point."""
-    sys.exit(main())
+    sys.exit(_run(None, process=True))

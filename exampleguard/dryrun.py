@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import assert_never
+from typing import Protocol, assert_never
 
 import sandbox
 from exampleguard.codes import DRYRUN_FAILED, DRYRUN_TIMEOUT, EXECUTABLE_MISSING
@@ -25,11 +25,12 @@ from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.pipeline import Evaluation, ExampleResult
 from exampleguard.report import DryRunEntry, dry_run_entry
-from exampleguard.signals import Interrupted
+from exampleguard.signals import Interrupted, held_interrupts
 
 __all__ = [
     "DryRunError",
     "PlannedRun",
+    "Progress",
     "RunRecord",
     "Selection",
     "execute",
@@ -197,6 +198,19 @@ def plan(
     return runs
 
 
+class Progress(Protocol):
+    """What a caller learns while the runs go on (the CLI draws a progress bar from it)."""
+
+    def planned(self, total: int) -> None:
+        """``total`` runs are about to start."""
+
+    def started(self, run: PlannedRun) -> None:
+        """``run`` has started (in a worker thread)."""
+
+    def finished(self, record: RunRecord) -> None:
+        """A run has ended (in a worker thread); ``record`` says how."""
+
+
 def execute(
     runs: Sequence[PlannedRun],
     config: Config,
@@ -204,12 +218,13 @@ def execute(
     readable: Sequence[Path],
     jobs: int,
     cancel: threading.Event,
-    progress: Callable[[RunRecord], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[RunRecord], bool]:
     """Run every planned run in the sandbox, ``jobs`` at a time, in the plan's order.
 
     Returns the records and whether the run was interrupted (every sandboxed process is gone
-    by then).
+    by then). An interrupted session's runs that never started are ``not-started`` records
+    without a diagnostic: they did not fail, they did not run.
     """
     settings = config.settings.dryrun
     # Unset memory and process limits keep the sandbox's defaults: limits are on by default.
@@ -231,32 +246,47 @@ def execute(
             limits=limits,
             expect_exit=run.expect_exit,
         )
-        record = _record(run, sandbox.run(policy, cancel=cancel))
+        if progress is not None and not cancel.is_set():
+            progress.started(run)
+        record = _record(run, sandbox.run(policy, cancel=cancel), cancel.is_set())
         if progress is not None:
-            progress(record)
+            progress.finished(record)
         return record
 
+    if progress is not None:
+        progress.planned(len(runs))
     # Pool threads outlive each run they spawn: bubblewrap's --die-with-parent is tied to the
     # spawning thread, so a run must never outlive the thread that started it.
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="dryrun")
-    futures = [pool.submit(one, run) for run in runs]
+    futures: list[Future[RunRecord]] = []
     interrupted = False
     try:
+        futures.extend(pool.submit(one, run) for run in runs)
         wait(futures)
     except (KeyboardInterrupt, Interrupted):
-        # Ctrl-C or SIGTERM: stop starting runs, kill every live one, then collect what each
-        # run reports (interrupted runs say so) before the caller exits 130.
+        # Ctrl-C or SIGTERM: stop starting runs (those not started yet return at once), kill
+        # every live one, and wait for each to report before the caller exits 130. A second
+        # interrupt may not cut this short: runs would outlive the exit.
         interrupted = True
-        cancel.set()
-        sandbox.kill_all()
-        wait(futures)
+        with held_interrupts():
+            cancel.set()
+            # Interrupted while submitting: the rest return at once, as runs that never started.
+            futures.extend(pool.submit(one, run) for run in runs[len(futures) :])
+            sandbox.kill_all()
+            wait(futures)
     finally:
-        pool.shutdown(wait=True)
+        with held_interrupts():
+            pool.shutdown(wait=True)
     return [future.result() for future in futures], interrupted
 
 
-def _record(run: PlannedRun, outcome: sandbox.Outcome) -> RunRecord:
+def _record(run: PlannedRun, outcome: sandbox.Outcome, interrupted: bool) -> RunRecord:
     entry = dry_run_entry(run.tool, run.index, run.argv, outcome)
+    if interrupted and entry.interrupted:
+        # Stopped by the interruption, or never started because of it: the run says so, and
+        # the summary counts how many ran; a diagnostic for each would be a flood of failures
+        # that did not happen.
+        return RunRecord(entry)
     match outcome.status:
         case sandbox.Status.PASSED:
             return RunRecord(entry)

@@ -3,7 +3,8 @@
 Click turns a ``KeyboardInterrupt`` into "Aborted!" and exit status 1; the contract says an
 interrupted run exits 130, after cleaning up. So while a command runs, SIGINT and SIGTERM raise
 :class:`Interrupted` instead: writes remove their temporary files, ``init`` undoes its work,
-dry runs kill every sandboxed process, and the CLI exits 130.
+dry runs kill every sandboxed process, and the CLI exits 130. Only the first interrupt raises:
+later ones are absorbed until the run has cleaned up.
 """
 
 from __future__ import annotations
@@ -13,32 +14,72 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["Interrupted", "interrupts_raise"]
+__all__ = ["Interrupted", "held_interrupts", "interrupts_raise"]
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class Interrupted(BaseException):
     """The run was interrupted by Ctrl-C or SIGTERM."""
 
 
+def _hold(_signum: int, _frame: object) -> None:
+    """Once interrupted, a further Ctrl-C or SIGTERM changes nothing: the cleanup goes on."""
+
+
 def _raise(_signum: int, _frame: object) -> None:
+    # The first interrupt ends the run; what follows is cleanup that must finish (every
+    # sandboxed process stopped, temporary files removed, the partial report written) before
+    # exit 130, so a second Ctrl-C neither cuts it short nor ends in a traceback from threads
+    # still being waited for.
+    _install(_hold)
     raise Interrupted
 
 
-@contextlib.contextmanager
-def interrupts_raise() -> Iterator[None]:
-    """While inside, SIGINT and SIGTERM raise :class:`Interrupted`; the handlers are restored.
+def _install(handler: Any) -> dict[signal.Signals, Any]:
+    """Install ``handler`` for SIGINT and SIGTERM; return the previous handlers.
 
-    Only the main thread can install handlers; elsewhere (a test calling the CLI from another
-    thread) nothing changes.
+    Only the main thread can install handlers; elsewhere nothing changes.
     """
     previous: dict[signal.Signals, Any] = {}
-    try:
-        for number in (signal.SIGINT, signal.SIGTERM):
-            previous[number] = signal.signal(number, _raise)
-    except ValueError:
-        pass
+    with contextlib.suppress(ValueError):
+        for number in _SIGNALS:
+            previous[number] = signal.signal(number, handler)
+    return previous
+
+
+def _restore(previous: dict[signal.Signals, Any]) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)
+
+
+@contextlib.contextmanager
+def held_interrupts() -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM do nothing: for cleanup that must finish once begun."""
+    previous = _install(_hold)
     try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        _restore(previous)
+
+
+@contextlib.contextmanager
+def interrupts_raise(*, hold_after: bool = False) -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM raise :class:`Interrupted`; the handlers are restored.
+
+    With ``hold_after``, a run that was interrupted ignores them from then on: the process is
+    ending, and a Ctrl-C during the interpreter's shutdown would end in a traceback (or, once
+    Python has put the default handler back, kill it with a status other than 130). Only the
+    main thread can install handlers; elsewhere (a test calling the CLI from another thread)
+    nothing changes.
+    """
+    previous = _install(_raise)
+    try:
+        yield
+    finally:
+        if hold_after and signal.getsignal(signal.SIGINT) is _hold:
+            # Ignored at the system level: the interpreter keeps an ignored signal ignored
+            # while it shuts down.
+            _install(signal.SIG_IGN)
+        else:
+            _restore(previous)

@@ -21,6 +21,7 @@ import sys
 import time
 import tomllib
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ import pytest
 from tests.support.processes import host_processes, kill_processes_with
 from tests.support.project import FIXTURE_APPS, REPOSITORY, make_project, run_cli, write_config
 from tests.support.runuid import python_for, reachable_by_runs
+from tests.support.terminal import CTRL_C, Terminal
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dryrun"
 PROGRAM = "prev"
@@ -369,7 +371,7 @@ def test_an_example_failing_the_contract_never_runs_and_fails(tmp_path: Path) ->
 
     assert result.returncode == 1, result.explain()
     assert set(result.runs) == {("checked", 0)}
-    assert result.runs[("checked", 0)]["status"] == "passed"
+    assert result.runs[("checked", 0)]["status"] == "passed", result.runs[("checked", 0)]["detail"]
     assert markers(root) == {"valid"}
     valid, invalid = result.report["examples"]
     assert (valid["ok"], invalid["ok"]) == (True, False)
@@ -678,6 +680,69 @@ def test_an_unknown_selection_exits_2_and_runs_nothing(
     assert result.stdout == ""
 
 
+NOTHING_TO_RUN_TOOLS = [
+    tool("first", ["ok"], "prev ok --label first-0", "prev ok --label first-1"),
+    tool("unreviewed", ["show"], "prev show --label none", dry_run=False),
+    tool("kept", ["list"], "prev list --label kept-0"),
+]
+
+
+@pytest.fixture(scope="module")
+def nothing_to_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``first`` runs; ``unreviewed`` has no dry-run capability; ``kept`` is narrowed."""
+    return build(
+        tmp_path_factory.mktemp("nothing"),
+        NOTHING_TO_RUN_TOOLS,
+        narrowed=[("kept", 0, "prev list --label kept-0"), ("first", 1, "prev ok --label first-1")],
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        pytest.param(
+            ["--tool", "unreviewed"],
+            "--tool unreviewed selects no dry run: unreviewed has no reviewed dry_run capability",
+            id="tool-without-capability",
+        ),
+        pytest.param(
+            ["--tool", "kept"],
+            "--tool kept selects no dry run: every example of kept is narrowed by a disposition",
+            id="tool-all-narrowed",
+        ),
+        pytest.param(
+            ["--example", "first[1]"],
+            "--example first[1] selects no dry run: first[1] is narrowed by a disposition",
+            id="narrowed-example",
+        ),
+        pytest.param(
+            ["--tool", "first", "--example", "unreviewed[0]"],
+            "--example unreviewed[0] selects no dry run: unreviewed has no reviewed",
+            id="one-of-two-selects-nothing",
+        ),
+    ],
+)
+def test_a_selection_that_selects_nothing_exits_2_naming_it(
+    nothing_to_run: Path, args: list[str], named: str
+) -> None:
+    result = dryrun(nothing_to_run, *args)
+
+    assert result.returncode == 2, result.explain()
+    assert named in result.stderr, result.stderr
+    assert result.stdout == ""
+
+
+def test_when_no_dry_run_runs_the_summary_says_so(tmp_path: Path) -> None:
+    root = build(tmp_path, [tool("unreviewed", ["show"], "prev show --label a", dry_run=False)])
+
+    result = dryrun(root, "--format", "text")
+
+    assert result.returncode == 0, result.explain()
+    assert result.stdout.splitlines()[-1] == (
+        "All checks passed: 1 example of 1 tool; no dry run ran."
+    )
+
+
 @pytest.mark.sandbox
 @needs_bwrap
 def test_two_jobs_give_the_same_results_as_one(by_jobs: dict[int, Result]) -> None:
@@ -733,6 +798,25 @@ def cli_environment() -> dict[str, str]:
     return env
 
 
+def sleeping_tools(token: str, *commands: str) -> list[dict[str, Any]]:
+    """A tool per command, each example sleeping until killed, labelled ``TOKEN-N`` in order.
+
+    The first command gets two examples. The fake acts out the first behaviour word it is
+    given, so ``prev show sleep`` sleeps as ``prev sleep`` does.
+    """
+    tools: list[dict[str, Any]] = []
+    label = 0
+    for position, command in enumerate(commands):
+        words = command.split()
+        examples = []
+        for _ in range(2 if position == 0 else 1):
+            sleep = "" if words == ["sleep"] else " sleep"
+            examples.append(f"prev {command}{sleep} --label {token}-{label}")
+            label += 1
+        tools.append(tool(words[-1] + "er", words, *examples))
+    return tools
+
+
 def executing(label: str) -> bool:
     """Whether the fake itself (not just the sandbox around it) runs with ``label``."""
     return any(
@@ -749,19 +833,7 @@ def test_a_signal_stops_every_run_and_reports_interrupted(
     tmp_path: Path, sig: signal.Signals, jobs: int
 ) -> None:
     token = f"egint{uuid.uuid4().hex[:16]}"
-    root = build(
-        tmp_path,
-        [
-            tool(
-                "sleeper",
-                ["sleep"],
-                f"prev sleep --label {token}-0",
-                f"prev sleep --label {token}-1",
-            ),
-            tool("waiter", ["remote", "sync"], f"prev remote sync sleep --label {token}-2"),
-        ],
-        timeout=120,
-    )
+    root = build(tmp_path, sleeping_tools(token, "sleep", "remote sync"), timeout=120)
     proc = subprocess.Popen(
         [sys.executable, "-m", "exampleguard", "dryrun", "--format", "json", "--jobs", str(jobs)],
         cwd=root,
@@ -800,6 +872,104 @@ def test_a_signal_stops_every_run_and_reports_interrupted(
         if address not in started:
             assert entry["status"] == "not-started", entry
     assert not [e for e in report["dry_runs"] if e["status"] == "passed"]
+
+
+ON_A_TERMINAL_RUNS = 5
+
+
+@pytest.fixture
+def sleepers(tmp_path: Path) -> tuple[Path, str]:
+    """A project of five dry runs that each sleep until killed, and the label they carry."""
+    token = f"egpty{uuid.uuid4().hex[:16]}"
+    root = build(
+        tmp_path, sleeping_tools(token, "sleep", "show", "list", "remote sync"), timeout=120
+    )
+    return root, token
+
+
+def interrupt_on_a_terminal(root: Path, token: str, *args: str) -> tuple[int, str, list[str]]:
+    """``dryrun --jobs 1 ARGS`` on a pty: Ctrl-C once the first run executes, then again.
+
+    Returns the exit status, what the terminal showed, and the processes left behind.
+    """
+    terminal = Terminal(
+        [sys.executable, "-m", "exampleguard", "dryrun", "--jobs", "1", *args],
+        cwd=root,
+        env={**cli_environment(), "TERM": "xterm-256color"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not executing(f"{token}-0"):
+            assert terminal.process.poll() is None, terminal.output
+            assert time.monotonic() < deadline, f"the first run never started\n{terminal.output}"
+            time.sleep(0.05)  # polling for the condition above, not waiting for luck
+        terminal.press(CTRL_C)
+        # An impatient user presses it again while every run is being stopped.
+        time.sleep(0.05)
+        terminal.press(CTRL_C)
+        code = terminal.wait(timeout=60)
+        leftovers = list(host_processes(token).values())
+    finally:
+        terminal.close()
+        kill_processes_with(token)
+    return code, terminal.output, leftovers
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+def test_ctrl_c_on_a_terminal_reports_what_ran_and_no_failures_that_did_not_happen(
+    sleepers: tuple[Path, str],
+) -> None:
+    root, token = sleepers
+    code, shown, leftovers = interrupt_on_a_terminal(root, token, "--format", "text")
+
+    assert code == 130, shown
+    assert leftovers == []
+    assert "Traceback" not in shown
+    assert "Exception ignored" not in shown
+    # The run that was stopped and the four that never started fail nothing of their own.
+    assert "dryrun-failed" not in shown, shown
+    assert (
+        f"; 1 of {ON_A_TERMINAL_RUNS} dry runs ran before the interruption (0 passed)." in shown
+    ), shown
+    assert "interrupted; every sandboxed process was stopped" in shown
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+@pytest.mark.parametrize("output_format", ["json", "sarif", "junit"])
+def test_ctrl_c_leaves_a_partial_report_of_runs_that_did_not_run(
+    sleepers: tuple[Path, str], output_format: str
+) -> None:
+    root, token = sleepers
+    code, shown, leftovers = interrupt_on_a_terminal(
+        root, token, "--format", output_format, "--output", "report.out"
+    )
+    assert code == 130, shown
+    assert leftovers == []
+    assert "Traceback" not in shown
+    written = (root / "report.out").read_text(encoding="utf-8")
+    if output_format == "json":
+        report = json.loads(written)
+        assert report["interrupted"] is True
+        assert report["ok"] is False
+        statuses = [(e["tool"], e["index"], e["status"], e["detail"]) for e in report["dry_runs"]]
+        assert statuses[0] == ("sleeper", 0, "crashed", "interrupted")
+        assert all(status == "not-started" for *_, status, _ in statuses[1:]), statuses
+        assert len(statuses) == ON_A_TERMINAL_RUNS
+        assert [d for d in report["diagnostics"] if d["code"].startswith("dryrun-")] == []
+    elif output_format == "sarif":
+        results = json.loads(written)["runs"][0]["results"]
+        assert [r for r in results if r["ruleId"].startswith("dryrun-")] == []
+    else:
+        suite = ET.fromstring(written).find("testsuite")
+        assert suite is not None
+        assert (suite.get("failures"), suite.get("skipped")) == ("0", str(ON_A_TERMINAL_RUNS))
+        skipped = [s.get("message") for s in suite.iter("skipped")]
+        assert skipped == [
+            "interrupted: stopped by the interruption",
+            *["interrupted: never started"] * (ON_A_TERMINAL_RUNS - 1),
+        ]
 
 
 # -- 8. dogfood -----------------------------------------------------------------------------------

@@ -201,7 +201,8 @@ def _verdict(
         pytest.param(
             _verdict(runs=(sandbox.Status.PASSED,), interrupted=True),
             False,
-            "Interrupted: 0 examples of 2 tools checked; 1 of 1 dry run passed.",
+            "Interrupted: 0 examples of 2 tools checked; 1 of 1 dry run ran before the "
+            "interruption (1 passed).",
             id="interrupted",
         ),
     ],

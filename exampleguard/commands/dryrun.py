@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 import sandbox
 from exampleguard.codes import CONFIG_INVALID, ISOLATION_UNAVAILABLE
@@ -15,6 +14,7 @@ from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.dryrun import (
     DryRunError,
+    Progress,
     Selection,
     execute,
     interpreter_paths,
@@ -43,7 +43,7 @@ def dry_run(
     tools: list[str],
     examples: list[tuple[str, int]],
     shard: tuple[int, int] | None,
-    progress: Any = None,
+    progress: Progress | None = None,
     evaluation: Evaluation | None = None,
 ) -> DryRunOutcome:
     """``exampleguard dryrun``: all of ``validate``, then the eligible examples in the sandbox.
@@ -67,6 +67,9 @@ def dry_run(
         return DryRunOutcome(unusable=problems)
     settings = config.settings.dryrun
     runs = plan(evaluation, executable, selection=Selection(set(tools), set(examples)))
+    problems = _empty_selections(evaluation, tools, examples, shard)
+    if problems:
+        return DryRunOutcome(unusable=problems)
     records, interrupted = execute(
         runs,
         config,
@@ -81,6 +84,7 @@ def dry_run(
         extra_diagnostics=[r.diagnostic for r in records if r.diagnostic is not None],
         interrupted=interrupted,
         shard=shard,
+        dry_runs_asked=True,
     )
     return DryRunOutcome(report=report, interrupted=interrupted)
 
@@ -138,6 +142,55 @@ def _selection_problems(
                 )
             )
     return problems
+
+
+def _empty_selections(
+    evaluation: Evaluation,
+    tools: list[str],
+    examples: list[tuple[str, int]],
+    shard: tuple[int, int] | None,
+) -> list[Diagnostic]:
+    """``--tool`` and ``--example`` that select no eligible example: each named, with why.
+
+    A selection that runs nothing would pass in silence, though what was asked for was never
+    tried. An example that is eligible but fails contract validation is selected: it is never
+    executed, and the run fails for it (exit 1), as without a selection.
+    """
+    capable = {tool.id for tool in evaluation.contract.tools if tool.dry_run is not None}
+    narrowed = evaluation.review.narrowed
+    known = {(r.tool or "", r.index) for r in evaluation.examples} | narrowed
+    eligible = {(r.tool or "", r.index) for r in evaluation.eligible}
+    where = f" in shard {shard[0]}/{shard[1]}" if shard else ""
+
+    def why(tool_id: str, addresses: set[tuple[str, int]], what: str) -> str | None:
+        if tool_id not in capable:
+            return f"{tool_id} has no reviewed dry_run capability"
+        if addresses & eligible:
+            return None
+        if addresses and addresses <= narrowed:
+            return f"{what} narrowed by a disposition"
+        return f"{tool_id} is not checked{where}"
+
+    problems: list[Diagnostic] = []
+    for tool_id in tools:
+        of_tool = {a for a in known if a[0] == tool_id}
+        reason = why(tool_id, of_tool, f"every example of {tool_id} is")
+        if reason is not None:
+            problems.append(_selects_nothing(f"--tool {tool_id}", reason))
+    for tool_id, index in examples:
+        address = f"{tool_id}[{index}]"
+        reason = why(tool_id, {(tool_id, index)} & known, f"{address} is")
+        if reason is not None:
+            problems.append(_selects_nothing(f"--example {address}", reason))
+    return problems
+
+
+def _selects_nothing(selector: str, reason: str) -> Diagnostic:
+    return CONFIG_INVALID.diagnostic(
+        f"{selector} selects no dry run: {reason}",
+        hint="`exampleguard counts` shows what is eligible; a dry run needs a reviewed "
+        "`dry_run` block, and a disposition keeps an example out.",
+    )
 
 
 def sandbox_report() -> TextOutcome:

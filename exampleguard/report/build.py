@@ -50,10 +50,12 @@ def assemble(
     dry_runs: Sequence[DryRunEntry] = (),
     interrupted: bool = False,
     shard: ShardEntry | None = None,
+    dry_runs_asked: bool = False,
 ) -> Report:
     """The report of these entries, with its verdict: the only place a verdict is decided.
 
     The run fails on any error diagnostic, any dry run that did not pass, or an interruption.
+    ``dry_runs_asked`` says the run was to execute dry runs, so that none at all is reported.
     """
     errors = sum(1 for d in diagnostics if d.is_error)
     failed_dry_runs = sum(1 for run in dry_runs if not run.passed)
@@ -62,6 +64,8 @@ def assemble(
         warnings=len(diagnostics) - errors,
         failed_examples=sum(1 for example in examples if not example.ok),
         failed_dry_runs=failed_dry_runs,
+        unstarted_dry_runs=sum(1 for run in dry_runs if run.status == "not-started"),
+        dry_runs_asked=dry_runs_asked or bool(dry_runs),
     )
     return Report(
         ok=errors == 0 and failed_dry_runs == 0 and not interrupted,
@@ -83,6 +87,7 @@ def build_report(
     extra_diagnostics: Iterable[Diagnostic] = (),
     interrupted: bool = False,
     shard: tuple[int, int] | None = None,
+    dry_runs_asked: bool = False,
 ) -> Report:
     """The report of an evaluation, its dry runs and the diagnostics those added."""
     # An example's diagnostics are also the report's: each becomes one entry, shared by both.
@@ -104,6 +109,7 @@ def build_report(
         dry_runs=list(dry_runs),
         interrupted=interrupted,
         shard=ShardEntry(index=shard[0], total=shard[1]) if shard else None,
+        dry_runs_asked=dry_runs_asked,
     )
 
 

@@ -156,6 +156,14 @@ class DryRunEntry:
         return self.status == "passed"
 
     @property
+    def interrupted(self) -> bool:
+        """Whether the session's interruption stopped the run, or kept it from starting.
+
+        Such a run neither passed nor failed (the report is ``interrupted`` and does not pass).
+        """
+        return self.detail == "interrupted" and self.status in ("crashed", "not-started")
+
+    @property
     def address(self) -> str:
         """The example the run executed: ``TOOL_ID[INDEX]``."""
         return f"{self.tool}[{self.index}]"
@@ -177,6 +185,10 @@ class Tally:
     warnings: int
     failed_examples: int
     failed_dry_runs: int
+    unstarted_dry_runs: int = 0
+    """Dry runs that never started (an interrupted session's rest): counted, never run."""
+    dry_runs_asked: bool = False
+    """Whether the run was asked to execute dry runs (``dryrun``), even if none was eligible."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -85,8 +85,8 @@ def _repository_case(suite: ET.Element, catalog: str, report: Report) -> bool | 
     return bool(errors)
 
 
-def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool:
-    """Add the case of one dry run; whether it fails."""
+def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool | None:
+    """Add the case of one dry run; whether it fails (``None``: skipped, never finished)."""
     case = ET.SubElement(
         suite,
         "testcase",
@@ -94,6 +94,12 @@ def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool:
         name=f"{run.address} dry run",
         time=f"{run.duration_s:.3f}",
     )
+    if run.interrupted:
+        # Stopped by Ctrl-C or SIGTERM, or never started: not a failure of the example; the
+        # run as a whole exits 130.
+        started = "stopped by the interruption" if run.status == "crashed" else "never started"
+        ET.SubElement(case, "skipped", message=f"interrupted: {started}")
+        return None
     if not run.passed:
         code = "dryrun-timeout" if run.status == "timed-out" else "dryrun-failed"
         failure = ET.SubElement(
@@ -117,12 +123,14 @@ def render_junit(report: Report) -> str:
     repository = _repository_case(suite, catalog, report)
     if repository is not None:
         outcomes.append(repository)
-    outcomes.extend(_dry_run_case(suite, catalog, run) for run in report.dry_runs)
-    tests, failures = str(len(outcomes)), str(sum(outcomes))
+    runs = [_dry_run_case(suite, catalog, run) for run in report.dry_runs]
+    skipped = sum(1 for outcome in runs if outcome is None)
+    outcomes.extend(outcome for outcome in runs if outcome is not None)
+    tests, failures = str(len(outcomes) + skipped), str(sum(outcomes))
     suite.set("tests", tests)
     suite.set("failures", failures)
     suite.set("errors", "0")
-    suite.set("skipped", "0")
+    suite.set("skipped", str(skipped))
     suites.set("tests", tests)
     suites.set("failures", failures)
     ET.indent(suites)

@@ -160,9 +160,15 @@ def _summary(report: Report, color: bool) -> str:
     runs = len(report.dry_runs)
     scope = f"{_plural(len(report.examples), 'example')} of {_plural(report.counts.tools, 'tool')}"
     ran = ""
-    if runs:
-        plural = "s" if runs != 1 else ""
-        ran = f"; {runs - tally.failed_dry_runs} of {runs} dry run{plural} passed"
+    plural = "s" if runs != 1 else ""
+    passed = runs - tally.failed_dry_runs
+    if report.interrupted and runs:
+        started = runs - tally.unstarted_dry_runs
+        ran = f"; {started} of {runs} dry run{plural} ran before the interruption ({passed} passed)"
+    elif runs:
+        ran = f"; {passed} of {runs} dry run{plural} passed"
+    elif tally.dry_runs_asked:
+        ran = "; no dry run ran"
     if report.interrupted:
         return _paint(f"Interrupted: {scope} checked{ran}.", "error", color)
     if report.ok:
