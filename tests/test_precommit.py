@@ -1,11 +1,18 @@
-"""``.pre-commit-hooks.yaml``: the ``exampleguard-validate`` hook, its entry and its file filter.
+"""``.pre-commit-hooks.yaml``: the ``exampleguard-validate`` hook, run by the real pre-commit.
 
-PyYAML is not a dependency; the hooks file uses a small subset of YAML (a list of flat
-mappings with plain, single- or double-quoted scalars and comments), parsed here in a few lines.
+The end-to-end tests make a user's project in a temporary git repository (a small Click CLI,
+its catalog and configuration), point its ``.pre-commit-config.yaml`` at a repository holding
+this checkout's hooks file, and commit as a user would: the hook must import the CLI (it runs in
+the project's environment), run when the CLI's source changes, and fail when a flag the catalog
+uses was renamed. The README's monorepo configuration is run as written.
+
+The hooks file uses a small subset of YAML (a list of flat mappings with plain, single- or
+double-quoted scalars and comments), parsed here in a few lines for the table tests.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -70,7 +77,8 @@ def test_the_parser_reads_the_subset() -> None:
 
 def test_the_hook_is_declared_completely(hook) -> None:
     assert set(hook) >= {"id", "name", "entry", "language", "files", "pass_filenames"}
-    assert hook["language"] == "python"
+    # The project's own environment: an isolated one cannot import the user's CLI.
+    assert hook["language"] == "system"
     # validate reads its own inputs; file names passed as arguments would be bad usage.
     assert hook["pass_filenames"] is False
     assert shlex.split(str(hook["entry"]))[:2] == ["exampleguard", "validate"]
@@ -125,14 +133,20 @@ MATCHED = [
     "exampleguard.toml",
     "exampleguard-counts.json",
     "sub/exampleguard-counts.json",
+    # The CLI's source: renaming a flag there makes the catalog wrong.
+    "src/app.py",
+    "notes/cli.py",
+    "notes/cli.pyi",
+    "notes.tree.json",
+    "snapshots/tree.json",
 ]
 NOT_MATCHED = [
-    "src/app.py",
     "README.md",
     "dispositions/README.md",
-    "notes/cli.py",
     "my-pyproject.toml.bak",
     "setup.cfg",
+    "docs/catalog/index.md",
+    "data/records.json",
 ]
 
 
@@ -145,3 +159,189 @@ def test_files_matches_the_inputs_of_validate(hook, path) -> None:
 @pytest.mark.parametrize("path", NOT_MATCHED)
 def test_files_does_not_match_unrelated_files(hook, path) -> None:
     assert not re.search(str(hook["files"]), path), path
+
+
+# -- the real pre-commit --------------------------------------------------------------------------
+
+CLI_SOURCE = """\
+import click
+
+
+@click.group()
+def main():
+    \"\"\"Keep notes.\"\"\"
+
+
+@main.command()
+@click.option("--colour", type=click.Choice(["red", "green"]))
+@click.argument("text")
+def add(colour, text):
+    \"\"\"Add a note.\"\"\"
+"""
+
+CATALOG = {
+    "format": "exampleguard.catalog/v1",
+    "program": "notes",
+    "tools": [
+        {
+            "id": "notes.add",
+            "command": ["add"],
+            "examples": [{"command": "notes add --colour red 'Buy milk'"}],
+        }
+    ],
+}
+
+
+def _git(cwd: Path, *args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def git_env(tmp_path: Path) -> dict[str, str]:
+    """An environment with exampleguard on PATH (as in the project's own) and git to itself."""
+    scripts = Path(sys.executable).parent
+    env = dict(os.environ, PATH=os.pathsep.join([str(scripts), os.environ.get("PATH", "")]))
+    env.update(
+        NO_COLOR="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="A User",
+        GIT_AUTHOR_EMAIL="user@example.org",
+        GIT_COMMITTER_NAME="A User",
+        GIT_COMMITTER_EMAIL="user@example.org",
+        PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+    )
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+@pytest.fixture
+def hooks_repository(tmp_path: Path, git_env: dict[str, str]) -> tuple[Path, str]:
+    """A git repository holding this checkout's hooks file, and its commit."""
+    repository = tmp_path / "exampleguard-hooks"
+    repository.mkdir()
+    shutil.copyfile(HOOKS, repository / ".pre-commit-hooks.yaml")
+    _git(repository, "init", "-q", env=git_env)
+    _git(repository, "add", ".", env=git_env)
+    _git(repository, "commit", "-q", "-m", "hooks", env=git_env)
+    return repository, _git(repository, "rev-parse", "HEAD", env=git_env)
+
+
+def _readme_block(after: str) -> str:
+    """The README's first ``yaml`` block after the words ``after``."""
+    text = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    start = text.index("```yaml\n", text.index(after)) + len("```yaml\n")
+    return text[start : text.index("```", start)]
+
+
+def _user_project(
+    root: Path, package: str, hooks: tuple[Path, str], config: str, env: dict[str, str]
+) -> Path:
+    """A git repository with the notes CLI in ``package``, its catalog, counts and hooks."""
+    project = root / package if package else root
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "cli.py").write_text(CLI_SOURCE, encoding="utf-8")
+    (project / "agent-catalog.json").write_text(json.dumps(CATALOG, indent=2), encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "notes"\n\n[tool.exampleguard]\ncatalog = "agent-catalog.json"\n'
+        'tree = "click:cli:main"\n',
+        encoding="utf-8",
+    )
+    written = subprocess.run(
+        ["exampleguard", "counts", "--write"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert written.returncode == 0, written.stdout + written.stderr
+    repository, commit = hooks
+    # The README's configuration, pointed at the local hooks repository.
+    config = re.sub(r"repo: \S+.*", f"repo: {repository}", config)
+    config = config.replace("rev: v0.1.0", f"rev: {commit}")
+    (root / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    (root / "README.md").write_text("# notes\n", encoding="utf-8")
+    _git(root, "init", "-q", env=env)
+    _git(root, "add", ".", env=env)
+    _git(root, "commit", "-q", "-m", "notes", "--no-verify", env=env)
+    return project
+
+
+def _pre_commit(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``pre-commit run`` on what is staged, as ``git commit`` runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--color", "never"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _rename_the_flag(project: Path, root: Path, env: dict[str, str]) -> None:
+    source = project / "cli.py"
+    source.write_text(source.read_text(encoding="utf-8").replace("--colour", "--color"), "utf-8")
+    _git(root, "add", str(source.relative_to(root)), env=env)
+
+
+def test_the_hook_imports_the_cli_and_fails_when_a_flag_is_renamed_in_its_source(
+    tmp_path: Path, git_env: dict[str, str], hooks_repository: tuple[Path, str]
+) -> None:
+    root = tmp_path / "notes"
+    config = _readme_block("### pre-commit")
+    project = _user_project(root, "", hooks_repository, config, git_env)
+
+    # Everything as committed: the hook imports the CLI and passes.
+    passing = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=root,
+        env=git_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "exampleguard validate" in passing.stdout
+    assert "Passed" in passing.stdout
+
+    # A change to an unrelated file does not run it.
+    (root / "README.md").write_text("# notes\n\nMore.\n", encoding="utf-8")
+    _git(root, "add", "README.md", env=git_env)
+    skipped = _pre_commit(root, git_env)
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert "Skipped" in skipped.stdout
+    _git(root, "commit", "-q", "-m", "readme", "--no-verify", env=git_env)
+
+    # The flag renamed in the CLI's source: the hook runs and the catalog fails.
+    _rename_the_flag(project, root, git_env)
+    failing = _pre_commit(root, git_env)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "Failed" in failing.stdout
+    assert "agent-catalog.json:" in failing.stdout
+    assert "unknown-flag notes.add[0]: --colour is not an option of 'notes add'" in (failing.stdout)
+    assert "tree-unavailable" not in failing.stdout
+
+
+def test_the_readme_monorepo_setup_checks_its_package(
+    tmp_path: Path, git_env: dict[str, str], hooks_repository: tuple[Path, str]
+) -> None:
+    root = tmp_path / "monorepo"
+    config = _readme_block("In a monorepo, give each package")
+    project = _user_project(root, "packages/tool", hooks_repository, config, git_env)
+
+    _rename_the_flag(project, root, git_env)
+    failing = _pre_commit(root, git_env)
+
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "exampleguard validate (packages/tool)" in failing.stdout
+    # Named from the repository root, where pre-commit runs: the file of the pull request.
+    assert "packages/tool/agent-catalog.json:" in failing.stdout
+    assert "unknown-flag notes.add[0]" in failing.stdout
