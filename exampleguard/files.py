@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -30,8 +31,14 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temporary: str | None = None
+    # Ctrl-C and SIGTERM raise in the main thread at any bytecode: one arriving after mkstemp
+    # created the file but before the cleanup below covers it would leave the temporary behind
+    # (a busy machine makes that window long). They wait, pending, until it is covered.
+    previous = _defer_interrupts()
     try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        _resume_interrupts(previous)
         with os.fdopen(
             handle, "w", encoding="utf-8", errors="backslashreplace", newline=""
         ) as stream:
@@ -41,10 +48,29 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
         raise
+    finally:
+        _resume_interrupts(previous)
     _sync_directory(directory)
+
+
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _defer_interrupts() -> set[int | signal.Signals] | None:
+    """Block SIGINT and SIGTERM in this thread; the mask to restore (``None``: cannot here)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+
+
+def _resume_interrupts(previous: set[int | signal.Signals] | None) -> None:
+    """Restore the mask: a signal that came meanwhile is delivered now."""
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _sync_directory(directory: Path) -> None:
