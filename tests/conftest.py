@@ -1,6 +1,11 @@
-"""Shared test configuration: a bound on hypothesis and the opt-in for long runs."""
+"""Shared test configuration: hypothesis bounds, the opt-in for long runs, the temporary root."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,6 +25,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--run-slow", action="store_true", help="Run the tests marked slow (long fuzzing)."
     )
+
+
+_OWN_BASETEMP = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """As root, keep this session's temporary dirs out of ``/tmp/pytest-of-root``.
+
+    A root caller's dry runs execute as a uid of their own, which must walk to the test's
+    project (``tests/support/runuid.py`` opens the way). Every pytest session that starts on
+    the machine sets ``/tmp/pytest-of-root`` back to 0700, so a session started by anyone
+    else meanwhile would close it again under a running test: a folder of this session's
+    own cannot be.
+    """
+    if os.geteuid() != 0 or config.option.basetemp or hasattr(config, "workerinput"):
+        return
+    own = Path(tempfile.mkdtemp(prefix="exampleguard-tests-"))
+    config.stash[_OWN_BASETEMP] = own
+    config.option.basetemp = str(own / "basetemp")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove this session's own temporary root when every test passed (kept to inspect)."""
+    own = session.config.stash.get(_OWN_BASETEMP, None)
+    if own is not None and exitstatus == pytest.ExitCode.OK:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -135,15 +136,37 @@ def run_cli(
     *,
     cwd: Path,
     env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    input_text: str | None = None,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``exampleguard ARGS`` in ``cwd`` and capture its exit code and output.
+
+    In this process through ``main(argv)`` (:func:`run_main`), unless the test needs a process
+    of its own: ``process=True``, an environment of its own (``env``: what it imports may
+    depend on it), a ``timeout`` (it may hang), or a call from another thread than the main
+    one (the working directory and the standard streams are the process's, one run at a
+    time). Then ``python -m exampleguard``, as a user runs it.
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if not process and env is None and timeout is None and in_main_thread:
+        return run_main(args, cwd=cwd, input_text=input_text)
+    return run_process(args, cwd=cwd, env=env, timeout=timeout or 120, input_text=input_text)
+
+
+def run_process(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
     timeout: float = 120,
     input_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m exampleguard ARGS`` in ``cwd`` and capture its output."""
-    environment = _environment(env)
+    """Run ``python -m exampleguard ARGS`` in ``cwd`` as a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "exampleguard", *args],
         cwd=cwd,
-        env=environment,
+        env=_environment(env),
         capture_output=True,
         text=True,
         timeout=timeout,
