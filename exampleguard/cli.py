@@ -294,7 +294,10 @@ def validate(
     loaded = _load_config(config)
     if fix or diff:
         _fix(loaded, view, write=not diff)
-    outcome = command.validate(loaded, shard=shard_spec)
+    with _progress(enabled=not quiet) as progress:
+        outcome = command.validate(
+            loaded, shard=shard_spec, progress=progress.checked if progress else None
+        )
     _finish_report(outcome, view, loaded)
 
 
@@ -458,20 +461,65 @@ def _on_terminal() -> bool:
     return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
 
 
-class _DryRunBar:
-    """The dry runs' progress bar: how many of how many, the time so far, what is running."""
+class _Bar:
+    """Progress on a terminal's stderr: examples checked, then dry runs done, of how many.
 
-    def __init__(self, bar: Any) -> None:
+    Validation shows its bar for a long catalog, or once checking has taken a while (a short
+    catalog flashes nothing); the dry runs' bar also shows which runs are running.
+    """
+
+    _PATIENCE_S = 0.5
+    _LONG_CATALOG = 1000
+
+    def __init__(self) -> None:
         import threading
 
-        self._bar = bar
-        self._task: Any = None
-        self._running: dict[str, None] = {}
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self._bar = Progress(
+            TextColumn("{task.fields[stage]}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self._lock = threading.Lock()
+        self._task: Any = None
+        self._first_check: float | None = None
+        self._running: dict[str, None] = {}
+
+    def _show(self, stage: str, total: int) -> None:
+        if self._task is None:
+            self._bar.start()
+        else:
+            self._bar.remove_task(self._task)
+        self._task = self._bar.add_task("", total=total, stage=stage)
+
+    def checked(self, done: int, total: int) -> None:
+        """``done`` examples of ``total`` have been checked."""
+        import time
+
+        now = time.monotonic()
+        if self._first_check is None:
+            self._first_check = now
+        waited = now - self._first_check >= self._PATIENCE_S
+        if self._task is None and (waited or total >= self._LONG_CATALOG):
+            self._show("checking examples", total)
+        if self._task is not None:
+            self._bar.update(self._task, completed=done, total=total)
 
     def planned(self, total: int) -> None:
-        """Show the bar, now that the number of runs is known."""
-        self._task = self._bar.add_task("", total=total)
+        """The dry runs start: ``total`` of them."""
+        self._show("dry runs", total)
 
     def started(self, run: PlannedRun) -> None:
         """Name ``run`` among those running."""
@@ -490,32 +538,23 @@ class _DryRunBar:
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         return f"running {shown}" if names else ""
 
+    def close(self) -> None:
+        """Take the bar off the terminal."""
+        if self._task is not None:
+            self._bar.stop()
+
 
 @contextlib.contextmanager
-def _progress(*, enabled: bool = True) -> Iterator[_DryRunBar | None]:
-    """A rich progress bar on stderr when it is a terminal; nothing otherwise (or if quiet)."""
+def _progress(*, enabled: bool = True) -> Iterator[_Bar | None]:
+    """A progress bar on stderr when it is a terminal; nothing otherwise (pipes, files, CI, -q)."""
     if not enabled or not _on_terminal():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    with Progress(
-        TextColumn("dry runs"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        yield _DryRunBar(bar)
+    bar = _Bar()
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 @app.command("sandbox")

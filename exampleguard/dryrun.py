@@ -201,6 +201,9 @@ def plan(
 class Progress(Protocol):
     """What a caller learns while the runs go on (the CLI draws a progress bar from it)."""
 
+    def checked(self, done: int, total: int) -> None:
+        """Contract validation, before any run: ``done`` examples of ``total`` checked."""
+
     def planned(self, total: int) -> None:
         """``total`` runs are about to start."""
 

@@ -251,8 +251,12 @@ def evaluate(
     check_counts: bool = True,
     select: Callable[[EffectiveTool], bool] | None = None,
     repository_checks: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
-    """Check every example (of the selected tools) and the repository-wide records."""
+    """Check every example (of the selected tools) and the repository-wide records.
+
+    ``progress`` is told, after each tool, how many of the examples have been checked.
+    """
     config = inputs.config
     contract = build_contract(inputs.catalog, inputs.tree)
     checker = _ExampleChecker(inputs, contract)
@@ -268,9 +272,12 @@ def evaluate(
         elif diagnostic.tool in selected_ids:
             diagnostics.append(diagnostic)
     examples: list[ExampleResult] = []
+    total = sum(inputs.examples.count(tool.index) for tool in selected)
     for tool in selected:
         results = checker.tool(tool, inputs.examples.of_tool(tool.index))
         examples.extend(results)
+        if progress is not None:
+            progress(len(examples), total)
         for result in results:
             diagnostics.extend(result.diagnostics)
     review = review_records(inputs, contract)

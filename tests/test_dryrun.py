@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -899,7 +900,8 @@ def interrupt_on_a_terminal(root: Path, token: str, *args: str) -> tuple[int, st
     )
     try:
         deadline = time.monotonic() + 60
-        while not executing(f"{token}-0"):
+        # The first run executes, and the bar (refreshed ten times a second) says so.
+        while not executing(f"{token}-0") or "running sleeper[0]" not in terminal.output:
             assert terminal.process.poll() is None, terminal.output
             assert time.monotonic() < deadline, f"the first run never started\n{terminal.output}"
             time.sleep(0.05)  # polling for the condition above, not waiting for luck
@@ -933,6 +935,8 @@ def test_ctrl_c_on_a_terminal_reports_what_ran_and_no_failures_that_did_not_happ
         f"; 1 of {ON_A_TERMINAL_RUNS} dry runs ran before the interruption (0 passed)." in shown
     ), shown
     assert "interrupted; every sandboxed process was stopped" in shown
+    # While it ran, the bar knew its total, the time so far and what was running.
+    assert re.search(rf"dry runs .*0/{ON_A_TERMINAL_RUNS} 0:00:\d\d running sleeper\[0\]", shown)
 
 
 @pytest.mark.sandbox

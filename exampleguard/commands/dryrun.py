@@ -53,7 +53,8 @@ def dry_run(
     A caller that has already validated (for the same ``shard``) passes its ``evaluation``.
     """
     if evaluation is None:
-        evaluation, unusable = run_evaluation(config, shard=shard)
+        checked = progress.checked if progress is not None else None
+        evaluation, unusable = run_evaluation(config, shard=shard, progress=checked)
         if evaluation is None:
             return DryRunOutcome(unusable=unusable)
     problems = _isolation_problems(config)

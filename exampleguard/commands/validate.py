@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,28 +34,40 @@ def shard_of(tool_id: str, total: int) -> int:
 
 
 def run_evaluation(
-    config: Config, *, shard: tuple[int, int] | None = None
+    config: Config,
+    *,
+    shard: tuple[int, int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Evaluation | None, list[Diagnostic]]:
-    """Load and evaluate; return the evaluation or the structure errors that prevent it."""
+    """Load and evaluate; return the evaluation or the structure errors that prevent it.
+
+    ``progress`` is told how many examples of how many have been checked, as it goes.
+    """
     try:
         inputs = load_inputs(config, with_counts=shard is None)
     except InputError as error:
         return None, error.diagnostics
     if shard is None:
-        return evaluate(inputs), []
+        return evaluate(inputs, progress=progress), []
     index, total = shard
     evaluation = evaluate(
         inputs,
         check_counts=False,
         select=lambda tool: shard_of(tool.id, total) == index,
         repository_checks=index == 1,
+        progress=progress,
     )
     return evaluation, []
 
 
-def validate(config: Config, *, shard: tuple[int, int] | None = None) -> ValidateOutcome:
-    """``exampleguard validate``."""
-    evaluation, unusable = run_evaluation(config, shard=shard)
+def validate(
+    config: Config,
+    *,
+    shard: tuple[int, int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ValidateOutcome:
+    """``exampleguard validate``; ``progress`` as for :func:`run_evaluation`."""
+    evaluation, unusable = run_evaluation(config, shard=shard, progress=progress)
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
     return ValidateOutcome(build_report(evaluation, shard=shard), evaluation)
