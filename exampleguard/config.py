@@ -21,6 +21,7 @@ from exampleguard.model import NonEmpty, StrictModel
 
 __all__ = [
     "DEFAULT_BYPASS_FLAGS",
+    "DEFAULT_DOCS",
     "Config",
     "ConfigError",
     "DryRunSettings",
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 DEFAULT_BYPASS_FLAGS = ("--yes", "--assume-yes", "--no-confirm")
+DEFAULT_DOCS = ("README.md", "AGENTS.md", "CLAUDE.md", "llms.txt", "docs/**/*.md", "**/SKILL.md")
+"""The Markdown files whose examples are checked unless ``docs`` says otherwise."""
 _TOOL_FILE = "exampleguard.toml"
 _PYPROJECT = "pyproject.toml"
 
@@ -39,6 +42,7 @@ ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9
 # Seconds: positive, finite, and at most a day (an infinite timeout is no timeout).
 Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
+CodeKind = Literal["fenced", "indented", "inline"]
 
 
 class DryRunSettings(StrictModel):
@@ -60,7 +64,9 @@ class Settings(StrictModel):
     """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
 
     ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
-    (collect examples as test items without ``--exampleguard``) are additions to the SPEC table.
+    (collect examples as test items without ``--exampleguard``) are additions to the SPEC table,
+    and so are ``docs`` (globs of the Markdown files whose command examples are checked; ``[]``
+    turns them off) and ``docs_code`` (which kinds of Markdown code hold examples).
     """
 
     catalog: NonEmpty
@@ -72,6 +78,8 @@ class Settings(StrictModel):
     max_example_chars: PositiveInt = 4096
     tree_timeout: Seconds = 60.0
     pytest: bool = False
+    docs: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_DOCS))
+    docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
 

@@ -142,6 +142,43 @@ class Contract:
     tools: list[EffectiveTool]
     diagnostics: list[Diagnostic]
     tree: Tree | None = None
+    _commands: dict[int, EffectiveTool] = field(default_factory=dict)
+
+    def node_at(self, path: Sequence[str]) -> CommandNode | None:
+        """The node the words ``path`` route to, or ``None``."""
+        return _follow(self.root, path)
+
+    def command_tool(self, node: CommandNode) -> EffectiveTool:
+        """What an example that names ``node``'s command is checked as.
+
+        The catalog tool of that command when there is one (its overlays, requirements,
+        constraints and bypass flags apply); otherwise the command as the tree declares it,
+        with no catalog rules. An example in a README binds to the command it names this way.
+        """
+        if node.tool is not None:
+            return node.tool
+        made = self._commands.get(id(node))
+        if made is None:
+            made = self._commands[id(node)] = self._tree_tool(node)
+        return made
+
+    def _tree_tool(self, node: CommandNode) -> EffectiveTool:
+        tool = Tool(id=" ".join((self.program, *node.path)), command=list(node.path))
+        if self.tree is None:
+            return EffectiveTool(tool=tool, index=-1, node=node, parameters=list(node.parameters))
+        parameters, origin = _visible(self.root, node.path)
+        constraints = NO_CONSTRAINTS
+        if not dialects.dialect(self.dialect).enforces_constraints:
+            constraints = node.framework_constraints
+        return EffectiveTool(
+            tool=tool,
+            index=-1,
+            node=node,
+            parameters=parameters,
+            constraints=constraints,
+            names={p.name: p.name for p in parameters},
+            origin=origin,
+        )
 
     def runnable_leaves(self) -> list[CommandNode]:
         """Every public runnable command without subcommands (what coverage is checked against)."""

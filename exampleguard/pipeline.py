@@ -15,9 +15,11 @@ from typing import Any
 
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import Binding, Memo, Problem, Role, bind
-from exampleguard.catalog import DryRun, LoadedCatalog, load_catalog
+from exampleguard.catalog import DryRun, LoadedCatalog, Tool, load_catalog
 from exampleguard.codes import (
     ALIAS_COLLISION,
+    BAD_CHOICE,
+    BAD_TYPE,
     CONFIG_INVALID,
     FILE_INVALID,
     MODEL_MISMATCH,
@@ -39,14 +41,12 @@ from exampleguard.dispositions import (
 )
 from exampleguard.documents import Document, SourceError
 from exampleguard.rules import (
-    ARGUMENT_RULES,
-    BINDING_RULES,
-    TEXT_RULES,
-    TOOL_RULES,
-    WORD_RULES,
+    CATALOG_STAGES,
+    NAMED_STAGES,
     Finding,
     Rule,
     RuleContext,
+    Stages,
     Subject,
     ToolScope,
     arguments_of,
@@ -238,7 +238,10 @@ def _questions(
         list(words) for tool in loaded.catalog.tools for words in (tool.command, *tool.aliases)
     ]
     argvs: list[list[str]] = []
-    for record in examples:
+    for record in (*examples, *examples.named):
+        if record.placeholders:
+            # Its values are not known: the model alone judges it.
+            continue
         words = [word.text for word in tokenize(record.text).words]
         if words and words[0] == program:
             argvs.append(words[1:])
@@ -279,6 +282,12 @@ def evaluate(
         if progress is not None:
             progress(len(examples), total)
         for result in results:
+            diagnostics.extend(result.diagnostics)
+    if repository_checks:
+        # Examples of no tool (documentation) belong to no shard of tools: the first has them.
+        for record in inputs.examples.named:
+            result = checker.named(record)
+            examples.append(result)
             diagnostics.extend(result.diagnostics)
     review = review_records(inputs, contract)
     if repository_checks:
@@ -329,10 +338,11 @@ def _count(
     eligible = sum(
         inputs.examples.count(tool.index) for tool in contract.tools if tool.dry_run is not None
     )
+    own = [result for result in examples if result.tool is not None]
     return Counts(
         tools=len(contract.tools),
-        examples=len(inputs.examples) if selected else len(examples),
-        contract_validated=sum(1 for result in examples if result.validated),
+        examples=len(inputs.examples) if selected else len(own),
+        contract_validated=sum(1 for result in own if result.validated),
         dry_run_eligible=eligible,
         dry_run_narrowed=len(review.narrowed),
         excluded=len(review.excluded),
@@ -352,6 +362,9 @@ class _ExampleChecker:
         )
         self.memo = Memo()
         self.verdicts = inputs.verdicts
+        # What an example of no tool is checked as until it is bound to the command it names.
+        nothing = EffectiveTool(tool=Tool(id=contract.program, command=[]), index=-1, node=None)
+        self.unbound = ToolScope(self.context, nothing, 1)
 
     def tool(self, tool: EffectiveTool, records: Iterable[ExampleRecord]) -> list[ExampleResult]:
         """Check every example of ``tool``, in order (later ones are compared with earlier)."""
@@ -367,20 +380,25 @@ class _ExampleChecker:
             self.memo.release(tool.node)
         return results
 
-    def example(self, subject: Subject) -> ExampleResult:
+    def named(self, record: ExampleRecord) -> ExampleResult:
+        """Check one example of no tool against the command it names."""
+        return self.example(Subject(record, self.unbound), NAMED_STAGES)
+
+    def example(self, subject: Subject, stages: Stages = CATALOG_STAGES) -> ExampleResult:
         """Check one example, stage by stage, as far as it gets."""
         diagnostics: list[Diagnostic] = []
         record = subject.record
-        self._apply(subject, TEXT_RULES, diagnostics)
+        named = record.tool is None
+        self._apply(subject, stages.text, diagnostics)
         if subject.too_long:
             return self._result(subject, diagnostics)
-        tokens = tokenize(record.text)
+        tokens = tokenize(record.checked_text)
         subject.tokenized(tokens)
         for shell in tokens.problems:
             span = Span(shell.start, shell.end)
             diagnostics.append(self._diagnostic(record, shell.code, shell.message, span=span))
-        self._apply(subject, WORD_RULES, diagnostics)
-        if not subject.words or subject.tool.node is None:
+        self._apply(subject, stages.word, diagnostics)
+        if not subject.words or (subject.tool.node is None and not named):
             # Nothing to bind; or the tool itself is unbound and there is no command to bind
             # its examples to (each example carries tool-unbound: nothing passes unchecked).
             return self._result(subject, diagnostics)
@@ -399,22 +417,44 @@ class _ExampleChecker:
             )
 
         binding = bind(self.contract, subject.words, self.memo)
-        verdict = self._verdict(subject.words)
+        verdict = None if record.placeholders else self._verdict(subject.words)
+        if named:
+            self._name_command(subject, binding, verdict)
         problems, real = self._judge(subject, binding, verdict, diagnostics)
+        if record.placeholders:
+            problems = [p for p in problems if not _about_placeholder(p, tokens, record)]
         for problem in problems:
             located(problem)
         # The framework ran the tool's command even where the model did not get there.
         ran_tool = verdict is not None and verdict.accepted and verdict.path == subject.tool.path
         subject.bound_to(binding, real=real, ran_tool=ran_tool)
-        self._apply(subject, BINDING_RULES, diagnostics)
+        self._apply(subject, stages.binding, diagnostics)
         eager = binding.eager or (verdict is not None and verdict.eager)
-        if subject.arguments is not None and not eager and not _failed(diagnostics):
-            self._apply(subject, ARGUMENT_RULES, diagnostics)
+        # A placeholder's value is not known: the argument object cannot be judged.
+        judged = subject.arguments is not None and not eager and not record.placeholders
+        if judged and not _failed(diagnostics):
+            self._apply(subject, stages.argument, diagnostics)
         if not _failed(diagnostics):
             # Only examples that bound without errors are compared: a broken one is reported
             # for what is wrong with it, not as the copy of another.
-            self._apply(subject, TOOL_RULES, diagnostics)
+            self._apply(subject, stages.tool, diagnostics)
         return self._result(subject, diagnostics, validated=True)
+
+    def _name_command(
+        self, subject: Subject, binding: Binding, verdict: ParseVerdict | None
+    ) -> None:
+        """Check an example of no tool as one of the command it runs, once that is known.
+
+        The framework's verdict says which command that is where it ran one; else the model's
+        binding. An example that reaches no runnable command keeps no command: the binder's
+        problems say why.
+        """
+        node = binding.node
+        if verdict is not None and verdict.accepted and verdict.path is not None:
+            node = self.contract.node_at(verdict.path) or node
+        if node is None or not node.runnable:
+            return
+        subject.rescope(ToolScope(self.context, self.contract.command_tool(node), 1))
 
     def _verdict(self, words: list[str]) -> ParseVerdict | None:
         """The framework's own verdict on the example's words, when a live tree gave one."""
@@ -500,12 +540,14 @@ class _ExampleChecker:
         words = subject.words or None
         record = subject.record
         path = binding.path if binding is not None else None
-        capability = subject.tool.dry_run
+        # Only a catalog tool's own examples are dry-run: one of no tool runs nothing.
+        capability = subject.tool.dry_run if record.tool is not None else None
         return ExampleResult(
             record.tool,
             record.index,
             record.text,
             record.origin,
+            record.placeholders,
             # The program name, flags and common values recur in every example of a catalog:
             # the results of a large one keep one string object for each, not one per word.
             argv=tuple(map(sys.intern, words)) if words is not None else None,
@@ -541,6 +583,16 @@ def _found(record: ExampleRecord, finding: Finding) -> Diagnostic:
         span=finding.span,
         related=finding.related,
     )
+
+
+def _about_placeholder(problem: Problem, tokens: Tokens, record: ExampleRecord) -> bool:
+    """Whether ``problem`` judges a placeholder's value, which the reader supplies."""
+    if problem.code not in (BAD_TYPE.name, BAD_CHOICE.name) or problem.word is None:
+        return False
+    if not 0 <= problem.word < len(tokens.words):
+        return False
+    word = tokens.words[problem.word]
+    return any(span.start < word.end and word.start < span.end for span in record.placeholders)
 
 
 def _failed(diagnostics: list[Diagnostic]) -> bool:

@@ -1,5 +1,7 @@
 """The pytest plugin: every example as a test item, ``catalog.json::TOOL[INDEX]``.
 
+An example of the documentation is an item named where it is, ``README.md:42``.
+
 Nothing runs unless asked for: ``pytest --exampleguard`` (or ``pytest = true`` in
 ``[tool.exampleguard]``, or ``exampleguard = true`` in pytest's own ini options) collects one item
 per example, failing with its diagnostics, plus one item for the repository-wide checks (counts,
@@ -16,6 +18,7 @@ import pytest
 
 __all__ = [
     "CatalogFile",
+    "DocExampleItem",
     "DryRunItem",
     "ExampleItem",
     "RepositoryItem",
@@ -133,9 +136,13 @@ def _state(node: pytest.Item) -> dict[str, Any]:
         evaluation, unusable = run_evaluation(state["config"])
         state["evaluation"], state["unusable"] = evaluation, unusable
         results: dict[tuple[str | None, int], Any] = {}
+        named: dict[str, Any] = {}
         for result in evaluation.examples if evaluation is not None else ():
-            results.setdefault((result.tool, result.index), result)
-        state["results"] = results
+            if result.tool is None:
+                named.setdefault(result.address, result)
+            else:
+                results.setdefault((result.tool, result.index), result)
+        state["results"], state["named"] = results, named
     return state
 
 
@@ -159,6 +166,7 @@ class CatalogFile(pytest.File):
             yield ExampleItem.from_parent(
                 self, name=record.address, tool=record.tool or "", index=record.index
             )
+        yield from self._documentation(loaded)
         yield RepositoryItem.from_parent(self, name="repository")
         if self.config.stash[_STATE_KEY]["dry"]:
             for position, tool in enumerate(loaded.catalog.tools):
@@ -171,6 +179,28 @@ class CatalogFile(pytest.File):
                         tool=record.tool or "",
                         index=record.index,
                     )
+
+    def _documentation(self, loaded: Any) -> Iterator[pytest.Item]:
+        """An item per example of the documentation, named where it is (``README.md:42``)."""
+        from exampleguard.documents import SourceError
+        from exampleguard.sources import SourceContext
+        from exampleguard.sources.markdown import MarkdownSource
+
+        config = self.config.stash[_STATE_KEY]["config"]
+        try:
+            examples = MarkdownSource().read(SourceContext(config, loaded))
+        except SourceError as error:
+            yield RepositoryItem.from_parent(self, name="docs", problem=error.diagnostic.message)
+            return
+        for record in examples.named:
+            place = record.location()
+            yield DocExampleItem.from_parent(
+                self,
+                name=record.address,
+                address=record.address,
+                file=config.root / place.file,
+                line=place.line,
+            )
 
 
 class ExampleFailure(Exception):
@@ -217,6 +247,29 @@ class ExampleItem(pytest.Item):
         # pytest rewrites a domain that ends the node id as Python dotted names, turning a tool
         # id's dots into `::`; the trailing space keeps the name out of that rewriting.
         return self.path, None, f"{self.name} "
+
+
+class DocExampleItem(ExampleItem):
+    """One example of the documentation, named and reported where it is (``README.md:42``)."""
+
+    def __init__(self, *, address: str, file: Path, line: int | None, **kwargs: Any) -> None:
+        super().__init__(tool="", index=-1, **kwargs)
+        self.address, self.file, self.line = address, file, line
+
+    def runtest(self) -> None:
+        """Fail with the example's diagnostics if it has any error."""
+        state = _state(self)
+        if state["evaluation"] is None:
+            raise ExampleFailure(_lines(state["unusable"]))
+        result = state["named"].get(self.address)
+        if result is None:
+            raise ExampleFailure(f"{self.address} was not evaluated")
+        if not result.ok:
+            raise ExampleFailure(f"$ {result.command}\n{_lines(list(result.diagnostics))}")
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        """The Markdown file and line of the example."""
+        return self.file, (self.line - 1 if self.line is not None else None), f"{self.name} "
 
 
 class RepositoryItem(ExampleItem):

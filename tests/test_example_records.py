@@ -222,6 +222,7 @@ def test_two_tools_with_one_id_keep_their_examples_apart(tmp_path: Path) -> None
 def test_examples_of_two_sources_merge_tool_by_tool() -> None:
     class Origin:
         file = "doc.md"
+        kind = "markdown"
 
         def address(self, index: int) -> str:
             return f"doc.md:{index}"
@@ -242,8 +243,8 @@ def test_examples_of_two_sources_merge_tool_by_tool() -> None:
     assert Examples().merge(theirs) is theirs
 
 
-def test_the_catalog_is_a_registered_source() -> None:
-    assert [source.name for source in SOURCES] == ["catalog"]
+def test_the_catalog_and_the_docs_are_registered_sources() -> None:
+    assert [source.name for source in SOURCES] == ["catalog", "docs"]
 
 
 ESCAPED_CHOICE = {

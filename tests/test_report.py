@@ -99,6 +99,7 @@ def _full_report() -> Report:
         path=("delete",),
         arguments={"ids": [3, 4], "all": True, "limit": 2.5, "title": "é", "none": None},
         diagnostics=tuple(entries[:1]),
+        address="notes.delete[1]",
     )
     runs = [
         dry_run_entry(

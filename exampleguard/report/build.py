@@ -117,8 +117,7 @@ def _example_entry(
     result: ExampleResult, entry_of: Callable[[Diagnostic], DiagnosticEntry]
 ) -> ExampleEntry:
     return ExampleEntry(
-        # Every example checked today is a catalog tool's; the report has no place for one
-        # that is not.
+        # An example of no tool (documentation) has no tool id: its address says where it is.
         tool=result.tool or "",
         index=result.index,
         command=result.command,
@@ -127,6 +126,8 @@ def _example_entry(
         path=result.path,
         arguments=result.arguments,
         diagnostics=tuple(entry_of(d) for d in result.diagnostics),
+        source=result.origin.kind,
+        address=result.address,
     )
 
 
@@ -139,8 +140,10 @@ def merge_report(
     then ``extra_diagnostics`` (the counts compared with the committed ones). The catalog is the
     first report's that names one: the shards of one run check the same catalog.
     """
+    # Catalog examples in tool order; the others (from the first shard) as that shard had them.
     examples = sorted(
-        (_example_from(e) for r in reports for e in r.examples), key=lambda e: (e.tool, e.index)
+        (_example_from(e) for r in reports for e in r.examples),
+        key=lambda e: (0, e.tool, e.index) if e.source == "catalog" else (1, "", 0),
     )
     diagnostics = [_diagnostic_from(d) for r in reports for d in r.diagnostics]
     diagnostics.extend(diagnostic_entry(d) for d in extra_diagnostics)
@@ -253,6 +256,8 @@ def _example_from(entry: model.ExampleEntry) -> ExampleEntry:
         path=None if entry.path is None else tuple(entry.path),
         arguments=entry.arguments,
         diagnostics=tuple(_diagnostic_from(d) for d in entry.diagnostics),
+        source=entry.source,
+        address=entry.address,
     )
 
 

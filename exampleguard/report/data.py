@@ -117,11 +117,15 @@ class ExampleEntry:
     path: tuple[str, ...] | None
     arguments: Mapping[str, JsonValue] | None
     diagnostics: tuple[DiagnosticEntry, ...]
+    source: str = "catalog"
+    """Where the example was read from: ``catalog``, ``markdown`` or ``help``."""
+    address: str | None = None
+    """How people address it (``TOOL_ID[INDEX]``, ``README.md:42``); see :attr:`name`."""
 
     @property
-    def address(self) -> str:
-        """How people address the example: ``TOOL_ID[INDEX]``."""
-        return f"{self.tool}[{self.index}]"
+    def name(self) -> str:
+        """How people address the example: ``TOOL_ID[INDEX]``, or its place in its file."""
+        return self.address if self.address is not None else f"{self.tool}[{self.index}]"
 
 
 @dataclass(frozen=True, slots=True)

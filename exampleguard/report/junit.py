@@ -57,7 +57,7 @@ def _output(case: ET.Element, lines: Iterable[str]) -> None:
 
 def _example_case(suite: ET.Element, catalog: str, example: ExampleEntry) -> bool:
     """Add the case of one example; whether it fails."""
-    case = ET.SubElement(suite, "testcase", classname=catalog, name=example.address)
+    case = ET.SubElement(suite, "testcase", classname=catalog, name=example.name)
     errors = [d for d in example.diagnostics if d.is_error]
     if errors:
         _failure(case, errors)

@@ -76,7 +76,13 @@ class DiagnosticEntry(StrictModel):
 
 
 class ExampleEntry(StrictModel):
-    """The contract verdict on one example."""
+    """The contract verdict on one example.
+
+    ``source`` and ``address`` are additions to SPEC section 6: the kind of place the example
+    was read from (``catalog``, ``markdown``, ``help``) and how people address it
+    (``TOOL_ID[INDEX]``, ``README.md:42``). An example of no catalog tool has ``tool`` ``""``
+    and its position in its file as ``index``.
+    """
 
     tool: str
     index: int
@@ -86,6 +92,8 @@ class ExampleEntry(StrictModel):
     path: list[str] | None
     arguments: dict[str, JsonValue] | None
     diagnostics: list[DiagnosticEntry]
+    source: str = "catalog"
+    address: str | None = None
 
 
 class IsolationEntry(StrictModel):

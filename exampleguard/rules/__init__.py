@@ -13,6 +13,8 @@ rule belongs to the first stage at which everything it reads is known.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from exampleguard.rules._binding import arguments_of, effective_name
 from exampleguard.rules._checks import (
     MAX_EXAMPLES,
@@ -34,7 +36,9 @@ from exampleguard.rules._subject import Finding, Rule, RuleContext, Subject, Too
 __all__ = [
     "ARGUMENT_RULES",
     "BINDING_RULES",
+    "CATALOG_STAGES",
     "MAX_EXAMPLES",
+    "NAMED_STAGES",
     "PREVIEW_FLAGS",
     "TEXT_RULES",
     "TOOL_RULES",
@@ -42,6 +46,7 @@ __all__ = [
     "Finding",
     "Rule",
     "RuleContext",
+    "Stages",
     "Subject",
     "ToolScope",
     "arguments_of",
@@ -70,3 +75,29 @@ ARGUMENT_RULES: tuple[Rule, ...] = (schema_mismatch,)
 TOOL_RULES: tuple[Rule, ...] = (duplicate_example,)
 """Against the tool's earlier examples, last, for an example without an error: the earlier
 ones are all checked by then."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """The rules applied at each stage to one kind of example."""
+
+    text: tuple[Rule, ...]
+    word: tuple[Rule, ...]
+    binding: tuple[Rule, ...]
+    argument: tuple[Rule, ...]
+    tool: tuple[Rule, ...]
+
+
+CATALOG_STAGES = Stages(TEXT_RULES, WORD_RULES, BINDING_RULES, ARGUMENT_RULES, TOOL_RULES)
+"""A catalog tool's example: every rule."""
+
+NAMED_STAGES = Stages(
+    text=(example_too_long,),
+    word=(wrong_program,),
+    binding=(always_prompts, missing_required, constraints, bypass_flags),
+    argument=(schema_mismatch,),
+    tool=(),
+)
+"""An example that belongs to no tool (documentation, help text): every rule about one example
+on its own, against the command it names (its catalog tool's rules when one has that command).
+The rules about a tool's set of examples (how many, duplicates, which tool) do not apply."""

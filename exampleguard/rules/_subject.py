@@ -131,6 +131,15 @@ class Subject:
         """The run's contract."""
         return self.context.contract
 
+    def rescope(self, scope: ToolScope) -> None:
+        """Check the example as one of ``scope``'s tool from now on.
+
+        An example that belongs to no tool (a README's) is checked against the command it
+        names, which is known only once it is bound.
+        """
+        self.scope = scope
+        self.tool = scope.tool
+
     def tokenized(self, tokens: Tokens) -> None:
         """Note the example's shell words."""
         self.tokens = tokens

@@ -20,6 +20,7 @@ from exampleguard.sources._records import (
     SourceContext,
 )
 from exampleguard.sources.catalog import CatalogSource
+from exampleguard.sources.markdown import MarkdownSource
 
 __all__ = [
     "SOURCES",
@@ -32,7 +33,7 @@ __all__ = [
     "load_examples",
 ]
 
-SOURCES: tuple[ExampleSource, ...] = (CatalogSource(),)
+SOURCES: tuple[ExampleSource, ...] = (CatalogSource(), MarkdownSource())
 """Every source of examples, in the order their examples are checked and reported."""
 
 

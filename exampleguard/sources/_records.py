@@ -28,6 +28,11 @@ class Origin(Protocol):
         """The file, as shown to people."""
         ...
 
+    @property
+    def kind(self) -> str:
+        """The kind of source the examples come from: ``catalog``, ``markdown`` or ``help``."""
+        ...
+
     def address(self, index: int) -> str:
         """How people address example ``index`` (``TOOL_ID[INDEX]``, ``README.md:42``)."""
         ...
@@ -49,14 +54,18 @@ class ExampleRecord:
     ``tool`` is the id of the catalog tool it is an example of, or ``None`` for an example that
     only names the command it runs (one in a README binds to the command path it names).
     ``index`` identifies it within its origin: its position among the tool's examples for a
-    catalog, the line it starts on for a document. ``(origin, index)`` is its identity;
-    :attr:`address` is how people see it.
+    catalog, its position in the file for a document. ``(origin, index)`` is its identity;
+    :attr:`address` is how people see it (``TOOL_ID[INDEX]``, ``README.md:42``).
+
+    ``placeholders`` are the spans of the text that stand for a value the reader supplies
+    (``<name>``, ``{id}``, ``...`` in documentation); a catalog example has none.
     """
 
     tool: str | None
     index: int
     text: str
     origin: Origin
+    placeholders: tuple[Span, ...] = ()
 
     @property
     def address(self) -> str:
@@ -67,6 +76,15 @@ class ExampleRecord:
         """Where the example (or ``span`` of its text) is in its file."""
         return self.origin.location(self.index, span)
 
+    @property
+    def checked_text(self) -> str:
+        """The text as it is tokenized: each placeholder a plain word of the same length."""
+        if not self.placeholders:
+            return self.text
+        from exampleguard.sources._shell import mask_placeholders  # noqa: PLC0415 - docs only
+
+        return mask_placeholders(self.text, self.placeholders)
+
 
 class Examples:
     """The examples of a run, grouped by the catalog tool (by position) each belongs to.
@@ -74,9 +92,17 @@ class Examples:
     Positions are the catalog's, the same as :attr:`EffectiveTool.index`: two tools that share
     an id keep their examples apart. A source may make its records only when they are asked for
     (the catalog does): what a run keeps is what its results keep, not a second copy.
+
+    Examples that belong to no tool (documentation, help text) are :attr:`named`: each binds to
+    the command it names. Iterating and ``len`` cover the tools' examples only.
     """
 
     __slots__ = ()
+
+    @property
+    def named(self) -> Sequence[ExampleRecord]:
+        """The examples that belong to no catalog tool, in file and line order."""
+        return ()
 
     @property
     def positions(self) -> int:
@@ -94,9 +120,9 @@ class Examples:
 
     def merge(self, other: Examples) -> Examples:
         """These examples and ``other``'s, a tool's own first."""
-        if not len(self):
+        if not len(self) and not self.named:
             return other
-        if not len(other):
+        if not len(other) and not other.named:
             return self
         return _Merged(self, other)
 
@@ -109,13 +135,23 @@ class Examples:
 
 
 class ExampleList(Examples):
-    """Examples held as records, tool position by tool position."""
+    """Examples held as records, tool position by tool position, and those of no tool."""
 
-    __slots__ = ("_by_tool", "_size")
+    __slots__ = ("_by_tool", "_named", "_size")
 
-    def __init__(self, by_tool: Sequence[Sequence[ExampleRecord]]) -> None:
+    def __init__(
+        self,
+        by_tool: Sequence[Sequence[ExampleRecord]] = (),
+        named: Sequence[ExampleRecord] = (),
+    ) -> None:
         self._by_tool = tuple(tuple(records) for records in by_tool)
+        self._named = tuple(named)
         self._size = sum(len(records) for records in self._by_tool)
+
+    @property
+    def named(self) -> Sequence[ExampleRecord]:
+        """The examples that belong to no catalog tool."""
+        return self._named
 
     @property
     def positions(self) -> int:
@@ -139,6 +175,10 @@ class _Merged(Examples):
     @property
     def positions(self) -> int:
         return max(self._first.positions, self._second.positions)
+
+    @property
+    def named(self) -> Sequence[ExampleRecord]:
+        return (*self._first.named, *self._second.named)
 
     def of_tool(self, position: int) -> Sequence[ExampleRecord]:
         return (*self._first.of_tool(position), *self._second.of_tool(position))

@@ -27,6 +27,11 @@ class CatalogOrigin:
         """The catalog file, as shown to people."""
         return self.document.display
 
+    @property
+    def kind(self) -> str:
+        """``catalog``."""
+        return "catalog"
+
     def address(self, index: int) -> str:
         """``TOOL_ID[INDEX]``."""
         return f"{self.tool}[{index}]"

@@ -1,0 +1,363 @@
+"""Markdown documents as a source of examples: the command lines of their shell code blocks.
+
+The files are the configuration's ``docs`` globs (relative to the configuration file). Each is
+parsed with markdown-it-py, a CommonMark parser, so that what is code is decided as a Markdown
+renderer decides it: fences inside list items and blockquotes, indented code, fences of other
+languages and inline code are told apart exactly, never guessed by pattern.
+
+What is an example (README, "Examples in documentation"):
+
+* code: fenced blocks whose info string is a shell (:data:`SHELL_LANGUAGES`) or empty; indented
+  blocks and inline code only when ``docs_code`` names them;
+* lines: a line is a command line once an optional ``$ `` or ``% `` prompt is removed; in a
+  ``console`` or ``shell-session`` block only prompted lines are, the rest is output. A line
+  ending in a backslash continues on the next (a ``> `` prompt there is removed);
+* commands: every simple command of a command line that runs the catalog's ``program``
+  (:func:`~exampleguard.sources._shell.program_commands`), with its placeholders noted.
+
+Each example is located at the Markdown file's line and column of every character, so a
+diagnostic points at the offending word in the file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from exampleguard.diagnostics import Location, Span
+from exampleguard.documents import read_text
+from exampleguard.sources._records import ExampleList, ExampleRecord, Examples, SourceContext
+from exampleguard.sources._shell import mask_placeholders, placeholders, program_commands
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+__all__ = [
+    "PROMPTS",
+    "SHELL_LANGUAGES",
+    "MarkdownOrigin",
+    "MarkdownSource",
+    "doc_files",
+    "markdown_examples",
+]
+
+SHELL_LANGUAGES = frozenset({"sh", "bash", "shell", "console", "zsh", "shell-session", ""})
+"""Info strings (their first word, lower-cased) of the fences that hold commands."""
+SESSION_LANGUAGES = frozenset({"console", "shell-session"})
+"""Fences of a terminal session: only prompted lines are commands, the rest is output."""
+PROMPTS = ("$ ", "% ")
+"""The prompts a command line may start with."""
+_CONTINUATION_PROMPT = "> "
+# `**` does not descend into these: dependencies and tool caches are not the project's docs.
+_NOT_DOCS = frozenset({"node_modules", "__pycache__", "site-packages"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where one example's text is in its file: each piece's offset in the text, line, column."""
+
+    offsets: tuple[int, ...]
+    lines: tuple[int, ...]
+    columns: tuple[int, ...]
+    address: str
+
+    def place(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of character ``offset`` of the example's text."""
+        piece = bisect.bisect_right(self.offsets, offset) - 1
+        piece = max(piece, 0)
+        return self.lines[piece], self.columns[piece] + offset - self.offsets[piece]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MarkdownOrigin:
+    """The examples of one Markdown file, each located line by line in it."""
+
+    display: str
+    layouts: list[_Layout] = field(default_factory=list)
+
+    @property
+    def file(self) -> str:
+        """The Markdown file, as shown to people."""
+        return self.display
+
+    @property
+    def kind(self) -> str:
+        """``markdown``."""
+        return "markdown"
+
+    def address(self, index: int) -> str:
+        """``README.md:42`` (``README.md:42:17`` for a second example on that line)."""
+        return self.layouts[index].address
+
+    def location(self, index: int, span: Span | None = None) -> Location:
+        """Where example ``index`` (or ``span`` of its text) is in the file."""
+        layout = self.layouts[index]
+        if span is None:
+            line, column = layout.place(0)
+            return Location(self.display, line, column)
+        line, column = layout.place(span.start)
+        end_line, end_column = layout.place(max(span.end - 1, span.start))
+        return Location(self.display, line, column, end_line=end_line, end_column=end_column)
+
+
+class MarkdownSource:
+    """The examples of the configuration's ``docs`` files."""
+
+    name = "docs"
+
+    def read(self, context: SourceContext) -> Examples:
+        """Every example of every Markdown file the ``docs`` globs name."""
+        config = context.config
+        settings = config.settings
+        program = context.catalog.catalog.program
+        records: list[ExampleRecord] = []
+        for path in doc_files(config.root, settings.docs):
+            display = config.display(path)
+            text = read_text(path, display)
+            if program not in text:
+                # Most files of a docs tree never name the program: nothing to parse.
+                continue
+            records.extend(markdown_examples(text, display, program, settings.docs_code))
+        return ExampleList((), records) if records else Examples()
+
+
+def doc_files(root: Path, patterns: Sequence[str]) -> list[Path]:
+    """The files ``patterns`` name under ``root``, in pattern order, each once.
+
+    A pattern is a path relative to ``root`` whose segments may use ``*``, ``?`` and ``[...]``;
+    a ``**`` segment matches any number of directories, but never enters a hidden directory
+    (``.git``, ``.venv``), a virtual environment (a directory with a ``pyvenv.cfg``),
+    ``node_modules``, ``__pycache__`` or ``site-packages``, and never follows a symbolic link
+    to a directory. A pattern that matches nothing adds nothing.
+    """
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        parts = [part for part in PurePosixPath(pattern).parts if part not in ("", ".")]
+        for path in _expand(root, parts):
+            found.setdefault(path, None)
+    return list(found)
+
+
+def _magic(part: str) -> bool:
+    return any(ch in part for ch in "*?[")
+
+
+def _expand(directory: Path, parts: list[str]) -> Iterator[Path]:
+    if not parts:
+        return
+    head, rest = parts[0], parts[1:]
+    if head == "**":
+        if rest:
+            yield from _expand(directory, rest)
+        for child in _subdirectories(directory):
+            yield from _expand(child, parts)
+        return
+    if not _magic(head):
+        child = directory / head
+        if rest:
+            if child.is_dir():
+                yield from _expand(child, rest)
+        elif child.is_file():
+            yield child
+        return
+    for entry in _entries(directory):
+        if not fnmatch.fnmatchcase(entry.name, head):
+            continue
+        if rest:
+            if entry.is_dir():
+                yield from _expand(Path(entry.path), rest)
+        elif entry.is_file():
+            yield Path(entry.path)
+
+
+def _entries(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as scan:
+            return sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return []
+
+
+def _subdirectories(directory: Path) -> Iterator[Path]:
+    for entry in _entries(directory):
+        name = entry.name
+        if name.startswith(".") or name in _NOT_DOCS:
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        if (path / "pyvenv.cfg").exists():
+            continue
+        yield path
+
+
+_PARSER: list[MarkdownIt] = []
+
+
+def _parser() -> MarkdownIt:
+    """One CommonMark parser for the run (imported only when a file names the program)."""
+    if not _PARSER:
+        from markdown_it import MarkdownIt  # noqa: PLC0415 - only runs that have docs need it
+
+        _PARSER.append(MarkdownIt("commonmark"))
+    return _PARSER[0]
+
+
+@dataclass(slots=True)
+class _Line:
+    """One line of code: its text and where that text starts in the file (1-based)."""
+
+    text: str
+    line: int
+    column: int
+
+
+def markdown_examples(
+    text: str, display: str, program: str, code: Sequence[str] = ("fenced",)
+) -> list[ExampleRecord]:
+    """The examples of one Markdown document, each with an origin that locates it in ``text``.
+
+    ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
+    code.
+    """
+    origin = MarkdownOrigin(display)
+    source_lines = text.splitlines()
+    builder = _Builder(origin, program)
+    for token in _parser().parse(text):
+        if token.type == "fence" and "fenced" in code and token.map is not None:
+            language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
+            if language in SHELL_LANGUAGES:
+                lines = _code_lines(token.content, token.map[0] + 1, source_lines)
+                builder.block(lines, session=language in SESSION_LANGUAGES)
+        elif token.type == "code_block" and "indented" in code and token.map is not None:
+            builder.block(_code_lines(token.content, token.map[0], source_lines), session=False)
+        elif token.type == "inline" and "inline" in code and token.map is not None:
+            for child in token.children or ():
+                if child.type == "code_inline":
+                    builder.block([_inline_line(child, token, source_lines)], session=False)
+    return builder.records
+
+
+def _code_lines(content: str, first: int, source: list[str]) -> list[_Line]:
+    """The lines of a code block, each placed in the file (``first`` is its 0-based line)."""
+    lines: list[_Line] = []
+    for offset, line_text in enumerate(content.split("\n")[:-1] if content else []):
+        number = first + offset
+        raw = source[number] if number < len(source) else line_text
+        # The parser removed the block's indentation and any list or blockquote markers: the
+        # line's text is what is left at the end of the file's line.
+        if raw.endswith(line_text):
+            column = len(raw) - len(line_text) + 1
+        else:
+            found = raw.find(line_text.lstrip())
+            column = (found if found >= 0 else 0) + 1 - (len(line_text) - len(line_text.lstrip()))
+            column = max(column, 1)
+        lines.append(_Line(line_text, number + 1, column))
+    return lines
+
+
+def _inline_line(child: Any, parent: Any, source: list[str]) -> _Line:
+    """Inline code placed where it is written (searched for in its paragraph's lines)."""
+    content: str = child.content
+    start, end = parent.map
+    for number in range(start, min(end, len(source))):
+        found = source[number].find(content)
+        if found >= 0:
+            return _Line(content, number + 1, found + 1)
+    return _Line(content, start + 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _CommandLine:
+    """One logical command line: its text, its physical pieces and where each starts in it."""
+
+    text: str
+    pieces: list[_Line]
+    starts: list[int]
+    spans: tuple[Span, ...]
+
+
+class _Builder:
+    """Turns the lines of code blocks into located example records."""
+
+    def __init__(self, origin: MarkdownOrigin, program: str) -> None:
+        self.origin = origin
+        self.program = program
+        self.records: list[ExampleRecord] = []
+        self._lines_used: set[int] = set()
+
+    def block(self, lines: list[_Line], *, session: bool) -> None:
+        """Read the command lines of one block of code."""
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            stripped = line.text.lstrip()
+            indent = len(line.text) - len(stripped)
+            prompt = next((p for p in PROMPTS if stripped.startswith(p)), None)
+            i += 1
+            if session and prompt is None:
+                continue  # output
+            skip = indent + (len(prompt) if prompt else 0)
+            pieces = [_Line(line.text[skip:], line.line, line.column + skip)]
+            while pieces[-1].text.endswith("\\") and i < len(lines):
+                following = lines[i]
+                i += 1
+                # The shell removes only the backslash-newline: the next line's indentation
+                # stays part of the command; a session's `> ` prompt does not.
+                prompted = session and following.text.startswith(_CONTINUATION_PROMPT)
+                cut = len(_CONTINUATION_PROMPT) if prompted else 0
+                pieces.append(_Line(following.text[cut:], following.line, following.column + cut))
+            self._command_line(pieces)
+
+    def _command_line(self, pieces: list[_Line]) -> None:
+        text = "\n".join(piece.text for piece in pieces)
+        if self.program not in text:
+            return
+        starts: list[int] = []
+        position = 0
+        for piece in pieces:
+            starts.append(position)
+            position += len(piece.text) + 1
+        line = _CommandLine(text, pieces, starts, placeholders(text))
+        # `<name>` would be a redirection to the shell: split with it masked. A `...` means
+        # nothing to the shell and stays, so the example's text keeps it.
+        kept = tuple(s for s in line.spans if text[s.start : s.end] != "...")
+        for command in program_commands(mask_placeholders(text, kept), self.program):
+            self._record(line, command.start, command.end)
+
+    def _record(self, command_line: _CommandLine, start: int, end: int) -> None:
+        text, pieces, starts, spans = (
+            command_line.text,
+            command_line.pieces,
+            command_line.starts,
+            command_line.spans,
+        )
+        first = bisect.bisect_right(starts, start) - 1
+        offsets = [0]
+        lines = [pieces[first].line]
+        columns = [pieces[first].column + start - starts[first]]
+        for index in range(first + 1, len(pieces)):
+            if starts[index] >= end:
+                break
+            offsets.append(starts[index] - start)
+            lines.append(pieces[index].line)
+            columns.append(pieces[index].column)
+        line = lines[0]
+        address = f"{self.origin.display}:{line}"
+        if line in self._lines_used:
+            address += f":{columns[0]}"
+        self._lines_used.add(line)
+        self.origin.layouts.append(_Layout(tuple(offsets), tuple(lines), tuple(columns), address))
+        own = tuple(
+            Span(span.start - start, span.end - start)
+            for span in spans
+            if span.start >= start and span.end <= end
+        )
+        self.records.append(
+            ExampleRecord(None, len(self.origin.layouts) - 1, text[start:end], self.origin, own)
+        )
