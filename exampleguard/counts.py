@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -33,6 +33,10 @@ class Counts(StrictModel):
     dry_run_eligible: int = Field(ge=0)
     dry_run_narrowed: int = Field(ge=0)
     excluded: int = Field(ge=0)
+    doc_examples: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    """An addition: the examples of no tool checked, per kind of source (``markdown``), so
+    that a README change that drops examples is a reviewable change. Written only when there
+    are some: a project without documentation examples keeps its counts file as it was."""
 
     @property
     def dry_runs(self) -> int:
@@ -47,6 +51,7 @@ _FIELDS = (
     "dry_run_eligible",
     "dry_run_narrowed",
     "excluded",
+    "doc_examples",
 )
 
 
@@ -95,4 +100,5 @@ def compare_counts(
 
 def render_counts(counts: Counts) -> str:
     """The counts file's text: stable key order, one figure per line, a final newline."""
-    return json.dumps(counts.model_dump(), indent=2) + "\n"
+    exclude = None if counts.doc_examples else {"doc_examples"}
+    return json.dumps(counts.model_dump(exclude=exclude), indent=2) + "\n"

@@ -205,7 +205,9 @@ def _load_tree(
         errors.append(CONFIG_INVALID.diagnostic(str(error), location=config.location("tree")))
         return None, {}
     display = config.display(spec.path) if spec.path is not None else str(spec)
-    argvs, paths = _questions(catalog, examples) if catalog is not None else ([], [])
+    # Only a live tree's own parser is asked about the examples; a snapshot's model judges them.
+    live = spec.framework != "snapshot"
+    argvs, paths = _questions(catalog, examples) if catalog is not None and live else ([], [])
     try:
         judged = load_judged_tree(
             spec,
@@ -339,6 +341,11 @@ def _count(
         inputs.examples.count(tool.index) for tool in contract.tools if tool.dry_run is not None
     )
     own = [result for result in examples if result.tool is not None]
+    documented: dict[str, int] = {}
+    for result in examples:
+        if result.tool is None:
+            kind = result.origin.kind
+            documented[kind] = documented.get(kind, 0) + 1
     return Counts(
         tools=len(contract.tools),
         examples=len(inputs.examples) if selected else len(own),
@@ -346,6 +353,7 @@ def _count(
         dry_run_eligible=eligible,
         dry_run_narrowed=len(review.narrowed),
         excluded=len(review.excluded),
+        doc_examples=dict(sorted(documented.items())),
     )
 
 

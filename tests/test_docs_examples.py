@@ -637,3 +637,40 @@ def test_pytest_items_are_named_where_the_example_is(pytester: pytest.Pytester) 
     assert outcomes["catalog.json::README.md:2"] == "passed"
     assert outcomes["catalog.json::README.md:3"] == "failed"
     assert "README.md:3:13: unknown-flag --prio" in result.stdout.str()
+
+
+# -- counts and the dogfood -----------------------------------------------------------------------
+
+
+def test_counts_record_the_doc_examples_and_dropping_one_is_drift(tmp_path: Path) -> None:
+    docs_project(tmp_path, "```sh\nnotes add x\nnotes export\n```\n")
+    result = run_cli(["counts", "--write"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
+    assert written["doc_examples"] == {"markdown": 2}
+    assert report_of(tmp_path).ok
+    (tmp_path / "README.md").write_text("```sh\nnotes add x\n```\n", encoding="utf-8")
+    drift = [d for d in report_of(tmp_path).diagnostics if d.code == "counts-drift"]
+    assert [d.message for d in drift] == [
+        "the counts changed: doc_examples: {'markdown': 2} -> {'markdown': 1}"
+    ]
+
+
+def test_a_project_without_doc_examples_keeps_its_counts_file(tmp_path: Path) -> None:
+    docs_project(tmp_path, "# no examples\n")
+    before = (tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8")
+    assert run_cli(["counts", "--write"], cwd=tmp_path).returncode == 0
+    assert (tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8") == before
+    assert "doc_examples" not in before
+
+
+def test_exampleguards_own_readme_examples_are_checked_and_pass() -> None:
+    # The dogfood: `exampleguard validate` in CI reads the README by default.
+    outcome = validate(load_config(None, REPOSITORY))
+    assert outcome.report is not None, outcome.unusable
+    docs = [e for e in outcome.report.examples if e.source == "markdown"]
+    assert len(docs) >= 10
+    assert all(e.address.startswith("README.md:") for e in docs if e.address)
+    assert [(e.address, e.diagnostics) for e in docs if not e.ok] == []
+    assert outcome.report.counts.doc_examples == {"markdown": len(docs)}
+    assert outcome.report.ok

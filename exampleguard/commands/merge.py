@@ -51,6 +51,8 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
         dry_run_eligible=first.counts.dry_run_eligible,
         dry_run_narrowed=first.counts.dry_run_narrowed,
         excluded=first.counts.excluded,
+        # Examples of no tool are all checked in the first shard.
+        doc_examples=first.counts.doc_examples,
     )
     drift: list[Diagnostic] = []
     if config is not None:
