@@ -556,6 +556,7 @@ class _ExampleChecker:
             record.text,
             record.origin,
             record.placeholders,
+            record.blanks,
             # The program name, flags and common values recur in every example of a catalog:
             # the results of a large one keep one string object for each, not one per word.
             argv=tuple(map(sys.intern, words)) if words is not None else None,

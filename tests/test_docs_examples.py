@@ -674,3 +674,20 @@ def test_exampleguards_own_readme_examples_are_checked_and_pass() -> None:
     assert [(e.address, e.diagnostics) for e in docs if not e.ok] == []
     assert outcome.report.counts.doc_examples == {"markdown": len(docs)}
     assert outcome.report.ok
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'notes add "another" \\\n    --priority 2',
+        "notes add x \\\n--priority 2",
+        'notes add "a \\\n b" x',
+        "notes add 'a \\\n b' x",
+        "notes add a\\\nb",
+    ],
+)
+def test_continuations_checked_as_blanks_give_bashs_words(line: str) -> None:
+    from exampleguard.tokenize import tokenize
+
+    (record,) = markdown_examples(f"```sh\n{line}\n```\n", "README.md", "notes")
+    assert tokenize(record.checked_text) == tokenize(record.text)

@@ -58,7 +58,8 @@ class ExampleRecord:
     :attr:`address` is how people see it (``TOOL_ID[INDEX]``, ``README.md:42``).
 
     ``placeholders`` are the spans of the text that stand for a value the reader supplies
-    (``<name>``, ``{id}``, ``...`` in documentation); a catalog example has none.
+    (``<name>``, ``{id}``, ``...`` in documentation); a catalog example has none. ``blanks`` are
+    spans (backslash-newlines between words) that read the same to the shell as blanks.
     """
 
     tool: str | None
@@ -66,6 +67,7 @@ class ExampleRecord:
     text: str
     origin: Origin
     placeholders: tuple[Span, ...] = ()
+    blanks: tuple[Span, ...] = ()
 
     @property
     def address(self) -> str:
@@ -79,11 +81,14 @@ class ExampleRecord:
     @property
     def checked_text(self) -> str:
         """The text as it is tokenized: each placeholder a plain word of the same length."""
-        if not self.placeholders:
+        if not self.placeholders and not self.blanks:
             return self.text
         from exampleguard.sources._shell import mask_placeholders  # noqa: PLC0415 - docs only
 
-        return mask_placeholders(self.text, self.placeholders)
+        text = mask_placeholders(self.text, self.placeholders)
+        for span in self.blanks:
+            text = text[: span.start] + " " * (span.end - span.start) + text[span.end :]
+        return text
 
 
 class Examples:

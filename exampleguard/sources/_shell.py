@@ -26,7 +26,14 @@ from dataclasses import dataclass
 
 from exampleguard.diagnostics import Span
 
-__all__ = ["PLACEHOLDER_RULE", "Command", "mask_placeholders", "placeholders", "program_commands"]
+__all__ = [
+    "PLACEHOLDER_RULE",
+    "Command",
+    "blank_continuations",
+    "mask_placeholders",
+    "placeholders",
+    "program_commands",
+]
 
 PLACEHOLDER_RULE = (
     "A word, or part of a word, written `<name>` or `{name}` (a letter, then letters, digits, "
@@ -96,6 +103,36 @@ def mask_placeholders(text: str, spans: tuple[Span, ...]) -> str:
             characters[span.start] = _OPEN
             characters[span.end - 1] = _CLOSE
     return "".join(characters)
+
+
+def blank_continuations(text: str) -> tuple[Span, ...]:
+    """The backslash-newlines of ``text`` that two blanks may stand for, with the same words.
+
+    bash removes a backslash-newline outside single quotes; where a blank is on either side of
+    it and it is outside every quote, the words are the same with two blanks in its place, and
+    the example stays a plain line (tokenized without bashlex). Inside quotes it is left alone.
+    """
+    found: list[Span] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            if not quote and text.startswith("\\\n", i):
+                before = text[i - 1] if i > 0 else " "
+                after = text[i + 2] if i + 2 < len(text) else " "
+                if before in " \t" or after in " \t":
+                    found.append(Span(i, i + 2))
+            i += 2
+            continue
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        i += 1
+    return tuple(found)
 
 
 def program_commands(text: str, program: str) -> list[Command]:

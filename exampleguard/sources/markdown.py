@@ -32,7 +32,12 @@ from typing import TYPE_CHECKING, Any
 from exampleguard.diagnostics import Location, Span
 from exampleguard.documents import read_text
 from exampleguard.sources._records import ExampleList, ExampleRecord, Examples, SourceContext
-from exampleguard.sources._shell import mask_placeholders, placeholders, program_commands
+from exampleguard.sources._shell import (
+    blank_continuations,
+    mask_placeholders,
+    placeholders,
+    program_commands,
+)
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -358,6 +363,14 @@ class _Builder:
             for span in spans
             if span.start >= start and span.end <= end
         )
+        own_text = text[start:end]
         self.records.append(
-            ExampleRecord(None, len(self.origin.layouts) - 1, text[start:end], self.origin, own)
+            ExampleRecord(
+                None,
+                len(self.origin.layouts) - 1,
+                own_text,
+                self.origin,
+                own,
+                blank_continuations(own_text) if "\\\n" in own_text else (),
+            )
         )
