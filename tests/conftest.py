@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -41,13 +42,44 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if os.geteuid() != 0 or config.option.basetemp or hasattr(config, "workerinput"):
         return
-    own = Path(tempfile.mkdtemp(prefix="exampleguard-tests-"))
+    own = Path(tempfile.mkdtemp(prefix=_PREFIX))
+    # Held for the session: a folder whose lock can be taken belongs to no live session.
+    _HELD.append(os.open(own, os.O_RDONLY | os.O_DIRECTORY))
+    fcntl.flock(_HELD[-1], fcntl.LOCK_EX)
     config.stash[_OWN_BASETEMP] = own
     config.option.basetemp = str(own / "basetemp")
+    _prune(own.parent)
+
+
+_PREFIX = "exampleguard-tests-"
+_KEPT = 3
+_HELD: list[int] = []
+
+
+def _prune(temp: Path) -> None:
+    """Remove the folders of finished sessions but the newest three, as pytest keeps its own."""
+    finished: list[tuple[float, Path]] = []
+    for folder in temp.glob(f"{_PREFIX}*"):
+        try:
+            descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            finished.append((folder.stat().st_mtime, folder))
+        except OSError:
+            continue  # a live session's
+        finally:
+            os.close(descriptor)
+    for _, folder in sorted(finished)[:-_KEPT]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Remove this session's own temporary root when every test passed (kept to inspect)."""
+    """Remove this session's own temporary root when every test passed.
+
+    A failed session's is kept to inspect; later sessions keep the newest three.
+    """
     own = session.config.stash.get(_OWN_BASETEMP, None)
     if own is not None and exitstatus == pytest.ExitCode.OK:
         shutil.rmtree(own, ignore_errors=True)
