@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
@@ -45,6 +45,31 @@ PositiveInt = Annotated[int, Field(gt=0)]
 CodeKind = Literal["fenced", "indented", "inline"]
 
 
+def _guarantee_names() -> list[str]:
+    # Imported when a configuration names guarantees (or the schema is written): every command
+    # reads the configuration, and most never start a sandbox.
+    import sandbox  # noqa: PLC0415
+
+    return [guarantee.value for guarantee in sandbox.Guarantee]
+
+
+def _known_guarantee(name: str) -> str:
+    known = _guarantee_names()
+    if name not in known:
+        raise ValueError(f"{name!r} is not a sandbox guarantee; one of: {', '.join(known)}")
+    return name
+
+
+def _guarantee_schema(schema: dict[str, Any]) -> None:
+    schema["enum"] = _guarantee_names()
+
+
+GuaranteeName = Annotated[
+    str, AfterValidator(_known_guarantee), Field(json_schema_extra=_guarantee_schema)
+]
+"""The name of a :class:`sandbox.Guarantee` (``read-only-root``, ``landlock-fs``, ...)."""
+
+
 class DryRunSettings(StrictModel):
     """``[tool.exampleguard.dryrun]``: how eligible examples are executed."""
 
@@ -58,6 +83,9 @@ class DryRunSettings(StrictModel):
     max_processes: PositiveInt | None = None
     # The sandbox holds each stream's capture in memory: at most 64 MiB (sandbox.MAX_OUTPUT_BYTES).
     output_kb: Annotated[int, Field(gt=0, le=65536)] = 1024
+    require: list[GuaranteeName] = Field(default_factory=list)
+    """Guarantees every run must get; a backend that cannot give them all is
+    ``isolation-unavailable`` (exit 2, nothing run)."""
 
 
 class Settings(StrictModel):

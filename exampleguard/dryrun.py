@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Protocol, assert_never
 
 import sandbox
-from exampleguard.codes import DRYRUN_FAILED, DRYRUN_TIMEOUT, EXECUTABLE_MISSING
-from exampleguard.config import Config
+from exampleguard.codes import CONFIG_INVALID, DRYRUN_FAILED, DRYRUN_TIMEOUT, EXECUTABLE_MISSING
+from exampleguard.config import Config, DryRunSettings
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.pipeline import Evaluation, ExampleResult
 from exampleguard.report import DryRunEntry, dry_run_entry
@@ -34,7 +34,9 @@ __all__ = [
     "RunRecord",
     "Selection",
     "execute",
+    "fixture_problems",
     "interpreter_paths",
+    "limits_of",
     "plan",
     "resolve_executable",
 ]
@@ -114,6 +116,79 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
     return (resolved, *prefix[1:])
 
 
+def limits_of(settings: DryRunSettings) -> sandbox.Limits:
+    """The sandbox limits of every run; unset memory and process limits keep the defaults."""
+    configured = {"memory_mb": settings.memory_mb, "max_processes": settings.max_processes}
+    return sandbox.Limits(
+        timeout_s=settings.timeout,
+        output_bytes=settings.output_kb * 1024,
+        **{key: value for key, value in configured.items() if value is not None},
+    )
+
+
+def fixture_problems(evaluation: Evaluation) -> list[Diagnostic]:
+    """Why a fixtures folder cannot be copied into a run: one configuration error per key.
+
+    Every folder named by ``[dryrun] fixtures`` or an eligible tool's ``dry_run.fixtures``
+    must be a relative path that stays inside the project without passing through a symlink
+    (the host side copies it, so a path out of the project would carry ``~/.ssh`` into a run
+    whose home is masked), and hold regular files and directories only, within the copy's
+    bounds: a symlink, FIFO, socket or device inside is refused before anything runs.
+    """
+    config = evaluation.inputs.config
+    limits = limits_of(config.settings.dryrun)
+    named: list[tuple[str, Location]] = []
+    if config.settings.dryrun.fixtures is not None:
+        named.append((config.settings.dryrun.fixtures, config.location("dryrun", "fixtures")))
+    eligible = {result.tool for result in evaluation.eligible}
+    document = evaluation.inputs.catalog.document
+    for tool in evaluation.contract.tools:
+        capability = tool.dry_run
+        if tool.id in eligible and capability is not None and capability.fixtures is not None:
+            where = document.location(("tools", tool.index, "dry_run", "fixtures"))
+            named.append((capability.fixtures, where))
+    problems: list[Diagnostic] = []
+    for folder, location in named:
+        reason = _fixture_folder_problem(config.root, folder, limits)
+        if reason is not None:
+            problems.append(
+                CONFIG_INVALID.diagnostic(
+                    f"{location.file}: {location.key or 'fixtures'}: {reason}",
+                    hint="Fixtures are a folder of the project holding regular files and "
+                    "directories only; the README's dry-run section says why.",
+                    location=location,
+                )
+            )
+    return problems
+
+
+def _fixture_folder_problem(root: Path, folder: str, limits: sandbox.Limits) -> str | None:
+    """Why ``folder`` (relative to the project ``root``) is not usable fixtures, or ``None``."""
+    relative = Path(folder)
+    if relative.is_absolute():
+        return f"{folder!r} is an absolute path; fixtures are a folder inside the project"
+    if ".." in relative.parts:
+        return f"{folder!r} leaves the project through '..'; fixtures are a folder inside it"
+    current = root
+    for part in relative.parts:
+        current = current / part
+        try:
+            if current.is_symlink():
+                return (
+                    f"{folder!r} passes through the symlink {part!r}; fixtures are never "
+                    "followed through a link"
+                )
+        except OSError as exc:
+            return f"{folder!r}: {exc.strerror or exc}"
+    if not current.is_dir():
+        return f"{folder!r} is not a folder of the project"
+    try:
+        sandbox.check_fixtures(current, limits)
+    except sandbox.FixtureError as exc:
+        return str(exc)
+    return None
+
+
 def interpreter_paths(executable: str) -> tuple[Path, ...]:
     """Paths a run of ``executable`` must be able to read: itself and its interpreter's install.
 
@@ -179,7 +254,7 @@ def plan(
             continue
         dry_run = preview.capability
         words = list(result.argv[1:])
-        if dry_run.flag is not None and dry_run.flag not in preview.given_flags:
+        if dry_run.flag is not None and dry_run.flag.partition("=")[0] not in preview.given_flags:
             # After the command path: group options come before it, the command's own after.
             words.insert(preview.command_end - 1, dry_run.flag)
         # The tool's own fixtures, else the configuration's for every run.
@@ -230,13 +305,7 @@ def execute(
     without a diagnostic: they did not fail, they did not run.
     """
     settings = config.settings.dryrun
-    # Unset memory and process limits keep the sandbox's defaults: limits are on by default.
-    configured = {"memory_mb": settings.memory_mb, "max_processes": settings.max_processes}
-    limits = sandbox.Limits(
-        timeout_s=settings.timeout,
-        output_bytes=settings.output_kb * 1024,
-        **{key: value for key, value in configured.items() if value is not None},
-    )
+    limits = limits_of(settings)
 
     def one(run: PlannedRun) -> RunRecord:
         policy = sandbox.Policy(
@@ -248,6 +317,7 @@ def execute(
             isolation=sandbox.Isolation(settings.isolation),
             limits=limits,
             expect_exit=run.expect_exit,
+            require=frozenset(sandbox.Guarantee(g) for g in settings.require),
         )
         if progress is not None and not cancel.is_set():
             progress.started(run)

@@ -17,6 +17,7 @@ from sandbox._types import (
     Guarantee,
     Isolation,
     IsolationUnavailable,
+    Limits,
     Policy,
 )
 
@@ -60,26 +61,40 @@ def choose(isolation: Isolation, path: str) -> tuple[Backend, Probe]:
 
 def require(backend: Backend, probe: Probe, policy: Policy) -> None:
     """Raise :class:`IsolationUnavailable` unless ``backend`` gives ``policy.require``."""
-    limits = policy.limits
+    _require(backend, probe, policy.require, policy.limits)
+
+
+def _require(backend: Backend, probe: Probe, wanted: frozenset[Guarantee], limits: Limits) -> None:
     held = backend.guarantees(
         probe, memory=limits.memory_mb is not None, processes=limits.max_processes is not None
     )
-    missing = sorted(g.value for g in policy.require - held)
+    missing = [g.value for g in Guarantee if g in wanted - held]
     if missing:
         raise IsolationUnavailable(
             (f"the {backend.name} backend cannot guarantee {', '.join(missing)}",)
         )
 
 
-def select_backend(isolation: Isolation, *, path: str | None = None) -> str:
+def select_backend(
+    isolation: Isolation,
+    *,
+    path: str | None = None,
+    require: frozenset[Guarantee] = frozenset(),
+    limits: Limits | None = None,
+) -> str:
     """Name the backend a policy with this isolation runs on: ``bwrap``, ``unshare`` or ``env``.
 
     ``path`` is the PATH searched for ``bwrap`` and ``unshare`` (default: this process's).
     ``auto`` and ``namespace`` take bubblewrap with the full guarantee set and raise
     :class:`IsolationUnavailable` without it; ``unshare`` and ``env`` are returned only when
-    named (``unshare`` raises when it does not work here).
+    named (``unshare`` raises when it does not work here). With ``require`` (and the
+    ``limits`` runs will have, default :class:`Limits`), it also raises when that backend
+    cannot give every guarantee named, as :func:`sandbox.run` would: a caller checks before
+    its first run.
     """
-    return choose(isolation, _path_or_environ(path))[0].name
+    backend, probe = choose(isolation, _path_or_environ(path))
+    _require(backend, probe, frozenset(Guarantee(g) for g in require), limits or Limits())
+    return backend.name
 
 
 def probe_backends(*, path: str | None = None) -> list[BackendReport]:

@@ -17,7 +17,9 @@ from exampleguard.dryrun import (
     Progress,
     Selection,
     execute,
+    fixture_problems,
     interpreter_paths,
+    limits_of,
     plan,
     resolve_executable,
 )
@@ -64,6 +66,7 @@ def dry_run(
     except DryRunError as error:
         problems.append(error.diagnostic)
     problems.extend(_selection_problems(evaluation, tools, examples))
+    problems.extend(fixture_problems(evaluation))
     if problems:
         return DryRunOutcome(unusable=problems)
     settings = config.settings.dryrun
@@ -91,32 +94,54 @@ def dry_run(
 
 
 def _isolation_problems(config: Config) -> list[Diagnostic]:
-    """Why the sandbox cannot run as configured: a credential passed in, no isolation."""
+    """Why the sandbox cannot run as configured: a refused ``pass_env``, no isolation."""
     settings = config.settings.dryrun
     problems: list[Diagnostic] = []
     try:
-        sandbox.check_pass_env(settings.pass_env)
-    except sandbox.CredentialEnvError as error:
+        # The values too: a name that passes may still hold a URL with a password in it.
+        sandbox.check_pass_env(settings.pass_env, os.environ)
+    except sandbox.PassEnvError as error:
+        hint = (
+            "Loader and interpreter hooks never enter a dry run; the README documents the rule."
+            if isinstance(error, sandbox.HookEnvError)
+            else "Credentials never enter a dry run; the README documents the rule."
+        )
+        location = config.location("dryrun", "pass_env")
         problems.append(
             CONFIG_INVALID.diagnostic(
-                str(error),
-                hint="Credentials never enter a dry run; the README documents the rule.",
-                location=config.location("dryrun", "pass_env"),
+                f"{location.file}: {location.key}: {error}", hint=hint, location=location
             )
         )
+    isolation = sandbox.Isolation(settings.isolation)
+    required = frozenset(sandbox.Guarantee(g) for g in settings.require)
     try:
-        sandbox.select_backend(sandbox.Isolation(settings.isolation))
+        sandbox.select_backend(isolation)
     except sandbox.IsolationUnavailable as error:
-        problems.append(
-            ISOLATION_UNAVAILABLE.diagnostic(
-                str(error).removeprefix("isolation-unavailable: "),
-                hint='Install bubblewrap, or set isolation = "env" knowingly.',
-                location=config.location("dryrun", "isolation")
-                if "isolation" in settings.model_fields_set
-                else config.location(),
-            )
-        )
+        problems.append(_unavailable(config, "isolation", error))
+        return problems
+    try:
+        sandbox.select_backend(isolation, require=required, limits=limits_of(settings))
+    except sandbox.IsolationUnavailable as error:
+        problems.append(_unavailable(config, "require", error))
     return problems
+
+
+def _unavailable(config: Config, key: str, error: sandbox.IsolationUnavailable) -> Diagnostic:
+    """``isolation-unavailable``, located at ``key`` of ``[dryrun]`` when the file sets it."""
+    if key == "isolation":
+        message = str(error).removeprefix("isolation-unavailable: ")
+        hint = 'Install bubblewrap, or set isolation = "unshare" or "env" knowingly.'
+    else:
+        message = "; ".join(error.reasons) + " that `require` names; nothing was run"
+        hint = "Run where the backend gives every guarantee in `require`, or require fewer."
+    location = (
+        config.location("dryrun", key)
+        if key in config.settings.dryrun.model_fields_set
+        else config.location()
+    )
+    if location.key:
+        message = f"{location.file}: {location.key}: {message}"
+    return ISOLATION_UNAVAILABLE.diagnostic(message, hint=hint, location=location)
 
 
 def _selection_problems(
