@@ -30,6 +30,7 @@ __all__ = [
     "DISPOSITION_DUPLICATE",
     "DISPOSITION_INVALID",
     "DISPOSITION_STALE",
+    "DRYRUN_DISABLED",
     "DRYRUN_FAILED",
     "DRYRUN_FLAG_UNKNOWN",
     "DRYRUN_TIMEOUT",
@@ -493,6 +494,19 @@ ALWAYS_PROMPTS = _code(
     "the preview in the example: `notes purge --dry-run`. A command with no preview needs one, "
     "or no example.",
 )
+DRYRUN_DISABLED = _code(
+    "dryrun-disabled",
+    Stage.RULES,
+    "An example of a tool with a dry run turns its own preview off",
+    what="The tool has a reviewed `dry_run` capability, and the example gives the negation of "
+    "its dry-run flag (`--no-dry-run`, also before or after `--dry-run`) or a value that turns "
+    "it off (`--dry-run=false`, `--dry-run no`, `0`, `off`).",
+    why="`exampleguard dryrun` runs such an example for real instead of as a preview, and an "
+    "agent that copies it runs the destructive command it was shown as safe to try.",
+    example="notes delete 3 --no-dry-run",
+    fix="Remove the negation: the dry run adds the preview flag itself. An example that must "
+    "show the real command belongs to a tool without a dry-run capability.",
+)
 TOO_MANY_EXAMPLES = _code(
     "too-many-examples",
     Stage.RULES,
@@ -599,7 +613,8 @@ DRYRUN_FLAG_UNKNOWN = _code(
     "dryrun-flag-unknown",
     Stage.CATALOG,
     "A tool's dry-run flag is not a flag its command accepts",
-    what="`dry_run.flag` must be an option of the command that takes no value.",
+    what="`dry_run.flag` must be an option of the command that takes no value, or an option "
+    "that takes one given with its value attached (`--dry-run=true`).",
     why="The dry run would insert a flag the command rejects, or one that consumes the next "
     "word as its value.",
     example='"dry_run": {"flag": "--dryrun", ...}  # the command has --dry-run',

@@ -547,25 +547,31 @@ class _Builder:
             accepted = effective.node.accepted()
         else:
             accepted = list(effective.tool.parameters)
-        match = next((p for p in accepted if dry_run.flag in p.flags), None)
+        # A preview option that takes a value is given with it attached (`--dry-run=true`):
+        # inserted bare, it could take the next word of the example as its value.
+        spelling, attached, _ = dry_run.flag.partition("=")
+        match = next((p for p in accepted if spelling in p.flags), None)
+        problem = None
         if match is None:
-            self.report(
-                DRYRUN_FLAG_UNKNOWN,
-                f"{effective.id}: the dry-run flag {dry_run.flag} is not an option of "
-                f"'{' '.join(effective.path) or self.catalog.program}'",
-                key,
-                tool=effective.id,
-                at_key=False,
-                hint=_closest_flag(dry_run.flag, accepted),
+            problem = (
+                f"the dry-run flag {spelling} is not an option of "
+                f"'{' '.join(effective.path) or self.catalog.program}'"
             )
-        elif not match.is_flag:
+        elif not match.is_flag and not attached:
+            problem = (
+                f"the dry-run flag {spelling} takes a value; a preview flag must take none, or "
+                f"carry its value ({spelling}=VALUE)"
+            )
+        elif match.is_flag and attached:
+            problem = f"the dry-run flag {spelling} takes no value, but {dry_run.flag} gives one"
+        if problem is not None:
             self.report(
                 DRYRUN_FLAG_UNKNOWN,
-                f"{effective.id}: the dry-run flag {dry_run.flag} takes a value; a preview flag "
-                "must take none",
+                f"{effective.id}: {problem}",
                 key,
                 tool=effective.id,
                 at_key=False,
+                hint=_closest_flag(spelling, accepted) if match is None else None,
             )
 
 

@@ -367,6 +367,63 @@ CASES: tuple[Case, ...] = (
         ),
     ),
     Case(
+        "dryrun-disabled: the negation of the preview flag",
+        "catalog",
+        (
+            tool(
+                "dnoprev",
+                "notes dnoprev 3 --no-preview",
+                parameters=[
+                    *PARAMETERS,
+                    {
+                        "name": "preview",
+                        "flags": ["--preview"],
+                        "negation_flags": ["--no-preview"],
+                        "type": "boolean",
+                    },
+                ],
+                dry_run={"flag": "--preview", "reviewed": True, "evidence": "notes: --preview"},
+            ),
+        ),
+        (
+            Expect(
+                "dryrun-disabled",
+                "notes.dnoprev",
+                span="--no-preview",
+                message="--no-preview is the negation of the preview flag --preview",
+            ),
+        ),
+    ),
+    Case(
+        "dryrun-flag-unknown: a value attached to a flag that takes none",
+        "catalog",
+        (
+            tool(
+                "dflagval",
+                dry_run={"flag": "--all=true", "reviewed": True, "evidence": "notes: --all"},
+            ),
+        ),
+        (
+            Expect(
+                "dryrun-flag-unknown",
+                "notes.dflagval",
+                None,
+                message="the dry-run flag --all takes no value, but --all=true gives one",
+            ),
+        ),
+    ),
+    Case(
+        "dryrun-flag-unknown: a preview option that takes a value, given bare",
+        "catalog",
+        (
+            tool(
+                "dflagbare",
+                dry_run={"flag": "--limit", "reviewed": True, "evidence": "notes: --limit"},
+            ),
+        ),
+        (Expect("dryrun-flag-unknown", "notes.dflagbare", None, message="(--limit=VALUE)"),),
+    ),
+    Case(
         "bypass-flag --yes",
         "catalog",
         (tool("byes", "notes byes 3 --yes"),),

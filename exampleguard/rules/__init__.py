@@ -3,8 +3,8 @@
 The binder answers "would the framework accept this?". The rules answer "should an agent copy
 this?": the limits on a tool's examples, the program and command an example runs, requirements
 the catalog adds, options the command would prompt for, the require-one-of / require-together /
-mutually-exclusive constraints, banned confirmation bypasses, the tool's strict argument schema,
-and no two examples of a tool doing the same.
+mutually-exclusive constraints, banned confirmation bypasses, a preview switched off, the tool's
+strict argument schema, and no two examples of a tool doing the same.
 
 Every rule is a function ``rule(subject) -> findings`` (:data:`Rule`); a finding names its
 :class:`~exampleguard.codes.Code`. The tuples below say when the pipeline applies each rule: a
@@ -22,6 +22,7 @@ from exampleguard.rules._checks import (
     always_prompts,
     bypass_flags,
     constraints,
+    dryrun_disabled,
     duplicate_example,
     example_too_long,
     missing_required,
@@ -66,6 +67,7 @@ BINDING_RULES: tuple[Rule, ...] = (
     missing_required,
     constraints,
     bypass_flags,
+    dryrun_disabled,
 )
 """On its binding to the command tree."""
 

@@ -13,6 +13,7 @@ from exampleguard.bind import Occurrence, Role
 from exampleguard.codes import (
     ALWAYS_PROMPTS,
     BYPASS_FLAG,
+    DRYRUN_DISABLED,
     DUPLICATE_EXAMPLE,
     EXAMPLE_TOO_LONG,
     MISSING_REQUIRED,
@@ -37,6 +38,7 @@ __all__ = [
     "always_prompts",
     "bypass_flags",
     "constraints",
+    "dryrun_disabled",
     "duplicate_example",
     "example_too_long",
     "missing_required",
@@ -51,6 +53,10 @@ MAX_EXAMPLES = 2
 """Examples per tool beyond which every further one is ``too-many-examples``."""
 
 _NOTHING: tuple[Finding, ...] = ()
+
+_OFF_WORDS = frozenset({"0", "no", "n", "false", "f", "off", ""})
+"""Values that turn a boolean option off, for Click's ``BOOL`` and the usual ``str2bool``
+converters alike (compared stripped and lower-cased)."""
 
 
 # -- the text ------------------------------------------------------------------------------------
@@ -387,6 +393,41 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
                     span=subject.span(index, 0, len(head)),
                 )
             )
+    return findings
+
+
+def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
+    """``dryrun-disabled``: an example of a previewable tool that turns its preview off.
+
+    Any occurrence counts, even one a later ``--dry-run`` overrides: the negation of the
+    dry-run flag (``--no-dry-run``), or that flag's parameter given a value that means off
+    (``--dry-run=false``). The dry run would otherwise run the real command.
+    """
+    capability = subject.tool.dry_run
+    binding = subject.bound
+    if capability is None or capability.flag is None or binding is None:
+        return _NOTHING
+    flag = capability.flag.partition("=")[0]
+    findings: list[Finding] = []
+    for occurrence in binding.occurrences:
+        parameter = occurrence.parameter
+        if parameter.positional or flag not in parameter.flags:
+            continue
+        if occurrence.negated:
+            what = f"{occurrence.spelling} is the negation of the preview flag {flag}"
+        elif any(piece.text.strip().lower() in _OFF_WORDS for piece in occurrence.values):
+            value = occurrence.values[0].text
+            what = f"{occurrence.spelling} {value!r} turns the preview flag {flag} off"
+        else:
+            continue
+        findings.append(
+            Finding(
+                DRYRUN_DISABLED,
+                f"{what}: the dry run would run the real command",
+                hint=f"Remove it; the dry run adds {capability.flag} itself.",
+                span=subject.span(occurrence.word, occurrence.offset, occurrence.length),
+            )
+        )
     return findings
 
 
