@@ -22,11 +22,13 @@ if TYPE_CHECKING:
     from exampleguard.counts import Counts
 
 __all__ = [
+    "FULL_BACKEND",
     "REPORT_FORMAT",
     "DiagnosticEntry",
     "DryRunEntry",
     "ExampleEntry",
     "IsolationEntry",
+    "IsolationGap",
     "LocationEntry",
     "RelatedEntry",
     "Report",
@@ -137,6 +139,31 @@ class IsolationEntry:
     not_guaranteed: tuple[str, ...] = ()
 
 
+FULL_BACKEND = "bwrap"
+"""The backend that gives the full guarantee set (``sandbox``'s bubblewrap backend)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IsolationGap:
+    """Dry runs that ran with less than the full sandbox: the backend and what did not hold."""
+
+    backend: str
+    not_guaranteed: tuple[str, ...]
+    runs: tuple[str, ...]
+    """The addresses (``TOOL_ID[INDEX]``) of the runs, in report order."""
+
+    def describe(self) -> str:
+        """One line for people: how many runs, under what, and every guarantee that failed."""
+        count = len(self.runs)
+        runs = f"{count} dry run{'s' if count != 1 else ''}"
+        if self.backend == FULL_BACKEND:
+            how = f"{runs} ran under {self.backend} without its full guarantee set"
+        else:
+            how = f"{runs} ran under {self.backend}, not the full sandbox ({FULL_BACKEND})"
+        held = ", ".join(self.not_guaranteed) or "nothing reported"
+        return f"{how}; not guaranteed: {held}"
+
+
 @dataclass(frozen=True, slots=True)
 class DryRunEntry:
     """The outcome of one dry run."""
@@ -215,3 +242,24 @@ class Report:
     interrupted: bool = False
     shard: ShardEntry | None = None
     tally: Tally = field(metadata=NOT_WRITTEN)
+
+    @property
+    def isolation_gaps(self) -> tuple[IsolationGap, ...]:
+        """Runs that did not get the full sandbox, one entry per backend and missing set.
+
+        A run that never started needed nothing to hold and is left out; an empty result means
+        every run that ran had the full guarantee set.
+        """
+        groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for run in self.dry_runs:
+            isolation = run.isolation
+            if run.status == "not-started":
+                continue
+            if isolation.backend == FULL_BACKEND and not isolation.not_guaranteed:
+                continue
+            key = (isolation.backend, tuple(isolation.not_guaranteed))
+            groups.setdefault(key, []).append(run.address)
+        return tuple(
+            IsolationGap(backend, missing, tuple(runs))
+            for (backend, missing), runs in groups.items()
+        )

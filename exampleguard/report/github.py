@@ -41,6 +41,10 @@ def _annotation(diagnostic: DiagnosticEntry) -> str:
 def render_github(report: Report) -> str:
     """Render a report as GitHub Actions annotations, with a final notice line."""
     lines = [_annotation(diagnostic) for diagnostic in report.diagnostics]
+    lines.extend(
+        f"::warning title=exampleguard isolation::{_escape_data(gap.describe())}"
+        for gap in report.isolation_gaps
+    )
     verdict = "passed" if report.ok else "failed"
     lines.append(
         f"::notice title=exampleguard::{len(report.examples)} examples checked; the run {verdict}"

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from xml.etree import ElementTree as ET
 
-from exampleguard.report.data import DiagnosticEntry, DryRunEntry, ExampleEntry, Report
+from exampleguard.report.data import (
+    FULL_BACKEND,
+    DiagnosticEntry,
+    DryRunEntry,
+    ExampleEntry,
+    IsolationGap,
+    Report,
+)
 
 __all__ = ["render_junit"]
 
@@ -94,6 +101,16 @@ def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool | N
         name=f"{run.address} dry run",
         time=f"{run.duration_s:.3f}",
     )
+    isolation = run.isolation
+    properties = ET.SubElement(case, "properties")
+    ET.SubElement(properties, "property", name="isolation.backend", value=isolation.backend)
+    ET.SubElement(
+        properties,
+        "property",
+        name="isolation.not_guaranteed",
+        value=",".join(isolation.not_guaranteed),
+    )
+    full = isolation.backend == FULL_BACKEND and not isolation.not_guaranteed
     if run.interrupted:
         # Stopped by Ctrl-C or SIGTERM, or never started: not a failure of the example; the
         # run as a whole exits 130.
@@ -109,7 +126,11 @@ def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool | N
             type=code,
         )
         failure.text = run.stderr or run.stdout or ""
-    _output(case, [f"$ {' '.join(run.argv)}", run.stdout or ""])
+    lines = [f"$ {' '.join(run.argv)}", run.stdout or ""]
+    if not full and run.status != "not-started":
+        gap = IsolationGap(isolation.backend, isolation.not_guaranteed, (run.address,))
+        lines.insert(0, f"isolation: {gap.describe()}")
+    _output(case, lines)
     return not run.passed
 
 

@@ -161,5 +161,16 @@ def render_sarif(report: Report, root: SourceRoot | None = None) -> str:
         run["originalUriBaseIds"] = {_SRCROOT: {"uri": root.repository.as_uri().rstrip("/") + "/"}}
     run["results"] = results
     run["columnKind"] = "unicodeCodePoints"
+    if report.dry_runs:
+        # SARIF has no place for how a run was isolated: a property bag of the run carries it.
+        gaps: list[JsonValue] = [
+            {
+                "backend": gap.backend,
+                "notGuaranteed": list(gap.not_guaranteed),
+                "runs": list(gap.runs),
+            }
+            for gap in report.isolation_gaps
+        ]
+        run["properties"] = {"dryRunIsolation": {"fullSandbox": not gaps, "gaps": gaps}}
     log: Json = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return render_json(log)

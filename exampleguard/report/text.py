@@ -59,6 +59,10 @@ def render_text(
             lines.extend(full_diagnostic_lines(diagnostic, sources, color=color))
         else:
             lines.extend(diagnostic_lines(diagnostic, color=color))
+    # Never a silent downgrade: a run without the full sandbox says so, whatever its verdict,
+    # quiet or not.
+    for gap in report.isolation_gaps:
+        lines.append(_paint(f"isolation: {gap.describe()}", "warning", color))
     if not quiet:
         lines.append(_summary(report, color))
     return "".join(f"{line}\n" for line in lines)
