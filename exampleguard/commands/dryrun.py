@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -219,10 +221,41 @@ def _selects_nothing(selector: str, reason: str) -> Diagnostic:
     )
 
 
-def sandbox_report() -> TextOutcome:
-    """``exampleguard sandbox``: the backends this machine has and what each guarantees."""
-    lines: list[str] = []
-    for backend in sandbox.probe_backends():
+def sandbox_report(*, as_json: bool = False) -> TextOutcome:
+    """``exampleguard sandbox``: the bwrap used, what this host allows, every backend.
+
+    Everything is measured by probing (``sandbox.probe_host``, ``sandbox.probe_backends``);
+    nothing on the host is changed.
+    """
+    host = sandbox.probe_host()
+    backends = sandbox.probe_backends()
+    try:
+        auto: str | None = sandbox.select_backend(sandbox.Isolation.AUTO)
+        unavailable = None
+    except sandbox.IsolationUnavailable as error:
+        auto, unavailable = None, str(error)
+    if as_json:
+        data = {
+            "host": dataclasses.asdict(host),
+            "auto": auto,
+            "auto_unavailable": unavailable,
+            "backends": [
+                {
+                    "name": b.name,
+                    "available": b.available,
+                    "executable": b.executable,
+                    "guarantees": [g.value for g in b.guarantees],
+                    "not_guaranteed": [g.value for g in b.not_guaranteed],
+                    "detail": b.detail,
+                }
+                for b in backends
+            ],
+        }
+        return TextOutcome(json.dumps(data, indent=2) + "\n")
+    lines = [*_host_lines(host), ""]
+    lines.append(f"isolation 'auto' uses: {auto}" if auto else (unavailable or ""))
+    lines.append("")
+    for backend in backends:
         state = "available" if backend.available else "unavailable"
         where = f" ({backend.executable})" if backend.executable else ""
         lines.append(f"{backend.name}: {state}{where}")
@@ -232,8 +265,65 @@ def sandbox_report() -> TextOutcome:
             lines.append(f"  + {guarantee.value}: {guarantee.description}")
         for guarantee in backend.not_guaranteed:
             lines.append(f"  - {guarantee.value}: not guaranteed")
-    try:
-        lines.append(f"isolation 'auto' uses: {sandbox.select_backend(sandbox.Isolation.AUTO)}")
-    except sandbox.IsolationUnavailable as error:
-        lines.append(str(error))
     return TextOutcome("\n".join(lines) + "\n")
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _host_lines(host: sandbox.HostReport) -> list[str]:
+    """What this host allows a sandbox, one fact a line."""
+    if host.bwrap is not None:
+        chosen = next((c for c in host.bwrap_candidates if c.path == host.bwrap), None)
+        origin = f" (from {chosen.origin})" if chosen is not None and chosen.origin else ""
+        lines = [f"bwrap: {host.bwrap}{origin}, version {host.bwrap_version or 'unknown'}"]
+    else:
+        lines = ["bwrap: none gives the full guarantee set here"]
+    for candidate in host.bwrap_candidates:
+        if candidate.path != host.bwrap:
+            lines.append(
+                f"  tried {candidate.path} ({candidate.origin or 'unknown origin'}, version "
+                f"{candidate.version or 'unknown'}): {candidate.detail or 'not usable'}"
+            )
+    landlock = (
+        f"ABI {host.landlock_abi}" + _landlock_layers(host.landlock_abi)
+        if host.landlock_abi
+        else "not available"
+    )
+    lines += [
+        f"full isolation (auto, namespace): {_yes(host.full_isolation)}",
+        f"unprivileged user namespaces: {_yes(host.unprivileged_userns)}",
+        f"Landlock: {landlock}",
+        f"seccomp filter: {_yes(host.seccomp)}",
+        "cgroups: "
+        + (
+            ", ".join(
+                f"{kind} {path}"
+                for kind, path in (("pids", host.pids_cgroup), ("memory", host.memory_cgroup))
+                if path
+            )
+            or "none delegated"
+        )
+        + " (reported only: runs are bounded by their own uid's rlimits and sized tmpfs)",
+    ]
+    if host.run_uids is not None:
+        first, last = host.run_uids
+        lines.append(
+            f"caller: root (euid 0): each run executes as a uid of its own leased from "
+            f"{first}-{last}, leases in {host.lease_dir}"
+        )
+    else:
+        lines.append(f"caller: euid {host.euid} (not root): runs execute as this user")
+    if host.detail:
+        lines.append(f"note: {host.detail}")
+    return lines
+
+
+def _landlock_layers(abi: int) -> str:
+    layers = ["filesystem writes"]
+    if abi >= 4:
+        layers.append("TCP bind/connect")
+    if abi >= 6:
+        layers.append("abstract unix socket and signal scoping")
+    return f" ({', '.join(layers)})"
