@@ -35,6 +35,11 @@ KINDS = {
 }
 
 
+STRICTER = {"--no-dry-run a --dry-run"}
+"""Refused on purpose although Click keeps the preview on (the last flag wins): an example
+that shows the negation teaches it."""
+
+
 def _app(commands: list[tuple[str, str]]) -> str:
     """A real Click group with one command per (name, kind)."""
     lines = ["import click", "", "", "@click.group()", "def cli():", '    """Change things."""']
@@ -42,6 +47,7 @@ def _app(commands: list[tuple[str, str]]) -> str:
         decorators, arguments = KINDS[kind]
         lines += ["", "", f"@cli.command({name!r})", decorators, f"def _{name}({arguments}):"]
         lines.append(f'    """A command previewed with a {kind} option."""')
+        lines.append("    return dry_run")
     return "\n".join(lines) + "\n"
 
 
@@ -149,6 +155,27 @@ def test_an_example_that_turns_its_preview_off_fails_and_never_runs(
         assert code in codes
         assert runs == []
         assert markers == []
+
+
+@pytest.mark.parametrize(
+    ("index", "case"),
+    [(i, c) for i, c in enumerate(CASES) if c[2] == "dryrun-disabled" and c[1] not in STRICTER],
+    ids=[f"{k}: {w}" for k, w, c in CASES if c == "dryrun-disabled" and w not in STRICTER],
+)
+def test_without_the_rule_the_real_parser_turns_the_preview_off(
+    checked: tuple[Path, Any, Any], index: int, case: tuple[str, str, str | None]
+) -> None:
+    """The escape has teeth: Click itself runs each refused example with dry_run false."""
+    root, _, _ = checked
+    namespace: dict[str, Any] = {}
+    exec(
+        compile((root / "switchapp.py").read_text(encoding="utf-8"), "switchapp", "exec"), namespace
+    )
+    words = [f"c{index}", *case[1].split()]
+
+    dry_run = namespace["cli"].main(words, prog_name="switch", standalone_mode=False)
+
+    assert dry_run is False
 
 
 def test_the_message_names_the_spelling_and_points_at_it(
