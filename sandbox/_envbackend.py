@@ -4,6 +4,11 @@ Used only when asked for by name. Python children get a socket guard (best effor
 security boundary, see ``_pyguard``). A root caller's run starts as the uid leased for it (no
 groups), so it is never host root and its rlimits bind; it then shares the host's namespaces
 with every process of the host, but no uid with any of them.
+
+Known gaps, never claimed (``work-dir-only-writable`` is not held): a file the run leaves in a
+world-writable host directory (/tmp, /var/tmp, /dev/shm) outlives it, readable by a later run
+that leases the same uid; an unprivileged caller's concurrent runs all execute as that caller's
+uid and can read what each other leaves there, and signal each other (no PID namespace).
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ privileges) right before the program's exec. That uid owns nothing but the run's
 /proc/sys, root-only files and root's homes are out of reach by permission, and a setuid file
 the run makes is setuid to that uid alone. What it cannot reach (an interpreter in a 0700 home)
 stops the run before it starts, with the path and what to do.
+
+Known gaps, never claimed (``work-dir-only-writable`` is not held): a file the run leaves in a
+world-writable host directory (/tmp, /var/tmp, /dev/shm) outlives it, readable by a later run
+that leases the same uid; an unprivileged caller's concurrent runs all execute as that caller's
+uid and can read what each other leaves there.
 """
 
 from __future__ import annotations
