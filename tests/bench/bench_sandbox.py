@@ -6,10 +6,13 @@ All measurements happen in this one process, interleaved round by round so that 
 machine's load hits every column alike; each column reports the median wall time of N runs.
 ``bwrap (alone)`` is bubblewrap with the same namespaces and a read-only root, without anything
 of ``sandbox`` (no init, no filter, no Landlock, no status pipes), which separates bubblewrap's
-cost from ours. ``bwrap + python -I -S`` adds only the start of the interpreter the sandbox's
-own init runs in, the one layer that costs more than the rest together. The target: our share
-on top of bubblewrap alone at most 2 ms per run; the report says by how much it is missed and
-how much of that the init's interpreter is.
+cost from ours. ``bwrap + our mounts`` is bubblewrap with exactly the argv a run gets (its
+in-memory file systems, masked homes, binds and seccomp filter) but ``true`` in place of the
+sandbox's own init. ``bwrap + python -I -S`` adds only the start of the interpreter that init
+runs in, the one layer that costs more than the rest together. The target: our share on top of
+bubblewrap alone at most 2 ms per run; the report says by how much it is missed, and splits it
+into the mounts and filter, the init's interpreter, and the rest (the init's own work and the
+caller's side).
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import sandbox  # noqa: E402 - after making the checkout importable when run as a script
+
+# Internals, for the split of our share only.
+from sandbox._backend import Request  # noqa: E402
+from sandbox._backends import choose  # noqa: E402
+from sandbox._bubblewrap import BubblewrapProbe  # noqa: E402
+from sandbox._env import build_env  # noqa: E402
+from sandbox._runuid import lease_uid  # noqa: E402
+from sandbox._workdir import in_sandbox_work_dir  # noqa: E402
 
 TARGET_OVERHEAD_MS = 2.0
 _MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
@@ -61,6 +72,39 @@ def _sandboxed(
     return action
 
 
+def _our_mounts(path: str) -> Callable[[], object]:
+    """bubblewrap with a real run's argv up to the init, which is replaced by ``true``."""
+    source = {"PATH": path, "HOME": "/"}
+    policy = sandbox.Policy(argv=("true",), source_env=source)
+    backend, probe = choose(policy.isolation, path)
+    assert isinstance(probe, BubblewrapProbe)
+    program = shutil.which("true", path=path) or "/bin/true"
+
+    def action() -> object:
+        lease = lease_uid() if os.geteuid() == 0 else None
+        work = in_sandbox_work_dir()
+        env = build_env(source, (), work.env_dirs())
+        request = Request(policy, work, env, program, source, lease.uid if lease else None)
+        launch = backend.launch(probe, request)
+        try:
+            argv = [*launch.argv[: launch.argv.index(probe.python)], program]
+            return subprocess.run(
+                argv,
+                check=True,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                pass_fds=launch.pass_fds,
+                env=launch.env,
+                cwd=launch.cwd,
+            )
+        finally:
+            launch.release()
+            if lease is not None:
+                lease.release()
+
+    return action
+
+
 def _plain(argv: list[str]) -> Callable[[], object]:
     def action() -> object:
         return subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, capture_output=True)
@@ -78,6 +122,7 @@ def _columns(command: str) -> dict[str, Callable[[], object]]:
         alone = [bwrap.executable, *_MOUNTS]
         alone += [*(_ROOT_FLAGS if os.geteuid() == 0 else _USER_FLAGS), *_COMMON, "--"]
         columns["bwrap (alone)"] = _plain([*alone, command])
+        columns["bwrap + our mounts"] = _our_mounts(path)
         # The interpreter the sandbox's init runs in (see sandbox._bubblewrap).
         interpreter = [os.path.realpath(sys.executable), "-I", "-S", "-c", "pass"]
         columns["bwrap + python -I -S"] = _plain([*alone, *interpreter])
@@ -113,10 +158,12 @@ def measure(command: str, runs: int) -> dict[str, object]:
     if bwrap is not None:
         alone = results["bwrap (alone)"]["median_ms"]
         interpreter = results["bwrap + python -I -S"]["median_ms"] - alone
+        mounts = results["bwrap + our mounts"]["median_ms"] - alone
         share = {
             "over_bwrap_alone_ms": round(bwrap["median_ms"] - alone, 3),
+            "of_which_mounts_and_filter_ms": round(mounts, 3),
             "of_which_init_interpreter_ms": round(interpreter, 3),
-            "rest_ms": round(bwrap["median_ms"] - alone - interpreter, 3),
+            "rest_ms": round(bwrap["median_ms"] - alone - interpreter - mounts, 3),
         }
     return {
         "command": command,
@@ -161,7 +208,8 @@ def render(report: dict[str, object]) -> str:
     if isinstance(share, dict):
         lines.append(
             f"our share over bwrap alone: {share['over_bwrap_alone_ms']:.2f} ms, of which the "
-            f"init's interpreter {share['of_which_init_interpreter_ms']:.2f} ms, the rest "
+            f"mounts and filter {share['of_which_mounts_and_filter_ms']:.2f} ms, the init's "
+            f"interpreter {share['of_which_init_interpreter_ms']:.2f} ms, the rest "
             f"{share['rest_ms']:.2f} ms"
         )
     lines.append(f"target: our share <= {target['our_share_ms_max']} ms: {target['met']}")
