@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.project import make_project, run_cli
-from tests.support.runuid import python_for, reachable_by_runs
+from tests.support.runuid import public_dir, python_for, reachable_by_runs
 
 # One command per kind of preview; each case below gets a command of its kind of its own, so one
 # project (one validate, one dryrun) checks every case.
@@ -124,12 +125,13 @@ def _env(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, Any]:
+def checked() -> Iterator[tuple[Path, Any, Any]]:
     """The project, and what ``validate`` and ``dryrun`` (both JSON) made of it."""
-    root = _project(tmp_path_factory.mktemp("disabled") / "project")
-    validated = run_cli(["validate", "--format", "json"], cwd=root, env=_env(root))
-    ran = run_cli(["dryrun", "--format", "json"], cwd=root, env=_env(root))
-    return root, validated, ran
+    with public_dir("eg-disabled-") as base:
+        root = _project(base / "project")
+        validated = run_cli(["validate", "--format", "json"], cwd=root, env=_env(root))
+        ran = run_cli(["dryrun", "--format", "json"], cwd=root, env=_env(root))
+        yield root, validated, ran
 
 
 @pytest.mark.parametrize(

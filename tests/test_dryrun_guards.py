@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.runuid import python_for, reachable_by_runs
+from tests.support.runuid import public_dir, python_for, reachable_by_runs
 from tests.test_dryrun import build, dryrun, markers, needs_bwrap, reconfigure, tool
 
 HINT = (
@@ -32,9 +32,12 @@ ENV_DUMP = "import json, os\nprint(json.dumps(dict(os.environ)))\n"
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("guards")
-    base.chmod(0o755)
+def project() -> Iterator[Path]:
+    with public_dir("eg-guards-") as base:
+        yield _guards_project(base)
+
+
+def _guards_project(base: Path) -> Path:
     (base / "outside").mkdir()
     (base / "outside" / "id_rsa").write_text("not for the run", encoding="utf-8")
     root = base / "project"

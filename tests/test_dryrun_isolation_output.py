@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import sandbox
-from tests.support.runuid import reachable_by_runs
+from tests.support.runuid import public_dir, reachable_by_runs
 from tests.test_dryrun import Result, build, dryrun, needs_bwrap, reconfigure, tool
 
 pytestmark = pytest.mark.sandbox
@@ -27,12 +28,11 @@ needs_unshare = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build(
-        tmp_path_factory.mktemp("downgrade") / "project",
-        [tool("shown", ["ok"], "prev ok --label shown")],
-        isolation="unshare",
-    )
+def project() -> Iterator[Path]:
+    with public_dir("eg-downgrade-") as base:
+        yield build(
+            base / "project", [tool("shown", ["ok"], "prev ok --label shown")], isolation="unshare"
+        )
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,13 @@ as root use an interpreter every user may run and let the run's uid walk to thei
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -65,3 +68,17 @@ def reachable_by_runs(path: Path, *, writable: bool = False) -> Path:
     if writable:
         path.chmod(0o777)
     return path
+
+
+@contextlib.contextmanager
+def public_dir(prefix: str) -> Iterator[Path]:
+    """A fresh directory (0755) that a run's uid can always reach, removed afterwards.
+
+    Outside pytest's base dir, which every concurrent pytest session gives back its 0700.
+    """
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
