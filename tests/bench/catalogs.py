@@ -70,7 +70,7 @@ def write_catalog(directory: Path, examples: int, *, seed: int = 7) -> list[str]
                 break
             text = _example(rng, tool)
             # Two examples of one tool must differ (duplicate-example); nudge the second one.
-            while text in tool["examples"] and len(tool["examples"]) == 1:
+            while any(text == e["command"] for e in tool["examples"]):
                 text = _example(rng, tool)
             tool["examples"].append({"command": text})
             texts.append(text)

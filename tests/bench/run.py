@@ -1,19 +1,27 @@
-"""exampleguard's benchmarks, each against its natural baseline measured in the same run.
+"""exampleguard's performance table: every row of issue 17 against its baseline, one run.
 
-Usage: ``python tests/bench/run.py [--out FILE] [--quick]``
+Usage: ``python tests/bench/run.py [--quick] [--max-load L] [--out FILE] [--dryrun]``
 
-- validate throughput on generated catalog-only catalogs of 1k, 10k and 50k examples (whole
-  ``exampleguard validate`` processes) against Click's own ``make_context`` parse of the same
-  command lines in this process (shlex splitting included, one equivalent Click command per tool,
-  built before timing) plus one Python start-up with Click imported;
-- how 50k scales against 10k, and the peak memory of the 50k run;
-- cold start: ``exampleguard --help`` and ``exampleguard validate`` on the repository's own
-  catalog, against ``python -c "import typer"``;
-- dry runs: per-run overhead of each sandbox backend against a bare ``subprocess.run`` (the
-  sandbox benchmark, ``bench_sandbox.py``), and ``--jobs 1`` against ``--jobs 2``.
+Each row is a median of repeated whole-process runs (or in-process loops for the parser
+check), with its baseline measured in the same run, just before it:
 
-Figures are medians; the table is printed and the JSON written to ``--out`` (default
-``tests/bench/results/latest.json``). Not part of the test suite: timings are never asserted.
+1. ``validate`` of 10,000 catalog-only examples (generated, ``dialect = "click"``) against
+   Click's own ``make_context`` through the command chain on the same argvs (built before
+   timing) plus one interpreter start-up with Click imported;
+2. 50,000 over 10,000 examples, wall time;
+3. peak RSS of the 50,000-example run;
+4. the repository's own catalog with a tree snapshot, against ``python -c "import typer"``;
+5. the same with the live tree, second run (tree cache warm), against the same baseline;
+6. the same with the live tree, first run (empty cache), against the child's own import of
+   the CLI (``python -c "import exampleguard.cli"``) plus 0.2 s;
+7. the real-parser check on 10,000 examples with a live Click tree, against Click's
+   ``make_context`` alone on the same argvs (in one process), and end to end.
+
+The machine is shared: the one-minute load average is recorded beside every row, and
+``--max-load`` waits (a while, not for ever) for the load to drop before each row. Figures are
+printed, and written as JSON to ``--out`` (default ``tests/bench/results/latest.json``); they
+are never asserted. ``--dryrun`` adds the dry-run figures (``--jobs`` and the sandbox
+overhead, see ``bench_sandbox.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +47,16 @@ sys.path[:0] = [str(HERE), str(REPO)]
 
 from catalogs import PROGRAM, click_application, write_catalog  # noqa: E402
 
-TARGETS = {
-    "validate_10k_ratio": 1.0,
-    "scaling_50k_over_10k": 5.5,
-    "peak_memory_50k_mb": 300.0,
-    "help_cold_s": 0.30,
-    "bwrap_overhead_ms": 6.0,
-    "jobs_speedup": 1.7,
-}
+# (key, what is measured, target ratio, what the ratio is against)
+ROWS = [
+    ("validate_10k", "10k catalog-only examples vs make_context + start", 0.5),
+    ("scaling_50k", "50k / 10k wall", 5.0),
+    ("rss_50k", "peak RSS 50k examples (MB)", 200.0),
+    ("snapshot_small", "own catalog, tree snapshot vs import typer", 2.0),
+    ("live_second", "own catalog, live tree, 2nd run vs import typer", 2.5),
+    ("live_first", "own catalog, live tree, 1st run vs import CLI + 0.2 s", 1.0),
+    ("verdict_10k", "real-parser check 10k vs make_context alone", 1.0),
+]
 
 
 def _exampleguard() -> list[str]:
@@ -53,18 +64,29 @@ def _exampleguard() -> list[str]:
     return [found] if found else [sys.executable, "-m", "exampleguard"]
 
 
-def _run(argv: list[str], cwd: Path) -> tuple[float, int, int]:
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """Wall seconds, exit code and peak RSS (KiB) of one child process."""
     start = time.perf_counter()
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, process.returncode, usage.ru_maxrss
+    return elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss
 
 
-def _median_run(argv: list[str], cwd: Path, repeat: int) -> dict[str, float]:
-    runs = [_run(argv, cwd) for _ in range(repeat)]
+def _median_run(
+    argv: list[str],
+    cwd: Path,
+    repeat: int,
+    env: dict[str, str] | None = None,
+    before: Callable[[], None] | None = None,
+) -> dict[str, float]:
+    runs = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        runs.append(_run(argv, cwd, env))
     return {
         "wall_s": statistics.median(r[0] for r in runs),
         "exit_code": runs[0][1],
@@ -94,62 +116,152 @@ def python_start(code: str, repeat: int) -> float:
     return statistics.median(_run([sys.executable, "-c", code], REPO)[0] for _ in range(repeat))
 
 
-def bench_validate(scratch: Path, sizes: list[int], repeat: int) -> dict[str, Any]:
+def load() -> float:
+    """The one-minute load average."""
+    return os.getloadavg()[0]
+
+
+def wait_for_load(limit: float | None, patience: float = 180.0) -> float:
+    """Wait up to ``patience`` seconds for the load to drop to ``limit``; return the load."""
+    deadline = time.monotonic() + patience
+    while limit is not None and load() > limit and time.monotonic() < deadline:
+        time.sleep(5)
+    return load()
+
+
+def _catalog(scratch: Path, size: int) -> tuple[Path, list[str]]:
+    directory = scratch / f"catalog-{size}"
+    texts = write_catalog(directory, size)
+    subprocess.run(
+        [*_exampleguard(), "counts", "--write"], cwd=directory, check=False, capture_output=True
+    )
+    return directory, texts
+
+
+def bench_catalog_only(scratch: Path, repeat: int, sizes: tuple[int, ...]) -> dict[str, Any]:
+    """Rows 1-3: validate of generated catalog-only catalogs against Click's own parse."""
     results: dict[str, Any] = {}
-    click_start = python_start("import click", repeat=5)
-    results["python_start_with_click_s"] = click_start
     for size in sizes:
-        directory = scratch / f"catalog-{size}"
-        texts = write_catalog(directory, size)
-        subprocess.run(
-            [*_exampleguard(), "counts", "--write"], cwd=directory, check=True, capture_output=True
-        )
-        ours = _median_run(
-            [*_exampleguard(), "validate"], directory, repeat if size <= 10_000 else 1
-        )
-        click = statistics.median(
-            click_parse_seconds(texts, (size + 1) // 2)
-            for _ in range(repeat if size <= 10_000 else 1)
-        )
-        baseline = click + click_start
+        directory, texts = _catalog(scratch, size)
+        runs = repeat if size <= 10_000 else max(1, repeat // 2)
+        load_before = load()
+        click_start = python_start("import click", repeat)
+        click = statistics.median(click_parse_seconds(texts, (size + 1) // 2) for _ in range(runs))
+        ours = _median_run([*_exampleguard(), "validate"], directory, runs)
         results[str(size)] = {
             "examples": size,
-            "exampleguard_validate_s": ours["wall_s"],
+            "validate_s": ours["wall_s"],
             "exit_code": ours["exit_code"],
             "peak_rss_mb": ours["peak_rss_mb"],
             "click_parse_s": click,
-            "baseline_s": baseline,
-            "ratio": ours["wall_s"] / baseline,
+            "python_start_with_click_s": click_start,
+            "baseline_s": click + click_start,
+            "ratio": ours["wall_s"] / (click + click_start),
             "us_per_example": ours["wall_s"] / size * 1e6,
+            "load": [load_before, load()],
         }
-    if "10000" in results and "50000" in results:
-        results["scaling_50k_over_10k"] = (
-            results["50000"]["exampleguard_validate_s"]
-            / results["10000"]["exampleguard_validate_s"]
-        )
     return results
 
 
-def bench_cold(repeat: int) -> dict[str, Any]:
+def _own_catalog_project(scratch: Path) -> Path:
+    """The repository's catalog, records and counts, configured with a tree snapshot."""
+    directory = scratch / "own-snapshot"
+    directory.mkdir()
+    snapshot = subprocess.run(
+        [*_exampleguard(), "tree", "--format", "json"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    (directory / "tree.json").write_text(snapshot, encoding="utf-8")
+    config = {
+        "catalog": str(REPO / "agent-catalog.json"),
+        "dispositions": str(REPO / "dispositions"),
+        "counts": str(REPO / "exampleguard-counts.json"),
+        "tree": "tree.json",
+    }
+    (directory / "exampleguard.toml").write_text(
+        "".join(f"{key} = {json.dumps(value)}\n" for key, value in config.items()),
+        encoding="utf-8",
+    )
+    return directory
+
+
+def bench_own_catalog(scratch: Path, repeat: int) -> dict[str, Any]:
+    """Rows 4-6: the repository's own catalog, with a snapshot and with its live tree."""
+    project = _own_catalog_project(scratch)
+    cache = scratch / "cache"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    load_before = load()
     typer_start = python_start("import typer", repeat)
-    help_run = _median_run([*_exampleguard(), "--help"], REPO, repeat)
-    dogfood = _median_run([*_exampleguard(), "validate"], REPO, max(3, repeat // 3))
+    cli_import = python_start("import exampleguard.cli", repeat)
+    validate = [*_exampleguard(), "validate"]
+    snapshot = _median_run(validate, project, repeat, env)
+
+    def empty_cache() -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+
+    first = _median_run(validate, REPO, repeat, env, before=empty_cache)
+    _run(validate, REPO, env)
+    second = _median_run(validate, REPO, repeat, env)
     return {
         "python_import_typer_s": typer_start,
-        "help_s": help_run["wall_s"],
-        "help_ratio": help_run["wall_s"] / typer_start,
-        "validate_dogfood_s": dogfood["wall_s"],
-        "validate_dogfood_exit_code": dogfood["exit_code"],
-        "validate_dogfood_ratio": dogfood["wall_s"] / typer_start,
+        "python_import_cli_s": cli_import,
+        "snapshot_s": snapshot["wall_s"],
+        "snapshot_exit_code": snapshot["exit_code"],
+        "snapshot_ratio": snapshot["wall_s"] / typer_start,
+        "live_first_s": first["wall_s"],
+        "live_first_exit_code": first["exit_code"],
+        "live_first_ratio": first["wall_s"] / (cli_import + 0.2),
+        "live_second_s": second["wall_s"],
+        "live_second_ratio": second["wall_s"] / typer_start,
+        "load": [load_before, load()],
     }
 
 
-def bench_jobs(scratch: Path, runs: int) -> dict[str, Any]:
-    """Dry-run throughput with --jobs 1 and --jobs 2 on examples that each sleep briefly."""
+def bench_verdict(scratch: Path, repeat: int, examples: int = 10_000) -> dict[str, Any]:
+    """Row 7: the real-parser check on a live Click tree against Click's make_context."""
+    from bench_verdict import APP_MODULE, judge_seconds
+
+    directory, texts = _catalog(scratch, examples)
+    tools = (examples + 1) // 2
+    load_before = load()
+    baseline = statistics.median(click_parse_seconds(texts, tools) for _ in range(repeat))
+    judged = statistics.median(judge_seconds(texts, tools) for _ in range(repeat))
+    (directory / "bench_app.py").write_text(APP_MODULE.format(bench=str(HERE), tools=tools))
+    (directory / "exampleguard.toml").write_text(
+        'catalog = "catalog.json"\ntree = "click:bench_app:cli"\ntree_timeout = 600\n'
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(scratch / "verdict-cache")}
+    runs = max(1, repeat // 2)
+    live = _median_run(
+        [*_exampleguard(), "validate"],
+        directory,
+        runs,
+        env,
+        before=lambda: shutil.rmtree(scratch / "verdict-cache", ignore_errors=True),
+    )
+    click_start = python_start("import click", repeat)
+    return {
+        "examples": examples,
+        "click_make_context_s": baseline,
+        "real_parser_check_s": judged,
+        "ratio": judged / baseline,
+        "validate_live_tree_s": live["wall_s"],
+        "validate_live_tree_exit_code": live["exit_code"],
+        "validate_live_over_baseline": live["wall_s"] / (baseline + click_start),
+        "load": [load_before, load()],
+    }
+
+
+def bench_dryrun(scratch: Path, quick: bool) -> dict[str, Any]:
+    """The dry-run figures: ``--jobs 1`` against ``--jobs 2``, and the sandbox overhead."""
     directory = scratch / "jobs"
     directory.mkdir()
     script = directory / "preview.py"
     script.write_text("import time\ntime.sleep(0.2)\n", encoding="utf-8")
+    runs = 16
     tools = [
         {
             "id": f"bench.p{i}",
@@ -160,13 +272,8 @@ def bench_jobs(scratch: Path, runs: int) -> dict[str, Any]:
         }
         for i in range(runs)
     ]
-    catalog = {
-        "format": "exampleguard.catalog/v1",
-        "program": "bench",
-        "dialect": "click",
-        "tools": tools,
-    }
-    (directory / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    catalog = {"format": "exampleguard.catalog/v1", "program": "bench", "dialect": "click"}
+    (directory / "catalog.json").write_text(json.dumps({**catalog, "tools": tools}))
     executable = json.dumps([sys.executable, str(script)])
     (directory / "exampleguard.toml").write_text(
         f'catalog = "catalog.json"\n[dryrun]\nexecutable = {executable}\n', encoding="utf-8"
@@ -174,91 +281,142 @@ def bench_jobs(scratch: Path, runs: int) -> dict[str, Any]:
     subprocess.run(
         [*_exampleguard(), "counts", "--write"], cwd=directory, check=True, capture_output=True
     )
-    # The dry-run phase is what --jobs parallelises: the validation before it is measured on its
-    # own and taken out, so the figure is the throughput of the runs themselves.
+    # The dry-run phase is what --jobs parallelises: the validation before it is measured on
+    # its own and taken out, so the figure is the throughput of the runs themselves.
     fixed = statistics.median(_run([*_exampleguard(), "validate"], directory)[0] for _ in range(3))
     one = _run([*_exampleguard(), "dryrun", "--jobs", "1"], directory)
     two = _run([*_exampleguard(), "dryrun", "--jobs", "2"], directory)
+    out = scratch / "sandbox.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "bench_sandbox.py"),
+            str(out),
+            "--runs",
+            str(40 if quick else 100),
+        ],
+        check=False,
+        capture_output=True,
+    )
     return {
         "runs": runs,
         "validate_s": fixed,
         "jobs_1_s": one[0],
         "jobs_2_s": two[0],
-        "exit_codes": [one[1], two[1]],
         "speedup": (one[0] - fixed) / (two[0] - fixed),
+        "sandbox": json.loads(out.read_text()) if out.exists() else {"error": "bench_sandbox"},
     }
 
 
-def bench_sandbox(scratch: Path, runs: int) -> dict[str, Any]:
-    out = scratch / "sandbox.json"
-    subprocess.run(
-        [sys.executable, str(HERE / "bench_sandbox.py"), str(out), "--runs", str(runs)],
-        check=False,
-        capture_output=True,
+def table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of the table: measure, figure, baseline, ratio, target, load average."""
+    rows: list[dict[str, Any]] = []
+    catalog, own, verdict = report["catalog_only"], report["own_catalog"], report["verdict"]
+
+    def row(key: str, value: float, baseline: float | None, ratio: float, load: Any) -> None:
+        label, target = next((label, t) for k, label, t in ROWS if k == key)
+        rows.append(
+            {
+                "key": key,
+                "measure": label,
+                "value": value,
+                "baseline": baseline,
+                "ratio": ratio,
+                "target": target,
+                "met": ratio <= target,
+                "load": load,
+            }
+        )
+
+    ten = catalog["10000"]
+    row("validate_10k", ten["validate_s"], ten["baseline_s"], ten["ratio"], ten["load"])
+    if "50000" in catalog:
+        fifty = catalog["50000"]
+        scaling = fifty["validate_s"] / ten["validate_s"]
+        row("scaling_50k", fifty["validate_s"], ten["validate_s"], scaling, fifty["load"])
+        rss = fifty["peak_rss_mb"]
+        row("rss_50k", rss, None, rss, fifty["load"])
+    typer = own["python_import_typer_s"]
+    row("snapshot_small", own["snapshot_s"], typer, own["snapshot_ratio"], own["load"])
+    row("live_second", own["live_second_s"], typer, own["live_second_ratio"], own["load"])
+    first_baseline = own["python_import_cli_s"] + 0.2
+    row("live_first", own["live_first_s"], first_baseline, own["live_first_ratio"], own["load"])
+    row(
+        "verdict_10k",
+        verdict["real_parser_check_s"],
+        verdict["click_make_context_s"],
+        verdict["ratio"],
+        verdict["load"],
     )
-    return json.loads(out.read_text()) if out.exists() else {"error": "bench_sandbox failed"}
+    return rows
 
 
 def render(report: dict[str, Any]) -> str:
-    lines = [f"exampleguard benchmarks on {report['machine']}"]
-    validate = report["validate"]
-    lines.append(f"python start with click imported: {validate['python_start_with_click_s']:.3f} s")
-    lines.append("examples  exampleguard   click parse   baseline   ratio   us/example   peak MB")
-    for key in ("1000", "10000", "50000"):
-        if key in validate:
-            row = validate[key]
-            lines.append(
-                f"{row['examples']:>8}  {row['exampleguard_validate_s']:>10.3f} s"
-                f"  {row['click_parse_s']:>9.3f} s  {row['baseline_s']:>7.3f} s"
-                f"  {row['ratio']:>5.2f}x  {row['us_per_example']:>10.1f}"
-                f"  {row['peak_rss_mb']:>8.1f}"
-            )
-    if "scaling_50k_over_10k" in validate:
-        lines.append(f"50k / 10k: {validate['scaling_50k_over_10k']:.2f}x (target <= 5.5x)")
-    cold = report["cold"]
-    lines.append(
-        f"cold --help: {cold['help_s']:.3f} s (target <= 0.30 s); import typer: "
-        f"{cold['python_import_typer_s']:.3f} s; ratio {cold['help_ratio']:.2f}x"
-    )
-    lines.append(
-        f"validate on the repository's catalog: {cold['validate_dogfood_s']:.3f} s "
-        f"({cold['validate_dogfood_ratio']:.2f}x import typer)"
-    )
-    jobs = report.get("jobs")
-    if jobs:
+    """The table as text."""
+    lines = [
+        f"exampleguard benchmarks on {report['machine']}",
+        f"{'measure':<56} {'ours':>9} {'baseline':>9} {'ratio':>7} {'target':>7}  met  load",
+    ]
+    for row in report["table"]:
+        baseline = "" if row["baseline"] is None else f"{row['baseline']:.3f}"
+        unit = "MB" if row["key"] == "rss_50k" else "x"
         lines.append(
-            f"dry runs, {jobs['runs']} runs: --jobs 1 {jobs['jobs_1_s']:.2f} s, --jobs 2 "
-            f"{jobs['jobs_2_s']:.2f} s, of which validation {jobs['validate_s']:.2f} s; "
-            f"run throughput {jobs['speedup']:.2f}x (target >= 1.7x)"
+            f"{row['measure']:<56} {row['value']:>9.3f} {baseline:>9} "
+            f"{row['ratio']:>6.2f}{unit[0]} {row['target']:>6.2f}{unit[0]}  "
+            f"{'yes' if row['met'] else 'NO ':<3}  {row['load'][0]:.2f}-{row['load'][1]:.2f}"
         )
-    sandbox_report = report.get("sandbox", {})
-    for name, column in sandbox_report.get("columns", {}).items():
-        if isinstance(column, dict) and "median_ms" in column:
-            lines.append(
-                f"dry-run overhead {name}: {column['median_ms']:.2f} ms median"
-                + (f", {column['overhead_ms']:.2f} ms over bare" if "overhead_ms" in column else "")
-            )
+    verdict = report["verdict"]
+    lines.append(
+        "end to end, validate with the live Click tree (10k): "
+        f"{verdict['validate_live_tree_s']:.3f} s"
+        f" = {verdict['validate_live_over_baseline']:.2f}x make_context + start"
+    )
+    for size, row in report["catalog_only"].items():
+        lines.append(
+            f"{size:>6} examples: {row['us_per_example']:.1f} us/example, exit {row['exit_code']}"
+        )
+    dryrun = report.get("dryrun")
+    if dryrun:
+        lines.append(
+            f"dry runs, {dryrun['runs']} runs: --jobs 1 {dryrun['jobs_1_s']:.2f} s, --jobs 2 "
+            f"{dryrun['jobs_2_s']:.2f} s; run throughput {dryrun['speedup']:.2f}x"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure, print the table and write the JSON report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
-    parser.add_argument("--quick", action="store_true", help="1k and 10k only, fewer repeats")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no 50k row")
+    parser.add_argument("--max-load", type=float, help="wait for the load to drop to this")
+    parser.add_argument("--dryrun", action="store_true", help="add the dry-run figures")
+    parser.add_argument("--repeat", type=int, help="runs per figure (default 5, quick 3)")
     options = parser.parse_args(argv)
-    sizes = [1_000, 10_000] if options.quick else [1_000, 10_000, 50_000]
-    repeat = 3 if options.quick else 5
+    repeat = options.repeat or (3 if options.quick else 5)
+    sizes = (10_000,) if options.quick else (10_000, 50_000)
     with tempfile.TemporaryDirectory(prefix="exampleguard-bench-") as name:
         scratch = Path(name)
         report: dict[str, Any] = {
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
             f"{platform.python_version()}, {platform.system()} {platform.release()}",
-            "targets": TARGETS,
-            "validate": bench_validate(scratch, sizes, repeat),
-            "cold": bench_cold(10 if not options.quick else 5),
-            "jobs": bench_jobs(scratch, 16),
-            "sandbox": bench_sandbox(scratch, 40 if options.quick else 100),
+            "commit": subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                check=False,
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+            ).stdout.strip(),
         }
+        wait_for_load(options.max_load)
+        report["catalog_only"] = bench_catalog_only(scratch, repeat, sizes)
+        wait_for_load(options.max_load)
+        report["own_catalog"] = bench_own_catalog(scratch, repeat)
+        wait_for_load(options.max_load)
+        report["verdict"] = bench_verdict(scratch, repeat)
+        if options.dryrun:
+            report["dryrun"] = bench_dryrun(scratch, options.quick)
+    report["table"] = table(report)
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(render(report))
