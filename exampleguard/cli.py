@@ -165,6 +165,14 @@ ShardOption = Annotated[
         "run in shard 1.",
     ),
 ]
+NoCacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Import a live tree afresh, not from the tree cache (in the user's cache "
+        "directory, reused only while nothing the import read has changed).",
+    ),
+]
 
 
 # -- shared plumbing ----------------------------------------------------------------------------
@@ -213,13 +221,16 @@ def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoRetur
     raise typer.Exit(outcome.exit_code)
 
 
-def _load_config(path: Path | None) -> Config:
+def _load_config(path: Path | None, *, no_cache: bool = False) -> Config:
+    from dataclasses import replace
+
     from exampleguard.config import ConfigError, load_config
 
     try:
-        return load_config(path, Path.cwd())
+        loaded = load_config(path, Path.cwd())
     except ConfigError as error:
         _fail_with([error.diagnostic])
+    return replace(loaded, tree_cache=False) if no_cache else loaded
 
 
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -283,6 +294,7 @@ def validate(
             "is anything to fix.",
         ),
     ] = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
     from exampleguard.commands import validate as command
@@ -291,7 +303,7 @@ def validate(
     shard_spec = _parse_shard(shard)
     if (fix or diff) and shard_spec is not None:
         raise typer.BadParameter("fixes need the whole catalog, not a shard", param_hint="--shard")
-    loaded = _load_config(config)
+    loaded = _load_config(config, no_cache=no_cache)
     if fix or diff:
         _fix(loaded, view, write=not diff)
     with _progress(enabled=not quiet) as progress:
@@ -428,6 +440,7 @@ def dryrun(
     quiet: QuietOption = False,
     exit_zero: ExitZeroOption = False,
     statistics: StatisticsOption = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Validate, then run every eligible example through the real command in a sandbox."""
     from exampleguard.commands import dryrun as command
@@ -435,7 +448,7 @@ def dryrun(
     view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
     addresses = [_example_address(value) for value in example or []]
     shard_spec = _parse_shard(shard)
-    loaded = _load_config(config)
+    loaded = _load_config(config, no_cache=no_cache)
     # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
     # the report is marked interrupted, and the exit code is 130.
     with _progress(enabled=not quiet) as progress:
@@ -585,11 +598,12 @@ def counts(
     write: Annotated[
         bool, typer.Option("--write", help="Rewrite the committed counts file for review.")
     ] = False,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Show how much is checked and executed; with --write, record it in the counts file."""
     from exampleguard.commands import counts as command
 
-    loaded = _load_config(config)
+    loaded = _load_config(config, no_cache=no_cache)
     outcome = command.count(loaded, write=write)
     _finish(outcome)
 

@@ -124,6 +124,8 @@ class Config:
     document: Document
     table: KeyPath
     cwd: Path
+    tree_cache: bool = True
+    """Whether a live tree may come from the tree cache (``--no-cache`` turns it off)."""
 
     @property
     def catalog_path(self) -> Path:

@@ -55,6 +55,7 @@ from exampleguard.rules import (
 from exampleguard.sources import ExampleRecord, Examples, SourceContext, load_examples
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.tree import Tree, Verdicts, load_judged_tree, parse_tree_spec
+from exampleguard.treecache import TreeCache
 from exampleguard.verdicts import compare, real_arguments, real_problem
 
 __all__ = [
@@ -217,6 +218,7 @@ def _load_tree(
             program=catalog.catalog.program if catalog else None,
             argvs=argvs,
             paths=paths,
+            cache=TreeCache() if config.tree_cache else None,
         )
     except SourceError as error:
         diagnostic = error.diagnostic

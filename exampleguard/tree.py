@@ -47,6 +47,7 @@ from exampleguard.model import (
     Parameter,
     StrictModel,
 )
+from exampleguard.treecache import TreeCache
 
 __all__ = [
     "TREE_FORMAT",
@@ -197,13 +198,15 @@ def load_judged_tree(
     program: str | None = None,
     argvs: Sequence[Sequence[str]] = (),
     paths: Sequence[Sequence[str]] = (),
+    cache: TreeCache | None = None,
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
 
     ``paths`` are the command paths and aliases the catalog declares: a live Click group's own
     routing is probed for them, so aliases it resolves dynamically are in the tree. The argvs
     travel to the child in one batch, and each comes back with a
-    :class:`~exampleguard.adapters.verdict.ParseVerdict`.
+    :class:`~exampleguard.adapters.verdict.ParseVerdict`. With a ``cache``, a live tree whose
+    inputs are unchanged is not imported again (:mod:`exampleguard.treecache`).
     """
     if spec.framework == "snapshot":
         assert spec.path is not None
@@ -212,9 +215,16 @@ def load_judged_tree(
         return JudgedTree(validate_model(Tree, document), document, {})
     unique = list(dict.fromkeys(tuple(argv) for argv in argvs))
     request = {"argvs": [list(a) for a in unique], "paths": [list(p) for p in paths]}
-    text, verdicts = _extract_in_child(
-        spec, root=root, timeout=timeout, program=program, request=request
-    )
+
+    def extract(asked: dict[str, Any]) -> tuple[str, list[Any], dict[str, Any] | None]:
+        return _extract_in_child(spec, root=root, timeout=timeout, program=program, request=asked)
+
+    if cache is None:
+        text, records, _ = extract(request)
+    else:
+        identity = {"tree": str(spec), "root": str(root), "program": program}
+        text, records = cache.through(identity, request, extract)
+    verdicts = [ParseVerdict.from_json(record) for record in records]
     document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
     try:
         check_format(document, TREE_FORMAT)
@@ -228,7 +238,7 @@ def load_judged_tree(
 
 def _extract_in_child(
     spec: TreeSpec, *, root: Path, timeout: float, program: str | None, request: dict[str, Any]
-) -> tuple[str, list[ParseVerdict]]:
+) -> tuple[str, list[Any], dict[str, Any] | None]:
     # The snapshot travels over a dedicated pipe, so whatever the application prints cannot
     # corrupt it; its stdout is discarded and only the tail of its stderr is kept, for the error
     # message, so a chatty import costs no memory. The request (argvs to judge, paths to probe)
@@ -247,6 +257,7 @@ def _extract_in_child(
             program=program,
             request_fd=request_file.fileno(),
             expect_verdicts=bool(request["argvs"]),
+            expect_inputs=bool(request.get("inputs")),
             scratch=scratch,
         )
 
@@ -259,8 +270,9 @@ def _run_child(
     program: str | None,
     request_fd: int,
     expect_verdicts: bool,
+    expect_inputs: bool,
     scratch: str,
-) -> tuple[str, list[ParseVerdict]]:
+) -> tuple[str, list[Any], dict[str, Any] | None]:
     result_fd, write_end = os.pipe()
     command = [
         sys.executable,
@@ -308,7 +320,13 @@ def _run_child(
         os.close(write_end)
     assert process.stderr is not None
     try:
-        outcome = _collect(process, result_fd, process.stderr.fileno(), timeout, expect_verdicts)
+        outcome = _collect(
+            process,
+            result_fd,
+            process.stderr.fileno(),
+            timeout,
+            (_VERDICTS,) * expect_verdicts + (_INPUTS,) * expect_inputs,
+        )
     finally:
         _stop_group(process)
         os.close(result_fd)
@@ -320,17 +338,18 @@ def _run_child(
     tree = outcome.frame(_TREE)
     if tree is None or outcome.too_large or outcome.frame(_ERROR) is not None:
         raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
-    verdicts: list[ParseVerdict] = []
+    records: list[Any] = []
     if expect_verdicts:
         judged = outcome.frame(_VERDICTS)
         if judged is None:
             raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
         records = json.loads(judged).get("verdicts", [])
-        verdicts = [ParseVerdict.from_json(record) for record in records]
-    return tree.decode("utf-8", errors="replace"), verdicts
+    read = outcome.frame(_INPUTS)
+    inputs = json.loads(read) if read is not None else None
+    return tree.decode("utf-8", errors="replace"), records, inputs
 
 
-_TREE, _VERDICTS, _ERROR = b"T", b"V", b"E"
+_TREE, _VERDICTS, _ERROR, _INPUTS = b"T", b"V", b"E", b"I"
 _SCRATCH_VARIABLES = (
     "HOME",
     "TMPDIR",
@@ -358,11 +377,11 @@ class _ChildOutcome:
         """The payload of the complete frame of ``kind``, if it arrived."""
         return self.frames.get(kind)
 
-    def done(self, expect_verdicts: bool) -> bool:
-        """Whether everything the child will send has arrived (or it failed)."""
+    def done(self, expected: tuple[bytes, ...]) -> bool:
+        """Whether the tree and the ``expected`` frames have arrived (or the child failed)."""
         if _ERROR in self.frames or self.too_large:
             return True
-        return _TREE in self.frames and (not expect_verdicts or _VERDICTS in self.frames)
+        return _TREE in self.frames and all(kind in self.frames for kind in expected)
 
     def feed_result(self, data: bytes) -> None:
         """Add bytes of the result pipe; split off complete frames; note an oversized one."""
@@ -389,7 +408,7 @@ def _collect(
     result_fd: int,
     stderr_fd: int,
     timeout: float,
-    expect_verdicts: bool = False,
+    expected: tuple[bytes, ...] = (),
 ) -> _ChildOutcome:
     """Read the result frame and stderr until the frame is complete or the child has exited.
 
@@ -407,7 +426,7 @@ def _collect(
             selector.register(exit_fd, selectors.EVENT_READ)
         # Without a pidfd the exit is noticed by polling, a few times a second.
         poll_interval = None if exit_fd is not None else 0.05
-        while not outcome.done(expect_verdicts):
+        while not outcome.done(expected):
             if process.poll() is not None:
                 # Everything the child wrote before exiting is in the pipes now.
                 for fd, sink in sinks.items():

@@ -12,8 +12,10 @@ the child, and never reaches exampleguard's process.
 object with ``argvs`` (each example's words after the program, to be parsed by the framework's
 own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
 aliases a catalog declares, probed through the groups' own routing). A ``V`` frame with one
-verdict per argv, in order, follows the tree. ``SCRATCH``, when given, is the only directory
-the application may write to while it is imported and judged (:mod:`._guard`).
+verdict per argv, in order, follows the tree; with ``inputs`` true, an ``I`` frame listing
+the files and directories the import read comes last (:mod:`._inputs`). ``SCRATCH``, when
+given, is the only directory the application may write to while it is imported and judged
+(:mod:`._guard`).
 
 The child ends with ``os._exit`` as soon as the frame is written: threads, ``atexit`` hooks and
 finalizers the application registered while imported must not hold up (or write over) a tree
@@ -33,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from exampleguard.adapters._guard import install_guard
+from exampleguard.adapters._inputs import InputRecorder
 from exampleguard.adapters.argparser import extract_argparse, resolve_parser
 from exampleguard.adapters.clickfamily import (
     as_click_command,
@@ -55,6 +58,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # Programs the application starts with exec must not inherit the result pipe.
     os.set_inheritable(fd, False)
     request = _read_request(int(arguments[5])) if len(arguments) > 5 else {}
+    recorder = InputRecorder(arguments[6:7])
+    if request.get("inputs"):
+        # What the import reads, for the tree cache to see when the tree is stale.
+        recorder.install()
     if len(arguments) > 6 and arguments[6]:
         # From here on the application's code runs: it may not change anything outside the
         # scratch directory, start programs or use the network (see _guard for the limits).
@@ -85,6 +92,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
         except BaseException as error:
             _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
         _write(fd, b"V", {"verdicts": verdicts})
+    if request.get("inputs"):
+        _write(fd, b"I", recorder.report())
     _exit(True)
 
 
