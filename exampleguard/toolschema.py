@@ -8,21 +8,33 @@ declares one. The tool's constraints are there too, as far as JSON Schema says t
 is given exactly when its name is a key of the object, so require-one-of is an ``anyOf`` of
 ``required`` (one per name), require-together a ``dependentRequired`` (each name needs the
 others), and mutually-exclusive a ``not`` of an ``anyOf`` of every pair's ``required``.
-``validate`` checks every cleanly bound example's arguments against it with the ``jsonschema``
-validator; a disagreement is ``schema-mismatch``.
+``validate`` checks every cleanly bound example's arguments against it; a disagreement is
+``schema-mismatch``. Each property's subschema is compiled once into a predicate
+(:func:`compile_schema`) that applies the keywords these schemas use exactly as JSON Schema
+defines them — it agrees with the ``jsonschema`` validator, which a differential test checks — so
+the per-example path builds no validator and does not import ``jsonschema``; an object that
+fails is validated whole by ``jsonschema``, for its messages.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from exampleguard.contract import EffectiveTool
 from exampleguard.model import Parameter, ParamType
 
-__all__ = ["DIALECT", "SchemaCheck", "argument_schema", "frozen_json", "schema_errors"]
+__all__ = [
+    "DIALECT",
+    "SchemaCheck",
+    "argument_schema",
+    "compile_schema",
+    "frozen_json",
+    "json_equal",
+    "schema_errors",
+]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -216,16 +228,15 @@ class SchemaCheck:
     of which keys are present. An argument object is valid exactly when its keys include the
     required ones, name only declared properties and satisfy the constraint groups, and each
     value satisfies its property's subschema. The key relations are plain set relations and are
-    checked as such; every value is judged by jsonschema against its subschema, and the verdict
-    is remembered per (subschema, value) — catalogs repeat both heavily. An object that fails is
+    checked as such; every value is judged by its subschema's compiled predicate, one per
+    distinct subschema of the run (catalogs repeat them heavily). An object that fails is
     validated whole again by jsonschema, for its own messages.
     """
 
     def __init__(self) -> None:
         self._tools: dict[int, _CompiledTool] = {}
-        self._validators: dict[str, Any] = {}
-        self._subschema_keys: dict[tuple[Any, ...], str] = {}
-        self._verdicts: dict[tuple[str, Any], bool] = {}
+        self._predicates: dict[tuple[Any, ...], Predicate] = {}
+        self._shapes: dict[tuple[Any, ...], _CompiledTool] = {}
 
     def errors(self, tool: EffectiveTool, arguments: dict[str, Any]) -> list[str]:
         """Why ``arguments`` fail ``tool``'s schema, as messages (empty when they validate)."""
@@ -233,7 +244,7 @@ class SchemaCheck:
         if compiled is None:
             compiled = self._compile(tool)
             self._tools[id(tool)] = compiled
-        if self._valid(compiled, arguments):
+        if compiled.valid(arguments):
             return []
         return _messages(_validator(argument_schema(tool)), arguments)
 
@@ -242,59 +253,194 @@ class SchemaCheck:
         self._tools.pop(id(tool), None)
 
     def _compile(self, tool: EffectiveTool) -> _CompiledTool:
-        properties: dict[str, str] = {}
-        required: set[str] = set()
-        for parameter, is_required in _fields(tool):
-            properties[parameter.name] = self._subschema(parameter)
-            if is_required:
-                required.add(parameter.name)
-        return _CompiledTool(properties, frozenset(required), _groups(tool, set(properties)))
-
-    def _subschema(self, parameter: Parameter) -> str:
-        # Parameters with the same validation-relevant fields share one compiled validator
-        # (descriptions do not affect validity).
-        signature = _signature(parameter)
-        key = self._subschema_keys.get(signature)
-        if key is None:
-            schema = {
-                k: v
-                for k, v in _parameter_schema(parameter).items()
-                if k not in ("description", "default")
+        # Tools with the same fields (a program's commands share most options) share one
+        # compiled check, and parameters with the same validation-relevant fields share one
+        # predicate (descriptions do not affect validity).
+        fields = [
+            (parameter, _signature(parameter), required) for parameter, required in _fields(tool)
+        ]
+        shape = tuple(
+            (parameter.name, signature, required) for parameter, signature, required in fields
+        )
+        groups = _groups(tool, {parameter.name for parameter, _, _ in fields})
+        compiled = self._shapes.get((shape, groups))
+        if compiled is None:
+            properties = {
+                parameter.name: self._predicate(parameter, signature)
+                for parameter, signature, _ in fields
             }
-            key = json.dumps(schema, sort_keys=True)
-            if key not in self._validators:
-                self._validators[key] = _validator(schema)
-            self._subschema_keys[signature] = key
-        return key
+            required = frozenset(parameter.name for parameter, _, needed in fields if needed)
+            compiled = _CompiledTool(properties, required, groups)
+            self._shapes[shape, groups] = compiled
+        return compiled
 
-    def _valid(self, compiled: _CompiledTool, arguments: dict[str, Any]) -> bool:
+    def _predicate(self, parameter: Parameter, signature: tuple[Any, ...]) -> Predicate:
+        predicate = self._predicates.get(signature)
+        if predicate is None:
+            predicate = compile_schema(_parameter_schema(parameter))
+            self._predicates[signature] = predicate
+        return predicate
+
+
+Predicate = Callable[[Any], bool]
+"""Whether a JSON value is valid against the schema it was compiled from."""
+
+
+@dataclass(slots=True)
+class _CompiledTool:
+    properties: dict[str, Predicate]
+    required: frozenset[str]
+    groups: _Groups
+
+    def valid(self, arguments: dict[str, Any]) -> bool:
         names = arguments.keys()
-        if not compiled.required <= names or not names <= compiled.properties.keys():
+        if not self.required <= names or not names <= self.properties.keys():
             return False
-        groups = compiled.groups
+        groups = self.groups
         if any(group.isdisjoint(names) for group in groups.one_of):
             return False
         if any(0 < len(group & names) < len(group) for group in groups.together):
             return False
         if any(len(group & names) > 1 for group in groups.exclusive):
             return False
-        for name, value in arguments.items():
-            key = compiled.properties[name]
-            verdict_key = (key, frozen_json(value))
-            verdict = self._verdicts.get(verdict_key)
-            if verdict is None:
-                verdict = self._validators[key].is_valid(value)
-                self._verdicts[verdict_key] = verdict
-            if not verdict:
-                return False
+        properties = self.properties
+        return all(properties[name](value) for name, value in arguments.items())
+
+
+def compile_schema(schema: dict[str, Any] | bool) -> Predicate:
+    """A predicate equal to JSON Schema (2020-12) validation against ``schema``.
+
+    It covers the keywords the argument schemas use (``type``, ``enum``, the numeric bounds,
+    ``items``, ``prefixItems``, ``minItems``, ``maxItems``, ``anyOf``; annotations such as
+    ``description`` and ``default`` are ignored); a schema with any other keyword is handed to
+    ``jsonschema``.
+    """
+    if isinstance(schema, bool):
+        return partial(_constant, schema)
+    if not schema.keys() <= _COMPILED_KEYWORDS:
+        return _validator(schema).is_valid  # type: ignore[no-any-return]
+    checks: list[Predicate] = []
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = [kind] if isinstance(kind, str) else list(kind)
+        checks.append(lambda value: any(_is_type(value, k) for k in kinds))
+    if "enum" in schema:
+        options = list(schema["enum"])
+        checks.append(lambda value: any(json_equal(value, option) for option in options))
+    checks.extend(_bounds(schema))
+    checks.extend(_array_checks(schema))
+    if "anyOf" in schema:
+        branches = [compile_schema(branch) for branch in schema["anyOf"]]
+        checks.append(lambda value: any(branch(value) for branch in branches))
+    if len(checks) == 1:
+        return checks[0]
+    return lambda value: all(check(value) for check in checks)
+
+
+_COMPILED_KEYWORDS = frozenset(
+    {
+        "type",
+        "enum",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "anyOf",
+        "description",
+        "title",
+        "default",
+    }
+)
+
+
+def _constant(verdict: bool, _value: Any) -> bool:
+    return verdict
+
+
+def _is_type(value: Any, kind: str) -> bool:
+    # JSON Schema's types over Python's JSON values: a bool is not a number, and a float with
+    # an integral value is an integer.
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    if isinstance(value, bool):
+        return False
+    if kind == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return kind == "number" and isinstance(value, int | float)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _bounds(schema: dict[str, Any]) -> Iterator[Predicate]:
+    """The numeric bounds of ``schema``; each ignores values that are not numbers."""
+    comparisons: dict[str, Callable[[Any, Any], bool]] = {
+        "minimum": lambda value, bound: value >= bound,
+        "maximum": lambda value, bound: value <= bound,
+        "exclusiveMinimum": lambda value, bound: value > bound,
+        "exclusiveMaximum": lambda value, bound: value < bound,
+    }
+    for keyword, holds in comparisons.items():
+        if keyword in schema:
+            yield partial(_bounded, holds, schema[keyword])
+
+
+def _bounded(holds: Callable[[Any, Any], bool], bound: Any, value: Any) -> bool:
+    return not _is_number(value) or holds(value, bound)
+
+
+def _array_checks(schema: dict[str, Any]) -> Iterator[Predicate]:
+    """The array keywords of ``schema``; each ignores values that are not arrays."""
+    lowest, highest = schema.get("minItems"), schema.get("maxItems")
+    if lowest is not None or highest is not None:
+        yield partial(_sized, lowest, highest)
+    prefix = [compile_schema(item) for item in schema.get("prefixItems", ())]
+    rest = compile_schema(schema["items"]) if "items" in schema else None
+    if prefix or rest is not None:
+        yield partial(_items_valid, prefix, rest)
+
+
+def _sized(lowest: int | None, highest: int | None, value: Any) -> bool:
+    if not isinstance(value, list):
         return True
+    return (lowest is None or len(value) >= lowest) and (highest is None or len(value) <= highest)
 
 
-@dataclass(slots=True)
-class _CompiledTool:
-    properties: dict[str, str]
-    required: frozenset[str]
-    groups: _Groups
+def _items_valid(prefix: list[Predicate], rest: Predicate | None, value: Any) -> bool:
+    if not isinstance(value, list):
+        return True
+    for check, item in zip(prefix, value, strict=False):
+        if not check(item):
+            return False
+    return rest is None or all(rest(item) for item in value[len(prefix) :])
+
+
+def json_equal(one: Any, two: Any) -> bool:
+    """JSON Schema's equality (``enum``, ``const``): ``true`` is not ``1``, ``1.0`` is ``1``."""
+    if isinstance(one, bool) or isinstance(two, bool):
+        return isinstance(one, bool) and isinstance(two, bool) and one == two
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(map(json_equal, one, two))
+    if isinstance(one, dict) and isinstance(two, dict):
+        return one.keys() == two.keys() and all(json_equal(one[k], two[k]) for k in one)
+    if isinstance(one, str) != isinstance(two, str):
+        return False
+    if isinstance(one, list | dict) or isinstance(two, list | dict):
+        return False
+    return bool(one == two)
 
 
 def frozen_json(value: Any) -> Any:
