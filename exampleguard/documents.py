@@ -493,7 +493,9 @@ class JsonArrayStream:
         self.text = text
         self.key = key
         self.head: dict[str, Any] = {}
-        decoder = json.JSONDecoder(parse_constant=_reject_constant)
+        # Each object is checked for a repeated key as the scanner builds it: counting keys in
+        # the text afterwards costs more than the parse itself on a large catalog.
+        decoder = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique)
         self._scan = decoder.scan_once  # type: ignore[attr-defined]
 
     def __iter__(self) -> Iterator[Any]:
@@ -548,12 +550,8 @@ class JsonArrayStream:
         try:
             value, end = self._scan(self.text, position)
         except (StopIteration, ValueError, RecursionError):
+            # A repeated key raises ValueError from _unique, like a syntax error.
             raise NotStreamable from None
-        if isinstance(value, (dict, list)):
-            # The duplicate-key check of _parse_json, on this value's stretch of the text.
-            found = _KEY_OR_STRING.findall(self.text, position, end)
-            if sum(1 for colon in found if colon) != _count_keys(value):
-                raise NotStreamable
         return value, end
 
     def _expect(self, position: int, character: str) -> None:
@@ -563,6 +561,14 @@ class JsonArrayStream:
     def _space(self, position: int) -> int:
         match = _WHITESPACE.match(self.text, position)
         return match.end() if match else position
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict, refusing a repeated key (which would drop a value)."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        raise ValueError("repeated key")
+    return data
 
 
 _CONSTANT_OUTSIDE_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
