@@ -221,7 +221,9 @@ def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoRetur
     raise typer.Exit(outcome.exit_code)
 
 
-def _load_config(path: Path | None, *, no_cache: bool = False) -> Config:
+def _load_config(
+    path: Path | None, *, no_cache: bool = False, check_jobs: int | None = None
+) -> Config:
     from dataclasses import replace
 
     from exampleguard.config import ConfigError, load_config
@@ -230,7 +232,7 @@ def _load_config(path: Path | None, *, no_cache: bool = False) -> Config:
         loaded = load_config(path, Path.cwd())
     except ConfigError as error:
         _fail_with([error.diagnostic])
-    return replace(loaded, tree_cache=False) if no_cache else loaded
+    return replace(loaded, tree_cache=not no_cache, check_jobs=check_jobs)
 
 
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -295,6 +297,16 @@ def validate(
         ),
     ] = False,
     no_cache: NoCacheOption = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Processes that check the examples (default: every core for a catalog of "
+            "5000 examples or more, else one). The output is the same either way.",
+        ),
+    ] = None,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
     from exampleguard.commands import validate as command
@@ -303,7 +315,7 @@ def validate(
     shard_spec = _parse_shard(shard)
     if (fix or diff) and shard_spec is not None:
         raise typer.BadParameter("fixes need the whole catalog, not a shard", param_hint="--shard")
-    loaded = _load_config(config, no_cache=no_cache)
+    loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs)
     if fix or diff:
         _fix(loaded, view, write=not diff)
     with _progress(enabled=not quiet) as progress:

@@ -8,8 +8,9 @@ checked. :func:`evaluate` then checks every example; it never prints and never w
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,6 +41,7 @@ from exampleguard.dispositions import (
     load_dispositions,
 )
 from exampleguard.documents import Document, SourceError
+from exampleguard.parallel import THRESHOLD, available_cores, split_work
 from exampleguard.rules import (
     CATALOG_STAGES,
     NAMED_STAGES,
@@ -278,15 +280,9 @@ def evaluate(
                 diagnostics.append(diagnostic)
         elif diagnostic.tool in selected_ids:
             diagnostics.append(diagnostic)
-    examples: list[ExampleResult] = []
-    total = sum(inputs.examples.count(tool.index) for tool in selected)
-    for tool in selected:
-        results = checker.tool(tool, inputs.examples.of_tool(tool.index))
-        examples.extend(results)
-        if progress is not None:
-            progress(len(examples), total)
-        for result in results:
-            diagnostics.extend(result.diagnostics)
+    examples = _check_tools(checker, inputs, selected, progress)
+    for result in examples:
+        diagnostics.extend(result.diagnostics)
     if repository_checks:
         # Examples of no tool (documentation) belong to no shard of tools: the first has them.
         for record in inputs.examples.named:
@@ -315,6 +311,70 @@ def evaluate(
         review=review,
         eligible=eligible,
     )
+
+
+def _check_tools(
+    checker: _ExampleChecker,
+    inputs: Inputs,
+    tools: list[EffectiveTool],
+    progress: Callable[[int, int], None] | None,
+) -> list[ExampleResult]:
+    """Every example of ``tools``, checked, in order: on every core for a large catalog.
+
+    ``progress`` hears from this process only: after each tool it checks, and after each
+    worker's share is back.
+    """
+    weights = [inputs.examples.count(tool.index) for tool in tools]
+    total = sum(weights)
+    jobs = inputs.config.check_jobs
+    if jobs is None:
+        jobs = available_cores() if total >= THRESHOLD else 1
+    here = os.getpid()
+    done = [0]
+
+    def advance(count: int) -> None:
+        done[0] += count
+        if progress is not None and os.getpid() == here:
+            progress(done[0], total)
+
+    def run(chunk: Sequence[EffectiveTool]) -> list[ExampleResult]:
+        results: list[ExampleResult] = []
+        for tool in chunk:
+            checked = checker.tool(tool, inputs.examples.of_tool(tool.index))
+            results.extend(checked)
+            advance(len(checked))
+        return results
+
+    def unpack(
+        chunk: Sequence[EffectiveTool], packed: list[tuple[Any, ...]]
+    ) -> list[ExampleResult]:
+        records = [record for tool in chunk for record in inputs.examples.of_tool(tool.index)]
+        results = [
+            ExampleResult(
+                record.tool,
+                record.index,
+                record.text,
+                record.origin,
+                argv=tuple(map(sys.intern, argv)) if argv is not None else None,
+                path=path,
+                arguments=arguments,
+                diagnostics=diagnostics,
+                validated=validated,
+                preview=preview,
+            )
+            for record, (argv, path, arguments, diagnostics, validated, preview) in zip(
+                records, packed, strict=True
+            )
+        ]
+        advance(len(results))
+        return results
+
+    return split_work(tools, weights, jobs, run=run, pack=_pack, unpack=unpack)
+
+
+def _pack(results: list[ExampleResult]) -> list[tuple[Any, ...]]:
+    """What a worker sends back for each example: its verdict, without its record."""
+    return [(r.argv, r.path, r.arguments, r.diagnostics, r.validated, r.preview) for r in results]
 
 
 def review_records(inputs: Inputs, contract: Contract) -> Review:

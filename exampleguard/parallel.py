@@ -1,0 +1,141 @@
+"""Checking a large catalog on every core, with the output of a serial run.
+
+The tools are split into contiguous runs of about equal numbers of examples; this process
+checks the first, and a forked copy of it checks each of the others (a fork shares the loaded
+inputs and the contract: nothing is sent to it). A child sends back only what the check
+produced for each example, in order; this process puts the pieces together in the tools'
+order, so results, diagnostics and reports are exactly those of a serial run. A child that
+fails in any way is not trusted: its tools are checked here, serially.
+
+Forking is used only where it is safe and pays: on Linux, from a process running a single
+thread, for catalogs of at least :data:`THRESHOLD` examples (below that, the fork and the
+transfer cost more than the second core saves) unless a number of jobs is asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["THRESHOLD", "available_cores", "split_work"]
+
+THRESHOLD = 5000
+"""Examples from which a catalog is checked on every core.
+
+Measured with 1k-10k generated examples: a second process is no faster up to 4000 examples
+and 20% faster at 10,000 (on a loaded two-core machine, where a core is rarely free).
+"""
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Whether forking this process is safe: Linux, and no thread but this one."""
+    return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def split_work(
+    items: Sequence[Item],
+    weights: Sequence[int],
+    jobs: int,
+    *,
+    run: Callable[[Sequence[Item]], list[Result]],
+    pack: Callable[[list[Result]], Any],
+    unpack: Callable[[Sequence[Item], Any], list[Result]],
+) -> list[Result]:
+    """``run(items)``, computed in up to ``jobs`` processes, in the order of ``items``.
+
+    ``weights`` says how much work each item is (its examples); ``pack`` turns a child's
+    results into picklable data, ``unpack`` turns that data back into results for its items.
+    """
+    chunks = _chunks(items, weights, jobs)
+    if len(chunks) < 2 or not can_fork():
+        return run(items)
+    children = [_start(chunk, run, pack) for chunk in chunks[1:]]
+    try:
+        results = run(chunks[0])
+    except BaseException:
+        for child in children:
+            _stop(child)
+        raise
+    for chunk, child in zip(chunks[1:], children, strict=True):
+        payload = _finish(child)
+        results.extend(run(chunk) if payload is None else unpack(chunk, payload))
+    return results
+
+
+def _chunks(items: Sequence[Item], weights: Sequence[int], jobs: int) -> list[Sequence[Item]]:
+    """``items`` cut into at most ``jobs`` contiguous runs of about equal weight."""
+    total = sum(weights)
+    if jobs < 2 or total == 0:
+        return [items]
+    chunks: list[Sequence[Item]] = []
+    start, carried = 0, 0
+    for index, weight in enumerate(weights):
+        carried += weight
+        if carried * jobs >= total * (len(chunks) + 1) and len(chunks) < jobs - 1:
+            chunks.append(items[start : index + 1])
+            start = index + 1
+    chunks.append(items[start:])
+    return [chunk for chunk in chunks if len(chunk)]
+
+
+def _start(
+    chunk: Sequence[Item],
+    run: Callable[[Sequence[Item]], list[Result]],
+    pack: Callable[[list[Result]], Any],
+) -> tuple[int, int]:
+    """Fork a child that checks ``chunk`` and writes the packed results to a pipe."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        status = 1
+        try:
+            data = pickle.dumps(pack(run(chunk)), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as stream:
+                stream.write(data)
+            status = 0
+        finally:
+            # The copy must not run the rest of this process's program, nor its exit handlers.
+            os._exit(status)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _finish(child: tuple[int, int]) -> Any:
+    """The child's packed results, or ``None`` if it did not finish cleanly."""
+    pid, read_end = child
+    with os.fdopen(read_end, "rb") as stream:
+        data = stream.read()
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        return pickle.loads(data)
+    except Exception:
+        return None
+
+
+def _stop(child: tuple[int, int]) -> None:
+    pid, read_end = child
+    with contextlib.suppress(OSError):
+        os.kill(pid, 9)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
+    with contextlib.suppress(OSError):
+        os.close(read_end)

@@ -1,0 +1,143 @@
+"""Checking on several cores changes nothing a user sees: a serial run's output, byte for byte.
+
+A catalog with defects of every kind spread over many tools (so that each worker's share has
+some) is validated with one job and with several, in every output format, and once with a
+live Click tree whose own parser judges every example; the outputs and exit codes must be
+identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exampleguard.parallel import split_work
+from tests.support.project import make_project, run_cli
+
+TOOLS = 40
+
+DEFECTIVE = [
+    "notes c{i} --limit 5 --format yaml",  # not a choice
+    "notes c{i} --limt 5",  # unknown flag
+    "notes c{i} --all 3",  # mutually exclusive
+    "notes c{i} --limit zero",  # not an integer
+    "notes c{i} --yes --all",  # a confirmation bypass
+]
+
+
+def tool(index: int) -> dict[str, Any]:
+    """A command with typed options, a constraint, a good example and (mostly) a bad one."""
+    examples = [{"command": f"notes c{index} --tag t{index} --limit {index + 1}"}]
+    if index % 7:
+        examples.append({"command": DEFECTIVE[index % len(DEFECTIVE)].format(i=index)})
+    return {
+        "id": f"notes.c{index}",
+        "command": [f"c{index}"],
+        "parameters": [
+            {"name": "ids", "positional": True, "type": "integer", "nargs": -1},
+            {"name": "tag", "flags": ["--tag"], "multiple": True},
+            {"name": "format", "flags": ["--format"], "choices": ["text", "json"]},
+            {"name": "limit", "flags": ["--limit"], "type": "integer", "min": 1},
+            {"name": "all", "flags": ["--all"], "type": "boolean"},
+            {"name": "yes", "flags": ["--yes"], "type": "boolean"},
+        ],
+        "constraints": {"mutually_exclusive": [["ids", "all"]]},
+        "examples": examples,
+    }
+
+
+CLICK_APP = """
+import click
+
+
+@click.group()
+def cli():
+    pass
+
+
+for index in range({tools}):
+    cli.add_command(
+        click.Command(
+            f"c{{index}}",
+            params=[
+                click.Argument(["ids"], nargs=-1, type=int),
+                click.Option(["--tag"], multiple=True),
+                click.Option(["--format"], type=click.Choice(["text", "json"])),
+                click.Option(["--limit"], type=click.IntRange(min=1)),
+                click.Option(["--all"], is_flag=True),
+                click.Option(["--yes"], is_flag=True),
+            ],
+        )
+    )
+"""
+
+
+def outputs(root: Path, jobs: int) -> list[tuple[int, str, str]]:
+    """Exit code, stdout and stderr of ``validate --jobs JOBS`` in every output format."""
+    results = []
+    for output_format in ("text", "json", "junit", "sarif", "github"):
+        result = run_cli(["validate", "--jobs", str(jobs), "--format", output_format], cwd=root)
+        results.append((result.returncode, result.stdout, result.stderr))
+    return results
+
+
+def test_parallel_output_is_the_serial_output_byte_for_byte(tmp_path: Path) -> None:
+    make_project(tmp_path, [tool(i) for i in range(TOOLS)], counts=False)
+    serial = outputs(tmp_path, 1)
+    assert serial[0][0] == 1
+    assert "unknown-flag" in serial[0][1]
+    assert "mutually-exclusive" in serial[0][1] or "mutual" in serial[0][1]
+    assert len(json.loads(serial[1][1])["diagnostics"]) > TOOLS // 2
+    for jobs in (2, 3):
+        assert outputs(tmp_path, jobs) == serial
+
+
+@pytest.mark.parametrize("jobs", [2])
+def test_parallel_output_with_a_live_tree_is_the_serial_output(tmp_path: Path, jobs: int) -> None:
+    (tmp_path / "notes_app.py").write_text(CLICK_APP.format(tools=TOOLS), encoding="utf-8")
+    make_project(
+        tmp_path,
+        [tool(i) for i in range(TOOLS)],
+        tree="click:notes_app:cli",
+        settings={"tree_timeout": 60},
+        counts=False,
+    )
+    serial = run_cli(["validate", "--jobs", "1", "--format", "json"], cwd=tmp_path)
+    assert serial.returncode == 1, serial.stderr
+    parallel = run_cli(["validate", "--jobs", str(jobs), "--format", "json"], cwd=tmp_path)
+    assert (parallel.returncode, parallel.stdout, parallel.stderr) == (
+        serial.returncode,
+        serial.stdout,
+        serial.stderr,
+    )
+
+
+def _tagged(chunk: Any) -> list[tuple[int, int]]:
+    return [(os.getpid(), item) for item in chunk]
+
+
+def test_the_work_is_shared_between_processes_and_comes_back_in_order() -> None:
+    items = list(range(10))
+    results = split_work(
+        items, [1] * 10, 2, run=_tagged, pack=lambda r: r, unpack=lambda _chunk, packed: packed
+    )
+    assert [item for _, item in results] == items
+    assert len({pid for pid, _ in results}) == 2
+
+
+def test_a_worker_that_fails_is_replaced_by_a_serial_check() -> None:
+    parent = os.getpid()
+
+    def run(chunk: Any) -> list[tuple[int, int]]:
+        if os.getpid() != parent:
+            raise RuntimeError("a worker that breaks")
+        return _tagged(chunk)
+
+    results = split_work(
+        list(range(6)), [1] * 6, 3, run=run, pack=lambda r: r, unpack=lambda _chunk, packed: packed
+    )
+    assert results == [(parent, item) for item in range(6)]
