@@ -3,9 +3,9 @@
 Run as a real process on a project with a tree snapshot and plain text output, ``validate``
 must not import the terminal renderer, the JSON Schema validator (the argument schemas are
 checked by compiled predicates; jsonschema only words the messages of a failure), the shell
-parser (the fast tokenizer handles plain command lines), a standalone Click, the sandbox or
-the dry-run stage. What is imported is read from ``sys.modules`` at the end of the run, never
-timed.
+parser (the fast tokenizer handles plain command lines), a standalone Click, the sandbox, the
+dry-run stage or the strict report models (only ``report merge`` reads with them). What is
+imported is read from ``sys.modules`` at the end of the run, never timed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ from pathlib import Path
 
 from tests.support.project import make_project
 
-HEAVY = ("rich", "jsonschema", "referencing", "bashlex", "click", "sandbox", "exampleguard.dryrun")
+HEAVY = (
+    "rich",
+    "jsonschema",
+    "referencing",
+    "bashlex",
+    "click",
+    "sandbox",
+    "exampleguard.dryrun",
+    "exampleguard.report.model",
+)
 
 PROBE = """
 import json, sys

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
-from exampleguard.report import model
 from exampleguard.report.data import (
     DiagnosticEntry,
     DryRunEntry,
@@ -31,6 +30,9 @@ if TYPE_CHECKING:
     import sandbox
     from exampleguard.counts import Counts
     from exampleguard.pipeline import Evaluation, ExampleResult
+
+    # The strict models only type what ``report merge`` reads; a run builds the dataclasses.
+    from exampleguard.report import model
 
 __all__ = [
     "assemble",
