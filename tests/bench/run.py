@@ -17,8 +17,10 @@ check), with its baseline measured in the same run, just before it:
 7. the real-parser check on 10,000 examples with a live Click tree, against Click's
    ``make_context`` alone on the same argvs (in one process), and end to end.
 
-The machine is shared: the one-minute load average is recorded beside every row, and
-``--max-load`` waits (a while, not for ever) for the load to drop before each row. Figures are
+The machine is shared: each figure and its baselines are taken in turn (A B A B ...), so that
+both see the same load; CPU-time ratios are printed beside the wall-time ones (they depend far
+less on the load); the one-minute load average is recorded beside every row, and ``--max-load``
+waits (a while, not for ever) for the load to drop before each row. Figures are
 printed, and written as JSON to ``--out`` (default ``tests/bench/results/latest.json``); they
 are never asserted. ``--dryrun`` adds the dry-run figures (``--jobs`` and the sandbox
 overhead, see ``bench_sandbox.py``).
@@ -64,43 +66,83 @@ def _exampleguard() -> list[str]:
     return [found] if found else [sys.executable, "-m", "exampleguard"]
 
 
-def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, int]:
-    """Wall seconds, exit code and peak RSS (KiB) of one child process."""
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, int, int, float]:
+    """Wall seconds, exit code, peak RSS (KiB) and CPU seconds of one child process."""
     start = time.perf_counter()
     process = subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
-    return elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, os.waitstatus_to_exitcode(status), usage.ru_maxrss, cpu
 
 
 def _median_run(
+    argv: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None
+) -> dict[str, float]:
+    """Medians of ``repeat`` runs of a process (wall, CPU), its exit code and its peak RSS."""
+    return interleaved({"run": process(argv, cwd, env)}, repeat)["run"]
+
+
+Measure = Callable[[], dict[str, float]]
+"""One measurement: ``wall_s`` and ``cpu_s``, and for a process ``exit_code`` and ``rss_mb``."""
+
+
+def process(
     argv: list[str],
     cwd: Path,
-    repeat: int,
     env: dict[str, str] | None = None,
     before: Callable[[], None] | None = None,
-) -> dict[str, float]:
-    runs = []
-    for _ in range(repeat):
+) -> Measure:
+    """A measurement of one run of a process (``before`` is called first, untimed)."""
+
+    def measure() -> dict[str, float]:
         if before is not None:
             before()
-        runs.append(_run(argv, cwd, env))
-    return {
-        "wall_s": statistics.median(r[0] for r in runs),
-        "exit_code": runs[0][1],
-        "peak_rss_mb": max(r[2] for r in runs) / 1024,
-    }
+        wall, code, rss, cpu = _run(argv, cwd, env)
+        return {"wall_s": wall, "cpu_s": cpu, "exit_code": code, "rss_mb": rss / 1024}
+
+    return measure
 
 
-def click_parse_seconds(texts: list[str], tool_count: int) -> float:
-    """Time Click's make_context through the command chain for every example text."""
-    application = click_application(tool_count)
-    start = time.perf_counter()
-    for text in texts:
-        words = shlex.split(text)[1:]
-        context = application.make_context(PROGRAM, words)
+def in_process(work: Callable[[], object]) -> Measure:
+    """A measurement of ``work`` in this process."""
+
+    def measure() -> dict[str, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        work()
+        return {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+
+    return measure
+
+
+def interleaved(measures: dict[str, Measure], repeat: int) -> dict[str, dict[str, float]]:
+    """Medians of each measure, taken in turn ``repeat`` times (A B A B ...).
+
+    On a shared machine the load changes from second to second; taking a figure and its
+    baseline alternately exposes both to the same load, so their ratio means something.
+    """
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in measures}
+    for _ in range(repeat):
+        for name, measure in measures.items():
+            runs[name].append(measure())
+    results: dict[str, dict[str, float]] = {}
+    for name, taken in runs.items():
+        summary = {key: statistics.median(r[key] for r in taken) for key in ("wall_s", "cpu_s")}
+        if "exit_code" in taken[0]:
+            summary["exit_code"] = taken[0]["exit_code"]
+            summary["rss_mb"] = max(r["rss_mb"] for r in taken)
+        results[name] = summary
+    return results
+
+
+def click_parse(application: Any, argvs: list[list[str]]) -> None:
+    """Click's make_context through the command chain for every argv."""
+    for words in argvs:
+        context = application.make_context(PROGRAM, list(words))
         while True:
             group = context.command
             rest = [*context._protected_args, *context.args]
@@ -108,12 +150,19 @@ def click_parse_seconds(texts: list[str], tool_count: int) -> float:
                 break
             name, command, args = group.resolve_command(context, rest)
             context = command.make_context(name, args, parent=context)
+
+
+def click_parse_seconds(texts: list[str], tool_count: int) -> float:
+    """Time Click's make_context through the command chain for every example text."""
+    application = click_application(tool_count)
+    start = time.perf_counter()
+    click_parse(application, [shlex.split(text)[1:] for text in texts])
     return time.perf_counter() - start
 
 
 def python_start(code: str, repeat: int) -> float:
     """Median wall seconds of ``python -c CODE``."""
-    return statistics.median(_run([sys.executable, "-c", code], REPO)[0] for _ in range(repeat))
+    return _median_run([sys.executable, "-c", code], REPO, repeat)["wall_s"]
 
 
 def load() -> float:
@@ -138,28 +187,45 @@ def _catalog(scratch: Path, size: int) -> tuple[Path, list[str]]:
     return directory, texts
 
 
+def _pair(ours: dict[str, float], *baselines: dict[str, float]) -> dict[str, float]:
+    """Our figures beside the sum of the baselines', and the ratios (wall and CPU)."""
+    wall = sum(b["wall_s"] for b in baselines)
+    cpu = sum(b["cpu_s"] for b in baselines)
+    return {
+        **ours,
+        "baseline_s": wall,
+        "baseline_cpu_s": cpu,
+        "ratio": ours["wall_s"] / wall,
+        "cpu_ratio": ours["cpu_s"] / cpu,
+    }
+
+
 def bench_catalog_only(scratch: Path, repeat: int, sizes: tuple[int, ...]) -> dict[str, Any]:
     """Rows 1-3: validate of generated catalog-only catalogs against Click's own parse."""
     results: dict[str, Any] = {}
     for size in sizes:
         directory, texts = _catalog(scratch, size)
         runs = repeat if size <= 10_000 else max(1, repeat // 2)
+        application = click_application((size + 1) // 2)
+        argvs = [shlex.split(text)[1:] for text in texts]
         load_before = load()
-        click_start = python_start("import click", repeat)
-        click = statistics.median(click_parse_seconds(texts, (size + 1) // 2) for _ in range(runs))
-        ours = _median_run([*_exampleguard(), "validate"], directory, runs)
-        results[str(size)] = {
-            "examples": size,
-            "validate_s": ours["wall_s"],
-            "exit_code": ours["exit_code"],
-            "peak_rss_mb": ours["peak_rss_mb"],
-            "click_parse_s": click,
-            "python_start_with_click_s": click_start,
-            "baseline_s": click + click_start,
-            "ratio": ours["wall_s"] / (click + click_start),
-            "us_per_example": ours["wall_s"] / size * 1e6,
-            "load": [load_before, load()],
-        }
+        figures = interleaved(
+            {
+                "start": process([sys.executable, "-c", "import click"], REPO),
+                "click": in_process(lambda a=application, v=argvs: click_parse(a, v)),
+                "ours": process([*_exampleguard(), "validate"], directory),
+            },
+            runs,
+        )
+        row = _pair(figures["ours"], figures["click"], figures["start"])
+        row.update(
+            examples=size,
+            click_parse_s=figures["click"]["wall_s"],
+            python_start_with_click_s=figures["start"]["wall_s"],
+            us_per_example=figures["ours"]["wall_s"] / size * 1e6,
+            load=[load_before, load()],
+        )
+        results[str(size)] = row
     return results
 
 
@@ -191,68 +257,90 @@ def _own_catalog_project(scratch: Path) -> Path:
 def bench_own_catalog(scratch: Path, repeat: int) -> dict[str, Any]:
     """Rows 4-6: the repository's own catalog, with a snapshot and with its live tree."""
     project = _own_catalog_project(scratch)
-    cache = scratch / "cache"
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    load_before = load()
-    typer_start = python_start("import typer", repeat)
-    cli_import = python_start("import exampleguard.cli", repeat)
+    cold, warm = scratch / "cache-cold", scratch / "cache-warm"
     validate = [*_exampleguard(), "validate"]
-    snapshot = _median_run(validate, project, repeat, env)
-
-    def empty_cache() -> None:
-        shutil.rmtree(cache, ignore_errors=True)
-
-    first = _median_run(validate, REPO, repeat, env, before=empty_cache)
-    _run(validate, REPO, env)
-    second = _median_run(validate, REPO, repeat, env)
+    load_before = load()
+    _run(validate, REPO, {**os.environ, "XDG_CACHE_HOME": str(warm)})
+    figures = interleaved(
+        {
+            "typer": process([sys.executable, "-c", "import typer"], REPO),
+            "cli": process([sys.executable, "-c", "import exampleguard.cli"], REPO),
+            "snapshot": process(validate, project),
+            "first": process(
+                validate,
+                REPO,
+                {**os.environ, "XDG_CACHE_HOME": str(cold)},
+                before=lambda: shutil.rmtree(cold, ignore_errors=True),
+            ),
+            "second": process(validate, REPO, {**os.environ, "XDG_CACHE_HOME": str(warm)}),
+        },
+        repeat,
+    )
+    # The first run's allowance: the child's own import of the CLI, plus 0.2 s.
+    allowance = {"wall_s": 0.2, "cpu_s": 0.2}
     return {
-        "python_import_typer_s": typer_start,
-        "python_import_cli_s": cli_import,
-        "snapshot_s": snapshot["wall_s"],
-        "snapshot_exit_code": snapshot["exit_code"],
-        "snapshot_ratio": snapshot["wall_s"] / typer_start,
-        "live_first_s": first["wall_s"],
-        "live_first_exit_code": first["exit_code"],
-        "live_first_ratio": first["wall_s"] / (cli_import + 0.2),
-        "live_second_s": second["wall_s"],
-        "live_second_ratio": second["wall_s"] / typer_start,
+        "python_import_typer_s": figures["typer"]["wall_s"],
+        "python_import_cli_s": figures["cli"]["wall_s"],
+        "snapshot": _pair(figures["snapshot"], figures["typer"]),
+        "live_first": _pair(figures["first"], figures["cli"], allowance),
+        "live_second": _pair(figures["second"], figures["typer"]),
         "load": [load_before, load()],
     }
 
 
 def bench_verdict(scratch: Path, repeat: int, examples: int = 10_000) -> dict[str, Any]:
     """Row 7: the real-parser check on a live Click tree against Click's make_context."""
-    from bench_verdict import APP_MODULE, judge_seconds
+    from exampleguard.adapters.judge_click import ClickJudge
 
     directory, texts = _catalog(scratch, examples)
     tools = (examples + 1) // 2
+    application = click_application(tools)
+    judge = ClickJudge(click_application(tools), PROGRAM)
+    argvs = [shlex.split(text)[1:] for text in texts]
+
+    def judge_all() -> None:
+        for words in argvs:
+            judge.judge(words)
+
     load_before = load()
-    baseline = statistics.median(click_parse_seconds(texts, tools) for _ in range(repeat))
-    judged = statistics.median(judge_seconds(texts, tools) for _ in range(repeat))
+    figures = interleaved(
+        {
+            "click": in_process(lambda: click_parse(application, argvs)),
+            "check": in_process(judge_all),
+        },
+        repeat,
+    )
     (directory / "bench_app.py").write_text(APP_MODULE.format(bench=str(HERE), tools=tools))
     (directory / "exampleguard.toml").write_text(
         'catalog = "catalog.json"\ntree = "click:bench_app:cli"\ntree_timeout = 600\n'
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(scratch / "verdict-cache")}
-    runs = max(1, repeat // 2)
-    live = _median_run(
-        [*_exampleguard(), "validate"],
-        directory,
-        runs,
-        env,
-        before=lambda: shutil.rmtree(scratch / "verdict-cache", ignore_errors=True),
+    cache = scratch / "verdict-cache"
+    live = interleaved(
+        {
+            "start": process([sys.executable, "-c", "import click"], REPO),
+            "live": process(
+                [*_exampleguard(), "validate"],
+                directory,
+                {**os.environ, "XDG_CACHE_HOME": str(cache)},
+                before=lambda: shutil.rmtree(cache, ignore_errors=True),
+            ),
+        },
+        max(1, repeat // 2),
     )
-    click_start = python_start("import click", repeat)
     return {
         "examples": examples,
-        "click_make_context_s": baseline,
-        "real_parser_check_s": judged,
-        "ratio": judged / baseline,
-        "validate_live_tree_s": live["wall_s"],
-        "validate_live_tree_exit_code": live["exit_code"],
-        "validate_live_over_baseline": live["wall_s"] / (baseline + click_start),
+        "check": _pair(figures["check"], figures["click"]),
+        "validate_live_tree": _pair(live["live"], figures["click"], live["start"]),
         "load": [load_before, load()],
     }
+
+
+APP_MODULE = """
+import sys
+sys.path.insert(0, {bench!r})
+from catalogs import click_application
+cli = click_application({tools})
+"""
 
 
 def bench_dryrun(scratch: Path, quick: bool) -> dict[str, Any]:
@@ -309,71 +397,72 @@ def bench_dryrun(scratch: Path, quick: bool) -> dict[str, Any]:
 
 
 def table(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows of the table: measure, figure, baseline, ratio, target, load average."""
+    """The rows of the table: measure, figure, baseline, ratios, target, load average."""
     rows: list[dict[str, Any]] = []
     catalog, own, verdict = report["catalog_only"], report["own_catalog"], report["verdict"]
 
-    def row(key: str, value: float, baseline: float | None, ratio: float, load: Any) -> None:
+    def row(key: str, figures: dict[str, Any], load: Any, value: str = "wall_s") -> None:
         label, target = next((label, t) for k, label, t in ROWS if k == key)
         rows.append(
             {
                 "key": key,
                 "measure": label,
-                "value": value,
-                "baseline": baseline,
-                "ratio": ratio,
+                "value": figures[value],
+                "baseline": figures.get("baseline_s"),
+                "ratio": figures["ratio"],
+                "cpu_ratio": figures.get("cpu_ratio"),
                 "target": target,
-                "met": ratio <= target,
+                "met": figures["ratio"] <= target,
                 "load": load,
             }
         )
 
     ten = catalog["10000"]
-    row("validate_10k", ten["validate_s"], ten["baseline_s"], ten["ratio"], ten["load"])
+    row("validate_10k", ten, ten["load"])
     if "50000" in catalog:
         fifty = catalog["50000"]
-        scaling = fifty["validate_s"] / ten["validate_s"]
-        row("scaling_50k", fifty["validate_s"], ten["validate_s"], scaling, fifty["load"])
-        rss = fifty["peak_rss_mb"]
-        row("rss_50k", rss, None, rss, fifty["load"])
-    typer = own["python_import_typer_s"]
-    row("snapshot_small", own["snapshot_s"], typer, own["snapshot_ratio"], own["load"])
-    row("live_second", own["live_second_s"], typer, own["live_second_ratio"], own["load"])
-    first_baseline = own["python_import_cli_s"] + 0.2
-    row("live_first", own["live_first_s"], first_baseline, own["live_first_ratio"], own["load"])
-    row(
-        "verdict_10k",
-        verdict["real_parser_check_s"],
-        verdict["click_make_context_s"],
-        verdict["ratio"],
-        verdict["load"],
-    )
+        scaling = {
+            "wall_s": fifty["wall_s"],
+            "baseline_s": ten["wall_s"],
+            "ratio": fifty["wall_s"] / ten["wall_s"],
+            "cpu_ratio": fifty["cpu_s"] / ten["cpu_s"],
+        }
+        row("scaling_50k", scaling, fifty["load"])
+        rss = {"rss_mb": fifty["rss_mb"], "ratio": fifty["rss_mb"]}
+        row("rss_50k", rss, fifty["load"], value="rss_mb")
+    row("snapshot_small", own["snapshot"], own["load"])
+    row("live_second", own["live_second"], own["load"])
+    row("live_first", own["live_first"], own["load"])
+    row("verdict_10k", verdict["check"], verdict["load"])
     return rows
 
 
 def render(report: dict[str, Any]) -> str:
     """The table as text."""
     lines = [
-        f"exampleguard benchmarks on {report['machine']}",
-        f"{'measure':<56} {'ours':>9} {'baseline':>9} {'ratio':>7} {'target':>7}  met  load",
+        f"exampleguard benchmarks on {report['machine']}, commit {report['commit']}",
+        "(medians; baselines taken in turn with each figure; ratio = wall, cpu = CPU-time ratio)",
+        f"{'measure':<54} {'ours':>8} {'baseline':>8} {'ratio':>6} {'cpu':>6} {'target':>6}"
+        "  met  load",
     ]
     for row in report["table"]:
         baseline = "" if row["baseline"] is None else f"{row['baseline']:.3f}"
-        unit = "MB" if row["key"] == "rss_50k" else "x"
+        cpu = "" if row["cpu_ratio"] is None else f"{row['cpu_ratio']:.2f}"
         lines.append(
-            f"{row['measure']:<56} {row['value']:>9.3f} {baseline:>9} "
-            f"{row['ratio']:>6.2f}{unit[0]} {row['target']:>6.2f}{unit[0]}  "
-            f"{'yes' if row['met'] else 'NO ':<3}  {row['load'][0]:.2f}-{row['load'][1]:.2f}"
+            f"{row['measure']:<54} {row['value']:>8.3f} {baseline:>8} {row['ratio']:>6.2f} "
+            f"{cpu:>6} {row['target']:>6.2f}  {'yes' if row['met'] else 'NO ':<3}  "
+            f"{row['load'][0]:.2f}-{row['load'][1]:.2f}"
         )
-    verdict = report["verdict"]
+    live = report["verdict"]["validate_live_tree"]
     lines.append(
         "end to end, validate with the live Click tree (10k): "
-        f"{verdict['validate_live_tree_s']:.3f} s"
-        f" = {verdict['validate_live_over_baseline']:.2f}x make_context + start"
+        f"{live['wall_s']:.3f} s = {live['ratio']:.2f}x make_context + start "
+        f"(cpu {live['cpu_ratio']:.2f}x)"
     )
     for size, row in report["catalog_only"].items():
         lines.append(
             f"{size:>6} examples: {row['us_per_example']:.1f} us/example, exit {row['exit_code']}"
+            f", {row['cpu_s']:.2f} s CPU"
         )
     dryrun = report.get("dryrun")
     if dryrun:
