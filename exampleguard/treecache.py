@@ -78,7 +78,12 @@ class TreeCache:
             return None
         if not _current(entry, _full_identity(identity), _digest_json(request)):
             return None
-        return entry["tree"], entry["verdicts"]
+        verdicts = entry["verdicts"]
+        if len(verdicts) != len(request.get("argvs", ())) or not all(
+            isinstance(verdict, dict) for verdict in verdicts
+        ):
+            return None
+        return entry["tree"], verdicts
 
     def store(
         self,

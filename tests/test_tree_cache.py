@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,13 @@ def cli(x):
 """
 
 
+def settle(root: Path) -> None:
+    """Date the project's files a minute back: a run does not cache what changed as it began."""
+    moment = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (moment, moment))
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project whose tree is ``click:app_module:cli``, its option named in another module."""
@@ -54,6 +62,7 @@ def project(tmp_path: Path) -> Path:
     (root / "app_options.py").write_text('NAME = "--x"\n', encoding="utf-8")
     counts = run_cli(["counts", "--write", "--no-cache"], cwd=root)
     assert counts.returncode == 0, counts.stderr
+    settle(root)
     return root
 
 
@@ -124,6 +133,7 @@ def test_a_module_added_where_it_shadows_an_imported_one_is_seen(
     library = project / "lib"
     library.mkdir()
     (library / "app_options.py").write_text('NAME = "--x"\n', encoding="utf-8")
+    settle(project)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(library)}
     env.pop("REFUSE", None)
     assert run_cli(["validate"], cwd=project, env=env).returncode == 0
@@ -151,6 +161,15 @@ def test_an_unreadable_entry_is_ignored_and_replaced(project: Path, cache: Path)
     assert validate(project, cache) == first
     assert json.loads(entry.read_text(encoding="utf-8"))["format"] == "exampleguard.tree-cache/v1"
     assert validate(project, cache, refuse=True) == first
+
+
+def test_an_entry_that_lost_verdicts_is_not_trusted(project: Path, cache: Path) -> None:
+    first = validate(project, cache)
+    [entry] = entries(cache)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    entry.write_text(json.dumps({**data, "verdicts": []}), encoding="utf-8")
+    assert validate(project, cache) == first
+    assert len(json.loads(entry.read_text(encoding="utf-8"))["verdicts"]) == 1
 
 
 def test_a_cache_directory_that_cannot_be_written_changes_nothing(
