@@ -106,9 +106,10 @@ def _start(
         os.close(read_end)
         status = 1
         try:
-            data = pickle.dumps(pack(run(chunk)), protocol=pickle.HIGHEST_PROTOCOL)
+            # Written as it is pickled, and read as it is unpickled: the transfer never holds a
+            # second copy of the results as bytes.
             with os.fdopen(write_end, "wb") as stream:
-                stream.write(data)
+                pickle.dump(pack(run(chunk)), stream, protocol=pickle.HIGHEST_PROTOCOL)
             status = 0
         finally:
             # The copy must not run the rest of this process's program, nor its exit handlers.
@@ -121,14 +122,15 @@ def _finish(child: tuple[int, int]) -> Any:
     """The child's packed results, or ``None`` if it did not finish cleanly."""
     pid, read_end = child
     with os.fdopen(read_end, "rb") as stream:
-        data = stream.read()
+        try:
+            payload = pickle.load(stream)
+        except Exception:
+            # Cut short or garbled: the child failed, and its exit status says so below.
+            payload = None
     _, status = os.waitpid(pid, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
-    try:
-        return pickle.loads(data)
-    except Exception:
-        return None
+    return payload
 
 
 def _stop(child: tuple[int, int]) -> None:
