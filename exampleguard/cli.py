@@ -303,8 +303,8 @@ def validate(
             "--jobs",
             "-j",
             min=1,
-            help="Processes that check the examples (default: every core for a catalog of "
-            "5000 examples or more, else one). The output is the same either way.",
+            help="Processes that check the examples (default: one per idle core for a "
+            "catalog of 5000 examples or more, else one). The output is the same either way.",
         ),
     ] = None,
 ) -> None:

@@ -9,7 +9,8 @@ fails in any way is not trusted: its tools are checked here, serially.
 
 Forking is used only where it is safe and pays: on Linux, from a process running a single
 thread, for catalogs of at least :data:`THRESHOLD` examples (below that, the fork and the
-transfer cost more than the second core saves) unless a number of jobs is asked for.
+transfer cost more than the second core saves), one worker per idle core (:func:`idle_cores`),
+unless a number of jobs is asked for.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["THRESHOLD", "available_cores", "split_work"]
+__all__ = ["THRESHOLD", "available_cores", "idle_cores", "split_work"]
 
 THRESHOLD = 5000
 """Examples from which a catalog is checked on every core.
 
 Measured with 1k-10k generated examples: a second process is no faster up to 4000 examples
-and 20% faster at 10,000 (on a loaded two-core machine, where a core is rarely free).
+and 20% faster at 10,000 (on a two-core machine with some load).
 """
 
 Item = TypeVar("Item")
@@ -41,6 +42,20 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def idle_cores() -> int:
+    """The cores not busy with other work, judging by the one-minute load average (at least 1).
+
+    A worker on a core that is not free only competes with its parent: on a loaded machine a
+    second process makes a check slower, not faster.
+    """
+    cores = available_cores()
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores
+    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 def can_fork() -> bool:

@@ -41,7 +41,7 @@ from exampleguard.dispositions import (
     load_dispositions,
 )
 from exampleguard.documents import Document, SourceError
-from exampleguard.parallel import THRESHOLD, available_cores, split_work
+from exampleguard.parallel import THRESHOLD, idle_cores, split_work
 from exampleguard.rules import (
     CATALOG_STAGES,
     NAMED_STAGES,
@@ -319,7 +319,7 @@ def _check_tools(
     tools: list[EffectiveTool],
     progress: Callable[[int, int], None] | None,
 ) -> list[ExampleResult]:
-    """Every example of ``tools``, checked, in order: on every core for a large catalog.
+    """Every example of ``tools``, checked, in order: on every idle core for a large catalog.
 
     ``progress`` hears from this process only: after each tool it checks, and after each
     worker's share is back.
@@ -328,7 +328,7 @@ def _check_tools(
     total = sum(weights)
     jobs = inputs.config.check_jobs
     if jobs is None:
-        jobs = available_cores() if total >= THRESHOLD else 1
+        jobs = idle_cores() if total >= THRESHOLD else 1
     here = os.getpid()
     done = [0]
 
