@@ -196,6 +196,29 @@ def _catalog(scratch: Path, size: int) -> tuple[Path, list[str]]:
     return directory, texts
 
 
+_RSS_PROBE = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(os.wait4(child.pid, 0)[2].ru_maxrss)
+"""
+
+
+def peak_rss_mb(argv: list[str], cwd: Path) -> float:
+    """The peak RSS of one run of ``argv``, started from a small interpreter.
+
+    Linux carries a process's peak RSS across exec: a child of this process, which holds large
+    Click applications, would report this process's size instead of its own.
+    """
+    probe = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(probe.stdout.split()[-1]) / 1024
+
+
 def _pair(ours: dict[str, float], *baselines: dict[str, float]) -> dict[str, float]:
     """Our figures beside the sum of the baselines', and the ratios (wall and CPU)."""
     wall = sum(b["wall_s"] for b in baselines)
@@ -227,6 +250,7 @@ def bench_catalog_only(scratch: Path, repeat: int, sizes: tuple[int, ...]) -> di
             runs,
         )
         row = _pair(figures["ours"], figures["click"], figures["start"])
+        row["rss_mb"] = peak_rss_mb([*_exampleguard(), "validate"], directory)
         row.update(
             examples=size,
             click_parse_s=figures["click"]["wall_s"],
