@@ -80,7 +80,9 @@ def outputs(root: Path, jobs: int) -> list[tuple[int, str, str]]:
     """Exit code, stdout and stderr of ``validate --jobs JOBS`` in every output format."""
     results = []
     for output_format in ("text", "json", "junit", "sarif", "github"):
-        result = run_cli(["validate", "--jobs", str(jobs), "--format", output_format], cwd=root)
+        result = run_cli(
+            ["validate", "--jobs", str(jobs), "--format", output_format], cwd=root, process=True
+        )
         results.append((result.returncode, result.stdout, result.stderr))
     return results
 
@@ -106,9 +108,11 @@ def test_parallel_output_with_a_live_tree_is_the_serial_output(tmp_path: Path, j
         settings={"tree_timeout": 60},
         counts=False,
     )
-    serial = run_cli(["validate", "--jobs", "1", "--format", "json"], cwd=tmp_path)
+    serial = run_cli(["validate", "--jobs", "1", "--format", "json"], cwd=tmp_path, process=True)
     assert serial.returncode == 1, serial.stderr
-    parallel = run_cli(["validate", "--jobs", str(jobs), "--format", "json"], cwd=tmp_path)
+    parallel = run_cli(
+        ["validate", "--jobs", str(jobs), "--format", "json"], cwd=tmp_path, process=True
+    )
     assert (parallel.returncode, parallel.stdout, parallel.stderr) == (
         serial.returncode,
         serial.stdout,
