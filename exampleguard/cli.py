@@ -672,6 +672,7 @@ class SchemaKind(StrEnum):
     tree = "tree"
     dispositions = "dispositions"
     exclusions = "exclusions"
+    doc_exceptions = "doc-exceptions"
     counts = "counts"
     report = "report"
     config = "config"
@@ -684,8 +685,8 @@ def schema(
         SchemaKind,
         typer.Argument(
             metavar="KIND",
-            help="catalog, tree, dispositions, exclusions, counts, report, config, or `tool` "
-            "for a tool's argument schema.",
+            help="catalog, tree, dispositions, exclusions, doc-exceptions, counts, report, "
+            "config, or `tool` for a tool's argument schema.",
         ),
     ],
     tool_id: Annotated[

@@ -30,6 +30,9 @@ __all__ = [
     "DISPOSITION_DUPLICATE",
     "DISPOSITION_INVALID",
     "DISPOSITION_STALE",
+    "DOC_EXAMPLE_EXCEPTED",
+    "DOC_EXCEPTION_DUPLICATE",
+    "DOC_EXCEPTION_STALE",
     "DRYRUN_DISABLED",
     "DRYRUN_FAILED",
     "DRYRUN_FLAG_UNKNOWN",
@@ -688,6 +691,42 @@ DISPOSITION_STALE = _code(
     example="the disposition recorded `notes rm --tag draft` but example 1 is now `notes rm 4`",
     fix="Review the current example: run it, or write a new disposition for it with "
     "`exampleguard dispositions add`, and delete the stale one.",
+)
+DOC_EXCEPTION_STALE = _code(
+    "doc-exception-stale",
+    Stage.REVIEW,
+    "A doc exception no longer matches any documentation example",
+    what="No command example of the file named by a `[[doc_exception]]` record in "
+    "`dispositions/doc-exceptions.toml` has exactly the recorded `command` text any more: the "
+    "example was edited or removed, or the file is no longer one of the `docs` files.",
+    why="The reviewer excepted one exact text; an edited example has not been reviewed, so it is "
+    "checked again, and the record left behind would silently except a future example.",
+    example="the record excepts `notes rm --yes 4` in README.md but the line now reads "
+    "`notes rm --force 4`",
+    fix="Fix the example if it is meant to work; if it is still wrong on purpose, review the "
+    "new text and record it; delete the stale record.",
+)
+DOC_EXCEPTION_DUPLICATE = _code(
+    "doc-exception-duplicate",
+    Stage.REVIEW,
+    "Two doc exceptions name the same file and command",
+    what="Each exact command text of a documentation file is excepted at most once.",
+    why="Two records for one decision drift apart; one of them is always out of date.",
+    example="two [[doc_exception]] records with file = 'README.md' and the same command",
+    fix="Delete one of them.",
+)
+DOC_EXAMPLE_EXCEPTED = _code(
+    "doc-example-excepted",
+    Stage.REVIEW,
+    "A documentation example is excepted by a reviewed record",
+    what="The example is wrong on purpose (the docs show what not to do) and an exact "
+    "`[[doc_exception]]` record says so with a reason; it is reported, not checked.",
+    why="An exception is a visible, reviewed decision, never a silent skip: every run lists it "
+    "with its reason so that reviewers see what is not checked.",
+    example="README.md:42: excepted (counter-example): shows the removed --yes flag on purpose",
+    fix="Nothing, while the example is meant to be wrong. Delete the record once the example "
+    "should be checked.",
+    severity=Severity.WARNING,
 )
 DISPOSITION_DUPLICATE = _code(
     "disposition-duplicate",

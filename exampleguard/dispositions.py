@@ -3,8 +3,9 @@
 A *disposition* removes one exact example of a tool with a reviewed dry-run capability from the
 dry-run set, for an approved, reason-coded, concrete reason. It never removes anything from
 contract validation. An *exclusion* (``dispositions/exclusions.toml``) says why one exact
-runnable command is not offered to agents. Both are checked on every ``validate``: invalid,
-stale and duplicate records fail the run.
+runnable command is not offered to agents. A *doc exception* (``dispositions/doc-exceptions.toml``)
+says why one exact command text of a documentation file is wrong on purpose. All are checked on
+every ``validate``: invalid, stale and duplicate records fail the run.
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Generic, TypeVar
+from typing import Annotated, Generic, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from exampleguard.codes import (
     DISPOSITION_DUPLICATE,
     DISPOSITION_INVALID,
     DISPOSITION_STALE,
+    DOC_EXAMPLE_EXCEPTED,
+    DOC_EXCEPTION_DUPLICATE,
+    DOC_EXCEPTION_STALE,
     EXCLUSION_DUPLICATE,
     EXCLUSION_INVALID,
     EXCLUSION_STALE,
@@ -37,13 +41,18 @@ from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, SourceError, load_document, validate_model
 from exampleguard.files import locked, write_atomically
 from exampleguard.model import NonEmpty, StrictModel
-from exampleguard.sources import Examples
+from exampleguard.sources import ExampleRecord, Examples
 
 __all__ = [
     "BUILTIN_REASON_CODES",
+    "DOC_EXCEPTIONS_FILE",
+    "DOC_REASON_CODES",
     "EXCLUSIONS_FILE",
     "Disposition",
     "DispositionFile",
+    "DocException",
+    "DocExceptionFile",
+    "DocReview",
     "Exclusion",
     "ExclusionFile",
     "LoadedDispositions",
@@ -53,6 +62,7 @@ __all__ = [
     "all_errors",
     "append_record",
     "check_dispositions",
+    "check_doc_exceptions",
     "check_exclusions",
     "disposition_file",
     "exact_command",
@@ -67,6 +77,7 @@ __all__ = [
 ]
 
 EXCLUSIONS_FILE = "exclusions.toml"
+DOC_EXCEPTIONS_FILE = "doc-exceptions.toml"
 
 BUILTIN_REASON_CODES: dict[str, str] = {
     "needs-network": "The preview reaches the network, which the sandbox blocks.",
@@ -148,7 +159,49 @@ class ExclusionFile(StrictModel):
     exclusion: list[Exclusion] = Field(default_factory=list)
 
 
-T = TypeVar("T", Disposition, Exclusion)
+DocReasonCode = Literal["counter-example", "migration-note", "error-demo"]
+DOC_REASON_CODES: dict[str, str] = {
+    "counter-example": "The docs show the command as what not to do.",
+    "migration-note": "The docs show a command's old, no longer valid form next to its "
+    "replacement.",
+    "error-demo": "The docs show the command to explain the error it produces.",
+}
+"""Why a documentation example may be wrong on purpose: the only codes a doc exception takes."""
+
+
+class DocException(StrictModel):
+    """One reviewed decision that one exact command text of a documentation file is wrong.
+
+    ``file`` is relative to the configuration file's folder, ``command`` the example's text
+    exactly as extracted (after its prompt, continuations kept). Nothing is a pattern: the
+    record matches that text in that file or nothing.
+    """
+
+    file: NonEmpty
+    command: NonEmpty
+    reason_code: DocReasonCode
+    reason: str
+    reviewer: NonEmpty | None = None
+
+    @field_validator("reason")
+    @classmethod
+    def _concrete(cls, reason: str, info: ValidationInfo) -> str:
+        code = info.data.get("reason_code")
+        if not is_concrete_reason(reason, code if isinstance(code, str) else ""):
+            raise ValueError(
+                f"the reason {reason.strip()!r} is not concrete: say in a sentence why the "
+                "example is wrong on purpose"
+            )
+        return reason
+
+
+class DocExceptionFile(StrictModel):
+    """``dispositions/doc-exceptions.toml``: any number of ``[[doc_exception]]`` records."""
+
+    doc_exception: list[DocException] = Field(default_factory=list)
+
+
+T = TypeVar("T", Disposition, Exclusion, DocException)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +221,9 @@ class Record(Generic[T]):
         """Where the record starts in its file."""
         if self.document is None:
             return Location(self.file)
-        kind = "disposition" if isinstance(self.value, Disposition) else "exclusion"
+        kind = {Disposition: "disposition", Exclusion: "exclusion"}.get(
+            type(self.value), "doc_exception"
+        )
         return self.document.location((kind, self.index), at_key=False)
 
     def problem(self, code: Code, message: str, hint: str | None = None) -> Diagnostic:
@@ -180,6 +235,12 @@ class Record(Generic[T]):
                 hint=hint,
                 tool=value.tool,
                 example=value.example,
+                location=self.location,
+            )
+        if isinstance(value, DocException):
+            return code.diagnostic(
+                f"doc exception for {value.command!r} in {value.file}: {message}",
+                hint=hint,
                 location=self.location,
             )
         return code.diagnostic(
@@ -195,6 +256,7 @@ class LoadedDispositions:
 
     dispositions: list[Record[Disposition]] = field(default_factory=list)
     exclusions: list[Record[Exclusion]] = field(default_factory=list)
+    doc_exceptions: list[Record[DocException]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -230,7 +292,12 @@ def load_dispositions(folder: Path, root: Path, display: str) -> LoadedDispositi
         try:
             _refuse_escape(path, root, shown)
             document = load_document(path, shown)
-            if path.name == EXCLUSIONS_FILE:
+            if path.name == DOC_EXCEPTIONS_FILE:
+                doc = validate_model(DocExceptionFile, document)
+                loaded.doc_exceptions.extend(
+                    Record(value, document, i) for i, value in enumerate(doc.doc_exception)
+                )
+            elif path.name == EXCLUSIONS_FILE:
                 exclusions = validate_model(ExclusionFile, document)
                 loaded.exclusions.extend(
                     Record(value, document, i) for i, value in enumerate(exclusions.exclusion)
@@ -499,6 +566,70 @@ def check_exclusions(
     return review
 
 
+@dataclass(slots=True)
+class DocReview:
+    """What the doc exceptions except, and the defects of the records."""
+
+    excepted: dict[tuple[str, str], Record[DocException]] = field(default_factory=dict)
+    """By the file as outputs show it and the exact command text."""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def excepting(self, record: ExampleRecord) -> Diagnostic | None:
+        """The report that ``record`` is excepted, with its reason; ``None`` if it is not."""
+        if record.origin.kind != "markdown":
+            return None
+        found = self.excepted.get((record.origin.file, record.text))
+        if found is None:
+            return None
+        value = found.value
+        return DOC_EXAMPLE_EXCEPTED.diagnostic(
+            f"excepted, not checked ({value.reason_code}): {value.reason}",
+            hint=f"Reviewed in {found.location}; delete the record to check the example again.",
+            location=record.location(),
+        )
+
+
+def check_doc_exceptions(
+    loaded: LoadedDispositions,
+    examples: Iterable[ExampleRecord],
+    shown: Callable[[str], str],
+) -> DocReview:
+    """Match every doc exception to the documentation examples by exact file and text.
+
+    ``shown`` turns a record's ``file`` (relative to the configuration's folder) into the file as
+    outputs show it, which is how each example names its file. A record that matches no example
+    is stale; a second record for the same file and text is a duplicate.
+    """
+    review = DocReview()
+    present = {
+        (record.origin.file, record.text) for record in examples if record.origin.kind == "markdown"
+    }
+    for record in loaded.doc_exceptions:
+        value = record.value
+        key = (shown(value.file), value.command)
+        earlier = review.excepted.get(key)
+        if earlier is not None:
+            review.diagnostics.append(
+                record.problem(
+                    DOC_EXCEPTION_DUPLICATE,
+                    f"the same example is already excepted at {earlier.location}",
+                    "Keep one record per example.",
+                )
+            )
+        elif key not in present:
+            review.diagnostics.append(
+                record.problem(
+                    DOC_EXCEPTION_STALE,
+                    "no documentation example of the file has exactly this text",
+                    "The example was edited or removed: it is checked again. Review its current "
+                    "text and record that, or delete this record.",
+                )
+            )
+        else:
+            review.excepted[key] = record
+    return review
+
+
 def shown_path(path: Sequence[str]) -> str:
     """A command path as reviewers write it (the program's own path has no words)."""
     return " ".join(path) or "(the program itself)"
@@ -561,7 +692,7 @@ def disposition_file(folder: Path, tool_id: str) -> Path:
     and leading dots are dropped, so no id can name a file outside the folder.
     """
     name = _SAFE_NAME.sub("_", tool_id).lstrip(".") or "tool"
-    if name == EXCLUSIONS_FILE.removesuffix(".toml"):
+    if name in (EXCLUSIONS_FILE.removesuffix(".toml"), DOC_EXCEPTIONS_FILE.removesuffix(".toml")):
         name = f"{name}_"
     if len(name) > _MAX_NAME:
         # File names have a length limit (255 bytes on most filesystems); a long id keeps a

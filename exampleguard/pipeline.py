@@ -37,6 +37,7 @@ from exampleguard.dispositions import (
     Review,
     all_errors,
     check_dispositions,
+    check_doc_exceptions,
     check_exclusions,
     load_dispositions,
 )
@@ -285,10 +286,18 @@ def evaluate(
         diagnostics.extend(result.diagnostics)
     if repository_checks:
         # Examples of no tool (documentation) belong to no shard of tools: the first has them.
+        # A reviewed exception replaces the example's check by a visible report of it.
+        doc_review = check_doc_exceptions(
+            inputs.records,
+            inputs.examples.named,
+            lambda file: config.display(config.root / file),
+        )
         for record in inputs.examples.named:
-            result = checker.named(record)
+            excepted = doc_review.excepting(record)
+            result = checker.named(record) if excepted is None else _excepted(record, excepted)
             examples.append(result)
             diagnostics.extend(result.diagnostics)
+        diagnostics.extend(doc_review.diagnostics)
     review = review_records(inputs, contract)
     if repository_checks:
         diagnostics.extend(review.diagnostics)
@@ -628,6 +637,19 @@ class _ExampleChecker:
             validated=validated,
             preview=_preview(subject, capability) if capability is not None else None,
         )
+
+
+def _excepted(record: ExampleRecord, report: Diagnostic) -> ExampleResult:
+    """The result of an example a reviewed doc exception excepts: not checked, reported."""
+    return ExampleResult(
+        record.tool,
+        record.index,
+        record.text,
+        record.origin,
+        record.placeholders,
+        record.blanks,
+        diagnostics=(report,),
+    )
 
 
 def _preview(subject: Subject, capability: DryRun) -> Preview:

@@ -35,6 +35,7 @@ def test_the_kinds_are_the_documented_ones() -> None:
         "tree",
         "dispositions",
         "exclusions",
+        "doc-exceptions",
         "counts",
         "report",
         "config",

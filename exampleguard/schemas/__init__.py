@@ -15,13 +15,23 @@ from pydantic import BaseModel
 
 __all__ = ["SCHEMA_KINDS", "committed_schema_path", "generate_schema", "schema_text"]
 
-SCHEMA_KINDS = ("catalog", "tree", "dispositions", "exclusions", "counts", "report", "config")
+SCHEMA_KINDS = (
+    "catalog",
+    "tree",
+    "dispositions",
+    "exclusions",
+    "doc-exceptions",
+    "counts",
+    "report",
+    "config",
+)
 
 _TITLES = {
     "catalog": "exampleguard.catalog/v1",
     "tree": "exampleguard.tree/v1",
     "dispositions": "exampleguard dispositions file (dispositions/*.toml)",
     "exclusions": "exampleguard coverage exclusions (dispositions/exclusions.toml)",
+    "doc-exceptions": "exampleguard doc exceptions (dispositions/doc-exceptions.toml)",
     "counts": "exampleguard.counts/v1",
     "report": "exampleguard.report/v1",
     "config": "[tool.exampleguard] / exampleguard.toml",
@@ -46,6 +56,10 @@ def _model(kind: str) -> type[BaseModel]:
         from exampleguard.dispositions import ExclusionFile  # noqa: PLC0415
 
         return ExclusionFile
+    if kind == "doc-exceptions":
+        from exampleguard.dispositions import DocExceptionFile  # noqa: PLC0415
+
+        return DocExceptionFile
     if kind == "counts":
         from exampleguard.counts import Counts  # noqa: PLC0415
 
