@@ -18,12 +18,12 @@ from typing import Any
 from unittest.mock import ANY
 
 import pytest
-from support.frameworks import argparse_accepts, click_accepts
-from support.project import FIXTURE_APPS, REPOSITORY, run_cli
-from support.unguarded import UNGUARDED
 
 from exampleguard.model import Parameter
 from exampleguard.tree import Tree, TreeCommand, TreeSpec, load_tree, parse_tree_spec
+from tests.support.frameworks import argparse_accepts, click_accepts
+from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
+from tests.support.unguarded import UNGUARDED
 
 
 def extract(spec: str, root: Path = FIXTURE_APPS, program: str | None = "notes") -> Tree:

@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-from support.project import run_cli
 
 from exampleguard import codes
 from exampleguard.codes import CODES, Code, Stage, lookup
 from exampleguard.diagnostics import Severity
+from tests.support.project import run_cli
 
 # SPEC section 4, "Required diagnostic codes", copied verbatim.
 SPEC_CODES = [

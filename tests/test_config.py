@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.project import REPOSITORY, run_cli
-from support.runuid import python_for, reachable_by_runs
 
 from exampleguard.config import ConfigError, find_config, load_config
+from tests.support.project import REPOSITORY, run_cli
+from tests.support.runuid import python_for, reachable_by_runs
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 TABLE = '[tool.exampleguard]\ncatalog = "catalog.json"\n'

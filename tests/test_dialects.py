@@ -53,7 +53,7 @@ def contract_of_tree(tree: dict[str, Any], tools: list[dict[str, Any]]) -> Contr
     return build_contract(LoadedCatalog(catalog, document), Tree.model_validate(tree))
 
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "id": "notes.tag.add",
         "command": ["tag", "add"],
@@ -219,7 +219,7 @@ def test_a_problem_carries_the_one_replacement_it_proposes(
     assert (problem.suggestion, problem.hint) == (suggestion, hint)
 
 
-LEVELS = [
+LEVELS: list[dict[str, Any]] = [
     {
         "id": "deployctl.release.create",
         "command": ["release", "create"],

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import argparse_app
 import click_app
@@ -301,7 +301,7 @@ class Word:
     parameter: Parameter | None = None
 
 
-Draw = Callable[[st.SearchStrategy[Any]], Any]
+Draw = st.DrawFn
 
 
 @cache
@@ -310,7 +310,10 @@ def ints(low: int, high: int) -> st.SearchStrategy[int]:
     return st.integers(low, high)
 
 
-def choose(draw: Draw, options: Sequence[Any]) -> Any:
+T = TypeVar("T")
+
+
+def choose(draw: Draw, options: Sequence[T]) -> T:
     """One of ``options`` (drawn as an index, which needs no new strategy)."""
     return options[draw(ints(0, len(options) - 1))]
 
@@ -335,12 +338,12 @@ def value_for(draw: Draw, app: App, parameter: Parameter, position: int) -> str:
         high = 120 if parameter.max is None else int(parameter.max) - int(parameter.max_open)
         return str(draw(ints(low, max(low, high))))
     if kind == "number":
-        low = -20.0 if parameter.min is None else float(parameter.min)
-        high = 120.0 if parameter.max is None else float(parameter.max)
+        bottom = -20.0 if parameter.min is None else float(parameter.min)
+        top = 120.0 if parameter.max is None else float(parameter.max)
         number = draw(
             st.floats(
-                low,
-                high,
+                bottom,
+                top,
                 exclude_min=parameter.min_open,
                 exclude_max=parameter.max_open,
                 allow_nan=False,
@@ -597,7 +600,7 @@ def m_same_level_again(draw: Draw, app: App, words: list[Word], leaf: TreeComman
     """Exclusive options together (all members of a framework group), or an option again."""
     groups = leaf.constraints.mutually_exclusive
     by_name = {p.name: p for p in option_parameters(app, leaf)}
-    if groups and draw(BOOLEANS):
+    if len(groups) > 0 and draw(BOOLEANS):
         group = choose(draw, groups)
         for name in group:
             if name in by_name:

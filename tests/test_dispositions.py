@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pyfakefs.fake_filesystem import FakeFilesystem
 
 from exampleguard.catalog import load_catalog
 from exampleguard.contract import build_contract
+from exampleguard.diagnostics import Diagnostic
 from exampleguard.dispositions import (
+    Review,
     check_dispositions,
     check_exclusions,
     load_dispositions,
@@ -138,7 +141,13 @@ def _write_project(fs: Any, *, files: Mapping[str, str]) -> None:
         fs.create_file(ROOT / "dispositions" / name, contents=text)
 
 
-def _review(fs: Any, files: Mapping[str, str], *, tree: bool = True, reason_codes=None):
+def _review(
+    fs: Any,
+    files: Mapping[str, str],
+    *,
+    tree: bool = True,
+    reason_codes: Mapping[str, str] | None = None,
+) -> tuple[Review, Review]:
     _write_project(fs, files=files)
     loaded_catalog = load_catalog(ROOT / "catalog.json", "catalog.json")
     loaded_tree = None
@@ -156,7 +165,9 @@ def _review(fs: Any, files: Mapping[str, str], *, tree: bool = True, reason_code
     return dispositions, exclusions
 
 
-def _found(diagnostics) -> list[tuple[str, str | None, int | None, str | None]]:
+def _found(
+    diagnostics: Iterable[Diagnostic],
+) -> list[tuple[str, str | None, int | None, str | None]]:
     return [
         (
             d.code,
@@ -232,7 +243,9 @@ DISPOSITION_CASES = [
 
 
 @pytest.mark.parametrize(("records", "expected"), DISPOSITION_CASES)
-def test_disposition_table(fs, records, expected) -> None:
+def test_disposition_table(
+    fs: FakeFilesystem, records: list[dict[str, Any]], expected: list[tuple[str, int, str]]
+) -> None:
     text, headers = records_text("disposition", records)
     review, _ = _review(fs, {"notes.delete.toml": text})
     found = review.diagnostics
@@ -253,7 +266,7 @@ def test_disposition_table(fs, records, expected) -> None:
     assert review.narrowed == applying
 
 
-def test_duplicate_across_two_files_names_the_first_file(fs) -> None:
+def test_duplicate_across_two_files_names_the_first_file(fs: FakeFilesystem) -> None:
     first, first_headers = records_text("disposition", [disposition(1)])
     second, second_headers = records_text("disposition", [disposition(1, reviewer="b")])
     review, _ = _review(fs, {"a-first.toml": first, "notes.delete.toml": second})
@@ -269,7 +282,7 @@ def test_duplicate_across_two_files_names_the_first_file(fs) -> None:
     assert review.narrowed == {("notes.delete", 1)}
 
 
-def test_reason_codes_from_the_configuration_are_approved(fs) -> None:
+def test_reason_codes_from_the_configuration_are_approved(fs: FakeFilesystem) -> None:
     text, _ = records_text("disposition", [disposition(1, reason_code="needs-gpu")])
     review, _ = _review(
         fs, {"notes.delete.toml": text}, reason_codes={"needs-gpu": "The preview needs a GPU."}
@@ -278,11 +291,11 @@ def test_reason_codes_from_the_configuration_are_approved(fs) -> None:
     assert review.narrowed == {("notes.delete", 1)}
 
 
-def test_several_defects_of_one_record_are_all_reported(fs) -> None:
+def test_several_defects_of_one_record_are_all_reported(fs: FakeFilesystem) -> None:
     record = disposition(1, tool="notes.add", reason_code="because", reason="tbd", command=None)
     text, headers = records_text("disposition", [record])
     review, _ = _review(fs, {"notes.delete.toml": text})
-    assert [(d.code, d.location.line) for d in review.diagnostics] == [
+    assert [(d.code, d.location and d.location.line) for d in review.diagnostics] == [
         ("disposition-invalid", headers[0])
     ] * 4
     messages = " | ".join(d.message for d in review.diagnostics)
@@ -320,7 +333,9 @@ def test_several_defects_of_one_record_are_all_reported(fs) -> None:
         ),
     ],
 )
-def test_malformed_disposition_file_is_a_structure_error(fs, text, fragment) -> None:
+def test_malformed_disposition_file_is_a_structure_error(
+    fs: FakeFilesystem, text: str, fragment: str
+) -> None:
     with pytest.raises(SourceError) as raised:
         _review(fs, {"notes.delete.toml": text})
     diagnostic = raised.value.diagnostic
@@ -399,7 +414,13 @@ EXCLUSION_MESSAGES = {
 
 
 @pytest.mark.parametrize(("records", "expected", "excluded"), EXCLUSION_CASES)
-def test_exclusion_table(fs, records, expected, excluded) -> None:
+def test_exclusion_table(
+    fs: FakeFilesystem,
+    records: list[dict[str, Any]],
+    # (code, record index), or the four fields of an uncovered-command finding.
+    expected: list[tuple[Any, ...]],
+    excluded: set[tuple[str, ...]],
+) -> None:
     text, headers = records_text("exclusion", records)
     _, review = _review(fs, {"exclusions.toml": text})
     wanted = [
@@ -419,7 +440,7 @@ def test_exclusion_table(fs, records, expected, excluded) -> None:
     assert review.excluded == excluded
 
 
-def test_a_covering_tool_is_named_in_the_stale_exclusion(fs) -> None:
+def test_a_covering_tool_is_named_in_the_stale_exclusion(fs: FakeFilesystem) -> None:
     text, _ = records_text("exclusion", [exclusion("export"), exclusion("tags", "rename")])
     _, review = _review(fs, {"exclusions.toml": text})
     (stale,) = review.diagnostics
@@ -427,7 +448,7 @@ def test_a_covering_tool_is_named_in_the_stale_exclusion(fs) -> None:
     assert "the tool notes.tags.rename now covers this command" in stale.message
 
 
-def test_exclusions_without_a_tree_are_invalid(fs) -> None:
+def test_exclusions_without_a_tree_are_invalid(fs: FakeFilesystem) -> None:
     text, headers = records_text("exclusion", [exclusion("export"), exclusion("purge")])
     _, review = _review(fs, {"exclusions.toml": text}, tree=False)
     assert _found(review.diagnostics) == [
@@ -438,7 +459,7 @@ def test_exclusions_without_a_tree_are_invalid(fs) -> None:
     assert review.excluded == set()
 
 
-def test_uncovered_command_names_the_command_and_the_fix(fs) -> None:
+def test_uncovered_command_names_the_command_and_the_fix(fs: FakeFilesystem) -> None:
     _, review = _review(fs, {})
     (uncovered,) = review.diagnostics
     assert uncovered.code == "uncovered-command"
@@ -447,13 +468,13 @@ def test_uncovered_command_names_the_command_and_the_fix(fs) -> None:
     assert "exampleguard dispositions exclude export" in uncovered.hint
 
 
-def test_hidden_commands_and_groups_need_no_coverage(fs) -> None:
+def test_hidden_commands_and_groups_need_no_coverage(fs: FakeFilesystem) -> None:
     text, _ = records_text("exclusion", [exclusion("export")])
     _, review = _review(fs, {"exclusions.toml": text})
     assert review.diagnostics == []
 
 
-def test_a_missing_dispositions_folder_means_no_records(fs) -> None:
+def test_a_missing_dispositions_folder_means_no_records(fs: FakeFilesystem) -> None:
     _write_project(fs, files={})
     loaded = load_dispositions(ROOT / "dispositions", ROOT, "dispositions")
     assert loaded.dispositions == []
@@ -525,7 +546,9 @@ CLI_DISPOSITION_CASES = [
 
 
 @pytest.mark.parametrize(("record", "code", "subject"), CLI_DISPOSITION_CASES)
-def test_validate_reports_the_record_by_file_and_line(project, record, code, subject) -> None:
+def test_validate_reports_the_record_by_file_and_line(
+    project: Path, record: dict[str, Any], code: str, subject: str
+) -> None:
     (header,) = _plant(project, "notes.delete.toml", "disposition", [record])
     # An invalid or stale record narrows nothing, so the committed counts still hold.
     result = run_cli(["validate"], cwd=project)
@@ -537,7 +560,7 @@ def test_validate_reports_the_record_by_file_and_line(project, record, code, sub
     assert "Traceback" not in result.stderr
 
 
-def test_validate_reports_a_duplicate_disposition(project) -> None:
+def test_validate_reports_a_duplicate_disposition(project: Path) -> None:
     headers = _plant(
         project,
         "notes.delete.toml",
@@ -554,7 +577,7 @@ def test_validate_reports_a_duplicate_disposition(project) -> None:
     assert f"dispositions/notes.delete.toml:{headers[0]}:1" in result.stdout
 
 
-def test_validate_accepts_reason_codes_from_the_configuration(project) -> None:
+def test_validate_accepts_reason_codes_from_the_configuration(project: Path) -> None:
     config = project / "exampleguard.toml"
     config.write_text(
         config.read_text(encoding="utf-8")
@@ -581,7 +604,9 @@ CLI_EXCLUSION_CASES = [
 
 
 @pytest.mark.parametrize(("records", "code", "index"), CLI_EXCLUSION_CASES)
-def test_validate_reports_the_exclusion_by_file_and_line(project, records, code, index) -> None:
+def test_validate_reports_the_exclusion_by_file_and_line(
+    project: Path, records: list[dict[str, Any]], code: str, index: int
+) -> None:
     headers = _plant(project, "exclusions.toml", "exclusion", records)
     result = run_cli(["validate"], cwd=project)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -590,7 +615,7 @@ def test_validate_reports_the_exclusion_by_file_and_line(project, records, code,
     assert expected in result.stdout
 
 
-def test_validate_reports_uncovered_commands(project) -> None:
+def test_validate_reports_uncovered_commands(project: Path) -> None:
     (project / "dispositions" / "exclusions.toml").unlink()
     _write_counts(project)
     result = run_cli(["validate"], cwd=project)
@@ -600,7 +625,7 @@ def test_validate_reports_uncovered_commands(project) -> None:
     )
 
 
-def test_exclusions_without_a_tree_fail_validate(project) -> None:
+def test_exclusions_without_a_tree_fail_validate(project: Path) -> None:
     catalog = json.loads((project / "catalog.json").read_text(encoding="utf-8"))
     catalog["dialect"] = "click"
     (project / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
@@ -613,7 +638,7 @@ def test_exclusions_without_a_tree_fail_validate(project) -> None:
     )
 
 
-def test_a_disposition_never_removes_an_example_from_contract_validation(project) -> None:
+def test_a_disposition_never_removes_an_example_from_contract_validation(project: Path) -> None:
     broken = "notes rm --tag draft --format yaml"
     catalog_path = project / "catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
@@ -669,7 +694,9 @@ COUNTS_CASES = [
 
 
 @pytest.mark.parametrize(("change", "drift", "other_codes"), COUNTS_CASES)
-def test_counts_follow_the_records(project, change, drift, other_codes) -> None:
+def test_counts_follow_the_records(
+    project: Path, change: Callable[[Path], object], drift: list[str], other_codes: list[str]
+) -> None:
     change(project)
     code, report = _validate_json(project)
     assert code == 1
@@ -683,7 +710,9 @@ def test_counts_follow_the_records(project, change, drift, other_codes) -> None:
         assert codes == other_codes
 
 
-def test_symlinked_disposition_file_outside_the_project_is_refused(project, tmp_path) -> None:
+def test_symlinked_disposition_file_outside_the_project_is_refused(
+    project: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "elsewhere" / "records.toml"
     outside.parent.mkdir()
     outside.write_text(records_text("disposition", [disposition(1)])[0], encoding="utf-8")
@@ -696,7 +725,7 @@ def test_symlinked_disposition_file_outside_the_project_is_refused(project, tmp_
     assert "Traceback" not in result.stderr
 
 
-def test_symlinked_disposition_file_inside_the_project_is_read(project) -> None:
+def test_symlinked_disposition_file_inside_the_project_is_read(project: Path) -> None:
     target = project / "reviews" / "delete.toml"
     target.parent.mkdir()
     target.write_text(records_text("disposition", [disposition(1)])[0], encoding="utf-8")
@@ -707,7 +736,7 @@ def test_symlinked_disposition_file_inside_the_project_is_read(project) -> None:
     assert report["counts"]["dry_run_narrowed"] == 1
 
 
-def test_non_utf8_disposition_file_is_a_clear_error(project) -> None:
+def test_non_utf8_disposition_file_is_a_clear_error(project: Path) -> None:
     (project / "dispositions" / "notes.delete.toml").write_bytes(
         b'[[disposition]]\ntool = "notes.delete"\nreason = "caf\xe9 needs a database"\n'
     )
@@ -718,7 +747,7 @@ def test_non_utf8_disposition_file_is_a_clear_error(project) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_a_record_missing_a_required_key_is_exit_2_naming_the_key(project) -> None:
+def test_a_record_missing_a_required_key_is_exit_2_naming_the_key(project: Path) -> None:
     (project / "dispositions" / "notes.delete.toml").write_text(
         '# one record\n[[disposition]]\ntool = "notes.delete"\nexample = 1\n', encoding="utf-8"
     )

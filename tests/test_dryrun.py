@@ -45,7 +45,7 @@ LEAVES: tuple[tuple[str, ...], ...] = (
 )
 """Every runnable leaf of ``preview_app``: those without a tool get an exclusion."""
 
-SPEC_FIELDS = {
+SPEC_FIELDS: dict[str, type | tuple[type, ...]] = {
     "tool": str,
     "index": int,
     "argv": list,

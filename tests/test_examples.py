@@ -783,7 +783,7 @@ def _command_of(report: dict[str, Any], tool_id: str, index: int) -> str:
 
 
 def _matches(diagnostic: dict[str, Any], expect: Expect) -> bool:
-    return (
+    return bool(
         diagnostic["code"] == expect.code
         and diagnostic["tool"] == expect.tool
         and diagnostic["example"] == expect.example

@@ -60,7 +60,7 @@ FIXTURE_SPECS = {
 BOUNDED = settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 # The opt-in runs (--run-slow); --hypothesis-profile=long raises them further.
 LONG = settings(
-    max_examples=max(5_000, settings.default.max_examples),
+    max_examples=max(5_000, settings().max_examples),
     suppress_health_check=list(HealthCheck),
 )
 
@@ -715,7 +715,9 @@ def tool(
         "command": command,
     }
     if paths:
-        parameters = []  # the tree declares them; catalog overlays are fuzzed without a tree
+        parameters: list[
+            dict[str, Any]
+        ] = []  # the tree declares them; catalog overlays are fuzzed without a tree
     else:
         plausible = [draw(plausible_parameter(i)) for i in range(draw(st.integers(0, 5)))]
         parameters = draw(st.sampled_from([plausible, plausible, plausible])) or []
@@ -828,7 +830,7 @@ def project(draw: st.DrawFn) -> Project:
             + "\n"
         )
     if draw(st.booleans()):
-        figures = {
+        figures: dict[str, object] = {
             k: draw(st.integers(0, 3))
             for k in (
                 "tools",

@@ -132,7 +132,7 @@ BASES: dict[str, dict[str, Content]] = {
         "dispositions/notes.delete.toml": NOTES_DISPOSITION,
         "dispositions/exclusions.toml": NOTES_EXCLUSIONS,
     },
-    "app": app_project_files(),
+    "app": {**app_project_files()},
 }
 
 

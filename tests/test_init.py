@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -39,11 +40,11 @@ def _files(root: Path) -> dict[str, bytes | None]:
     }
 
 
-def _init(root: Path, spec: str = CLICK, *extra: str):
+def _init(root: Path, spec: str = CLICK, *extra: str) -> subprocess.CompletedProcess[str]:
     return run_cli(["init", "--tree", spec, "--program", "notes", *extra], cwd=root)
 
 
-def test_init_in_an_empty_project_then_validate_is_clean(tmp_path) -> None:
+def test_init_in_an_empty_project_then_validate_is_clean(tmp_path: Path) -> None:
     result = _init(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "agent-catalog.json (8 tools, no examples yet)" in result.stdout
@@ -85,7 +86,9 @@ def test_init_in_an_empty_project_then_validate_is_clean(tmp_path) -> None:
         pytest.param("argparse:argparse_app:parser", 6, id="argparse parser"),
     ],
 )
-def test_init_on_other_frameworks_then_validate_is_clean(tmp_path, spec, tools) -> None:
+def test_init_on_other_frameworks_then_validate_is_clean(
+    tmp_path: Path, spec: str, tools: int
+) -> None:
     result = _init(tmp_path, spec)
     assert result.returncode == 0, result.stderr
     catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
@@ -94,7 +97,7 @@ def test_init_on_other_frameworks_then_validate_is_clean(tmp_path, spec, tools) 
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
-def test_the_starter_catalog_takes_examples(tmp_path) -> None:
+def test_the_starter_catalog_takes_examples(tmp_path: Path) -> None:
     assert _init(tmp_path).returncode == 0
     path = tmp_path / "agent-catalog.json"
     catalog = json.loads(path.read_text(encoding="utf-8"))
@@ -110,7 +113,9 @@ def test_the_starter_catalog_takes_examples(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("newline_at_end", [True, False], ids=["newline at end", "no newline"])
-def test_init_keeps_every_line_of_an_existing_pyproject(tmp_path, newline_at_end) -> None:
+def test_init_keeps_every_line_of_an_existing_pyproject(
+    tmp_path: Path, newline_at_end: bool
+) -> None:
     old = PYPROJECT + ("\n" if newline_at_end else "")
     (tmp_path / "pyproject.toml").write_text(old, encoding="utf-8")
     result = _init(tmp_path)
@@ -130,7 +135,9 @@ def test_init_keeps_every_line_of_an_existing_pyproject(tmp_path, newline_at_end
 @pytest.mark.parametrize(
     "existing", [None, PYPROJECT + "\n"], ids=["exampleguard.toml", "pyproject.toml"]
 )
-def test_init_twice_refuses_the_second_time_and_changes_nothing(tmp_path, existing) -> None:
+def test_init_twice_refuses_the_second_time_and_changes_nothing(
+    tmp_path: Path, existing: str | None
+) -> None:
     if existing is not None:
         (tmp_path / "pyproject.toml").write_text(existing, encoding="utf-8")
     assert _init(tmp_path).returncode == 0
@@ -159,7 +166,9 @@ def test_init_twice_refuses_the_second_time_and_changes_nothing(tmp_path, existi
         pytest.param("exampleguard-counts.json", "{}\n", "exampleguard-counts.json", id="counts"),
     ],
 )
-def test_init_refuses_when_anything_it_writes_exists(tmp_path, name, text, reason) -> None:
+def test_init_refuses_when_anything_it_writes_exists(
+    tmp_path: Path, name: str, text: str, reason: str
+) -> None:
     (tmp_path / name).write_text(text, encoding="utf-8")
     before = _files(tmp_path)
     result = _init(tmp_path)
@@ -180,7 +189,9 @@ BROKEN_SPECS = [
 
 @pytest.mark.parametrize(("spec", "code"), BROKEN_SPECS)
 @pytest.mark.parametrize("existing", [None, PYPROJECT], ids=["empty project", "with pyproject"])
-def test_init_with_a_broken_tree_spec_changes_nothing(tmp_path, spec, code, existing) -> None:
+def test_init_with_a_broken_tree_spec_changes_nothing(
+    tmp_path: Path, spec: str, code: str, existing: str | None
+) -> None:
     if existing is not None:
         (tmp_path / "pyproject.toml").write_text(existing, encoding="utf-8")
     before = _files(tmp_path)
@@ -192,7 +203,7 @@ def test_init_with_a_broken_tree_spec_changes_nothing(tmp_path, spec, code, exis
     assert _files(tmp_path) == before
 
 
-def test_init_that_fails_after_loading_the_tree_changes_nothing(tmp_path) -> None:
+def test_init_that_fails_after_loading_the_tree_changes_nothing(tmp_path: Path) -> None:
     # An unreadable record in an existing dispositions/ folder stops the counts step, after the
     # catalog and configuration were written: they must be taken back.
     (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
@@ -205,7 +216,7 @@ def test_init_that_fails_after_loading_the_tree_changes_nothing(tmp_path) -> Non
     assert _files(tmp_path) == before
 
 
-def test_a_reviewed_stub_becomes_eligible_and_changes_the_counts(tmp_path) -> None:
+def test_a_reviewed_stub_becomes_eligible_and_changes_the_counts(tmp_path: Path) -> None:
     assert _init(tmp_path).returncode == 0
     catalog_path = tmp_path / "agent-catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
@@ -238,7 +249,9 @@ def test_a_reviewed_stub_becomes_eligible_and_changes_the_counts(tmp_path) -> No
         ),
     ],
 )
-def test_only_a_literal_true_with_evidence_is_a_capability(tmp_path, dry_run, fragment) -> None:
+def test_only_a_literal_true_with_evidence_is_a_capability(
+    tmp_path: Path, dry_run: dict[str, object], fragment: str
+) -> None:
     assert _init(tmp_path).returncode == 0
     catalog_path = tmp_path / "agent-catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
@@ -249,7 +262,7 @@ def test_only_a_literal_true_with_evidence_is_a_capability(tmp_path, dry_run, fr
     assert fragment in result.stderr
 
 
-def test_an_unreviewed_stub_with_a_flag_the_command_lacks_is_reported(tmp_path) -> None:
+def test_an_unreviewed_stub_with_a_flag_the_command_lacks_is_reported(tmp_path: Path) -> None:
     assert _init(tmp_path).returncode == 0
     catalog_path = tmp_path / "agent-catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
@@ -260,7 +273,7 @@ def test_an_unreviewed_stub_with_a_flag_the_command_lacks_is_reported(tmp_path) 
     assert "dryrun-flag-unknown" in result.stdout
 
 
-def test_the_readmes_complete_catalog_entry_passes(tmp_path) -> None:
+def test_the_readmes_complete_catalog_entry_passes(tmp_path: Path) -> None:
     readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     start = readme.index("```json\n", readme.index("A complete entry looks like this")) + 8
     entry = json.loads(readme[start : readme.index("```", start)])

@@ -75,7 +75,7 @@ def test_the_parser_reads_the_subset() -> None:
     ]
 
 
-def test_the_hook_is_declared_completely(hook) -> None:
+def test_the_hook_is_declared_completely(hook: dict[str, str | bool]) -> None:
     assert set(hook) >= {"id", "name", "entry", "language", "files", "pass_filenames"}
     # The project's own environment: an isolated one cannot import the user's CLI.
     assert hook["language"] == "system"
@@ -89,7 +89,7 @@ def test_the_entry_is_a_console_script_of_the_package() -> None:
     assert pyproject["project"]["scripts"]["exampleguard"] == "exampleguard.cli:entry_point"
 
 
-def test_the_entry_runs_validate(hook, tmp_path) -> None:
+def test_the_entry_runs_validate(hook: dict[str, str | bool], tmp_path: Path) -> None:
     project = tmp_path / "project"
     shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("*.lock"))
     argv = shlex.split(str(hook["entry"]))
@@ -151,13 +151,13 @@ NOT_MATCHED = [
 
 
 @pytest.mark.parametrize("path", MATCHED)
-def test_files_matches_the_inputs_of_validate(hook, path) -> None:
+def test_files_matches_the_inputs_of_validate(hook: dict[str, str | bool], path: str) -> None:
     # pre-commit applies `files` with re.search to repository-relative paths.
     assert re.search(str(hook["files"]), path), path
 
 
 @pytest.mark.parametrize("path", NOT_MATCHED)
-def test_files_does_not_match_unrelated_files(hook, path) -> None:
+def test_files_does_not_match_unrelated_files(hook: dict[str, str | bool], path: str) -> None:
     assert not re.search(str(hook["files"]), path), path
 
 

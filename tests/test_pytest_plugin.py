@@ -95,7 +95,7 @@ def _statuses(result: pytest.RunResult) -> dict[str, str]:
     return found
 
 
-def test_each_example_is_an_item_that_passes_or_fails(pytester) -> None:
+def test_each_example_is_an_item_that_passes_or_fails(pytester: pytest.Pytester) -> None:
     _project(pytester)
     result = pytester.runpytest("--exampleguard", "-v", "-p", "no:cacheprovider")
     assert _statuses(result) == CONTRACT_ITEMS
@@ -110,7 +110,7 @@ def test_each_example_is_an_item_that_passes_or_fails(pytester) -> None:
     assert "Traceback" not in result.stdout.str()
 
 
-def test_verbose_output_names_items_as_they_are_selected(pytester) -> None:
+def test_verbose_output_names_items_as_they_are_selected(pytester: pytest.Pytester) -> None:
     _project(pytester)
     result = pytester.runpytest("--exampleguard", "-v", "-p", "no:cacheprovider")
     # What -v prints is what a user copies to re-run one example.
@@ -119,7 +119,7 @@ def test_verbose_output_names_items_as_they_are_selected(pytester) -> None:
     assert ["catalog.json::notes.add[1]", "FAILED"] in shown
 
 
-def test_one_example_can_be_selected_by_its_node_id(pytester) -> None:
+def test_one_example_can_be_selected_by_its_node_id(pytester: pytest.Pytester) -> None:
     _project(pytester)
     by_keyword = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider", "-k", "add")
     assert set(_statuses(by_keyword)) == {
@@ -156,7 +156,7 @@ def _with_testpaths(pytester: pytest.Pytester, extra: str = "") -> Path:
     ],
 )
 def test_the_catalog_is_checked_whatever_testpaths_and_arguments_say(
-    pytester, option: str | None, extra: str, args: tuple[str, ...]
+    pytester: pytest.Pytester, option: str | None, extra: str, args: tuple[str, ...]
 ) -> None:
     _with_testpaths(pytester, extra)
     flags = [option] if option else []
@@ -165,7 +165,7 @@ def test_the_catalog_is_checked_whatever_testpaths_and_arguments_say(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
-def test_keyword_selection_applies_to_the_added_items(pytester) -> None:
+def test_keyword_selection_applies_to_the_added_items(pytester: pytest.Pytester) -> None:
     _with_testpaths(pytester)
     result = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider", "-k", "add")
     assert set(_statuses(result)) == {
@@ -174,7 +174,7 @@ def test_keyword_selection_applies_to_the_added_items(pytester) -> None:
     }
 
 
-def test_a_missing_catalog_fails_collection_naming_it(pytester) -> None:
+def test_a_missing_catalog_fails_collection_naming_it(pytester: pytest.Pytester) -> None:
     root = _with_testpaths(pytester)
     (root / "catalog.json").unlink()
     result = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider")
@@ -182,7 +182,9 @@ def test_a_missing_catalog_fails_collection_naming_it(pytester) -> None:
     result.stderr.fnmatch_lines(["*exampleguard: the catalog *catalog.json does not exist*"])
 
 
-def test_a_broken_configuration_is_named_when_the_plugin_is_asked_for(pytester) -> None:
+def test_a_broken_configuration_is_named_when_the_plugin_is_asked_for(
+    pytester: pytest.Pytester,
+) -> None:
     root = _with_testpaths(pytester, "unknown_key = 1\n")
     del root
     result = pytester.runpytest("--exampleguard", "-p", "no:cacheprovider")
@@ -190,7 +192,7 @@ def test_a_broken_configuration_is_named_when_the_plugin_is_asked_for(pytester) 
     result.stderr.fnmatch_lines(["*exampleguard: *unknown_key*"])
 
 
-def test_nothing_is_collected_without_asking(pytester) -> None:
+def test_nothing_is_collected_without_asking(pytester: pytest.Pytester) -> None:
     _project(pytester)
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
@@ -198,13 +200,13 @@ def test_nothing_is_collected_without_asking(pytester) -> None:
     assert "catalog.json::" not in result.stdout.str()
 
 
-def test_pytest_true_in_the_configuration_enables_it(pytester) -> None:
+def test_pytest_true_in_the_configuration_enables_it(pytester: pytest.Pytester) -> None:
     _project(pytester, config=_config("pytest = true\n"))
     result = pytester.runpytest("-v", "-p", "no:cacheprovider")
     assert _statuses(result) == CONTRACT_ITEMS
 
 
-def test_pytest_true_in_pyproject_enables_it(pytester) -> None:
+def test_pytest_true_in_pyproject_enables_it(pytester: pytest.Pytester) -> None:
     root = _project(pytester)
     (root / "exampleguard.toml").unlink()
     (root / "pyproject.toml").write_text(
@@ -216,21 +218,21 @@ def test_pytest_true_in_pyproject_enables_it(pytester) -> None:
     assert _statuses(result) == CONTRACT_ITEMS
 
 
-def test_the_exampleguard_ini_option_enables_it(pytester) -> None:
+def test_the_exampleguard_ini_option_enables_it(pytester: pytest.Pytester) -> None:
     _project(pytester)
     pytester.makeini("[pytest]\nexampleguard = true\n")
     result = pytester.runpytest("-v", "-p", "no:cacheprovider")
     assert _statuses(result) == CONTRACT_ITEMS
 
 
-def test_an_ordinary_test_suite_is_untouched(pytester) -> None:
+def test_an_ordinary_test_suite_is_untouched(pytester: pytest.Pytester) -> None:
     _project(pytester)
     pytester.makepyfile(test_app="def test_app():\n    assert True\n")
     result = pytester.runpytest("-v", "-p", "no:cacheprovider")
     assert _statuses(result) == {"test_app.py::test_app": "PASSED"}
 
 
-def test_repository_item_fails_on_counts_drift(pytester) -> None:
+def test_repository_item_fails_on_counts_drift(pytester: pytest.Pytester) -> None:
     root = _project(pytester)
     counts = json.loads((root / "exampleguard-counts.json").read_text(encoding="utf-8"))
     counts["examples"] += 1
@@ -240,7 +242,7 @@ def test_repository_item_fails_on_counts_drift(pytester) -> None:
     result.stdout.fnmatch_lines(["*counts-drift*examples: 5 -> 4*"])
 
 
-def test_a_stale_disposition_fails_the_run(pytester) -> None:
+def test_a_stale_disposition_fails_the_run(pytester: pytest.Pytester) -> None:
     root = _project(pytester)
     (root / "dispositions").mkdir()
     (root / "dispositions" / "notes.delete.toml").write_text(
@@ -258,7 +260,7 @@ def test_a_stale_disposition_fails_the_run(pytester) -> None:
     result.stdout.fnmatch_lines(["*disposition-stale*"])
 
 
-def test_an_unusable_catalog_is_one_clear_failure(pytester) -> None:
+def test_an_unusable_catalog_is_one_clear_failure(pytester: pytest.Pytester) -> None:
     _project(pytester)
     (pytester.path / "catalog.json").write_text('{"format": "exampleguard.catalog/v1"', "utf-8")
     result = pytester.runpytest("--exampleguard", "-v", "-p", "no:cacheprovider")
@@ -268,7 +270,7 @@ def test_an_unusable_catalog_is_one_clear_failure(pytester) -> None:
 
 
 @pytest.mark.sandbox
-def test_dryrun_adds_one_item_per_dry_run(pytester) -> None:
+def test_dryrun_adds_one_item_per_dry_run(pytester: pytest.Pytester) -> None:
     script = pytester.path / "fake_notes.py"
     script.write_text(FAKE_NOTES, encoding="utf-8")
     config = _config(
@@ -287,7 +289,7 @@ def test_dryrun_adds_one_item_per_dry_run(pytester) -> None:
 
 
 @pytest.mark.sandbox
-def test_dryrun_of_a_narrowed_example_is_skipped_not_passed(pytester) -> None:
+def test_dryrun_of_a_narrowed_example_is_skipped_not_passed(pytester: pytest.Pytester) -> None:
     script = pytester.path / "fake_notes.py"
     script.write_text(FAKE_NOTES, encoding="utf-8")
     config = _config(

@@ -160,7 +160,9 @@ ADD_REFUSALS = [
 
 
 @pytest.mark.parametrize(("args", "code", "fragment"), ADD_REFUSALS)
-def test_add_refuses_and_writes_nothing(project, args, code, fragment) -> None:
+def test_add_refuses_and_writes_nothing(
+    project: Path, args: list[str], code: str, fragment: str
+) -> None:
     before = _snapshot(project)
     result = _add(project, *args)
     assert result.returncode == 2
@@ -274,7 +276,9 @@ EXCLUDE_REFUSALS = [
 
 
 @pytest.mark.parametrize(("path", "reason", "code", "fragment"), EXCLUDE_REFUSALS)
-def test_exclude_refuses_and_writes_nothing(project, path, reason, code, fragment) -> None:
+def test_exclude_refuses_and_writes_nothing(
+    project: Path, path: list[str], reason: str, code: str, fragment: str
+) -> None:
     _add_purge(project)
     before = _snapshot(project)
     result = run_cli(["dispositions", "exclude", *path, "--reason", reason], cwd=project)
@@ -285,7 +289,7 @@ def test_exclude_refuses_and_writes_nothing(project, path, reason, code, fragmen
     assert _snapshot(project) == before
 
 
-def test_exclude_without_a_tree_is_refused(project) -> None:
+def test_exclude_without_a_tree_is_refused(project: Path) -> None:
     catalog_path = project / "catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
     catalog["dialect"] = "click"
@@ -303,7 +307,7 @@ def test_exclude_without_a_tree_is_refused(project) -> None:
 # -- appending: the new record, every old byte ----------------------------------------------------
 
 
-def test_add_appends_the_record_and_keeps_every_old_byte(project) -> None:
+def test_add_appends_the_record_and_keeps_every_old_byte(project: Path) -> None:
     path = project / "dispositions" / "notes.delete.toml"
     old = path.read_bytes()
     others = {k: v for k, v in _snapshot(project).items() if not k.startswith("dispositions/")}
@@ -346,7 +350,7 @@ def test_add_appends_the_record_and_keeps_every_old_byte(project) -> None:
     assert "dry_run_narrowed: 1 -> 2" in report["diagnostics"][0]["message"]
 
 
-def test_add_records_the_example_text_as_it_is_now(project) -> None:
+def test_add_records_the_example_text_as_it_is_now(project: Path) -> None:
     catalog_path = project / "catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
     current = 'notes rm --tag "needs review" --format json'
@@ -360,7 +364,7 @@ def test_add_records_the_example_text_as_it_is_now(project) -> None:
     assert tomllib.loads(text)["disposition"][-1]["command"] == current
 
 
-def test_add_creates_the_file_and_the_folder(project) -> None:
+def test_add_creates_the_file_and_the_folder(project: Path) -> None:
     shutil.rmtree(project / "dispositions")
     result = _add(
         project, "notes.delete", "1", "--reason-code", "nondeterministic", "--reason", REASON
@@ -372,7 +376,7 @@ def test_add_creates_the_file_and_the_folder(project) -> None:
     assert [(r["tool"], r["example"]) for r in data["disposition"]] == [("notes.delete", 1)]
 
 
-def test_add_keeps_crlf_line_endings_byte_for_byte(project) -> None:
+def test_add_keeps_crlf_line_endings_byte_for_byte(project: Path) -> None:
     path = project / "dispositions" / "notes.delete.toml"
     old = EXISTING_DISPOSITIONS.replace("\n", "\r\n").encode("utf-8")
     path.write_bytes(old)
@@ -385,7 +389,7 @@ def test_add_keeps_crlf_line_endings_byte_for_byte(project) -> None:
     assert len(tomllib.loads(new.decode("utf-8"))["disposition"]) == 2
 
 
-def test_exclude_appends_the_record_and_keeps_every_old_byte(project) -> None:
+def test_exclude_appends_the_record_and_keeps_every_old_byte(project: Path) -> None:
     _add_purge(project)
     path = project / "dispositions" / "exclusions.toml"
     old = path.read_bytes()
@@ -419,7 +423,9 @@ def test_exclude_appends_the_record_and_keeps_every_old_byte(project) -> None:
         ),
     ],
 )
-def test_dry_run_prints_the_record_and_writes_nothing(project, args, file) -> None:
+def test_dry_run_prints_the_record_and_writes_nothing(
+    project: Path, args: list[str], file: str
+) -> None:
     _add_purge(project)
     before = _snapshot(project)
     result = run_cli(["dispositions", *args, "--dry-run"], cwd=project)
@@ -468,7 +474,12 @@ class SimulatedCrash(BaseException):
     ],
 )
 def test_a_crash_before_the_rename_leaves_the_old_file(
-    project, monkeypatch, capsys, failure, args, file
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    failure: BaseException,
+    args: list[str],
+    file: str,
 ) -> None:
     _add_purge(project)
     path = project / "dispositions" / file
@@ -501,7 +512,7 @@ def test_a_crash_before_the_rename_leaves_the_old_file(
 
 
 @pytest.mark.parametrize("iteration", range(4))
-def test_two_concurrent_adds_both_land(tmp_path, iteration) -> None:
+def test_two_concurrent_adds_both_land(tmp_path: Path, iteration: int) -> None:
     root = tmp_path / f"project-{iteration}"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns("*.lock"))
     path = root / "dispositions" / "notes.delete.toml"
@@ -532,7 +543,7 @@ def test_two_concurrent_adds_both_land(tmp_path, iteration) -> None:
 
 
 def test_tool_ids_never_write_outside_the_dispositions_folder(
-    tmp_path, monkeypatch, capsys
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "project"
     root.mkdir()
@@ -588,7 +599,7 @@ def test_tool_ids_never_write_outside_the_dispositions_folder(
     assert code == 1
 
 
-def test_add_refuses_to_replace_a_symlinked_file(project, tmp_path) -> None:
+def test_add_refuses_to_replace_a_symlinked_file(project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.toml"
     outside.write_text("# not the project's\n", encoding="utf-8")
     path = project / "dispositions" / "notes.delete.toml"
@@ -612,7 +623,7 @@ def _make_one_record_stale(root: Path) -> None:
     catalog_path.write_text(json.dumps(catalog, indent=2), encoding="utf-8")
 
 
-def test_list_text_shows_each_record_with_its_place_and_status(project) -> None:
+def test_list_text_shows_each_record_with_its_place_and_status(project: Path) -> None:
     _make_one_record_stale(project)
     result = run_cli(["dispositions", "list"], cwd=project)
     assert result.returncode == 0, result.stderr
@@ -626,7 +637,7 @@ def test_list_text_shows_each_record_with_its_place_and_status(project) -> None:
     ]
 
 
-def test_list_json_has_every_field(project) -> None:
+def test_list_json_has_every_field(project: Path) -> None:
     _make_one_record_stale(project)
     result = run_cli(["dispositions", "list", "--format", "json"], cwd=project)
     assert result.returncode == 0, result.stderr
@@ -667,7 +678,7 @@ def test_list_json_has_every_field(project) -> None:
     ]
 
 
-def test_list_with_no_records(project) -> None:
+def test_list_with_no_records(project: Path) -> None:
     shutil.rmtree(project / "dispositions")
     result = run_cli(["dispositions", "list"], cwd=project)
     assert (result.returncode, result.stdout) == (0, "no dispositions or exclusions\n")
@@ -675,12 +686,12 @@ def test_list_with_no_records(project) -> None:
     assert (result.returncode, json.loads(result.stdout)) == (0, [])
 
 
-def test_check_passes_on_clean_records(project) -> None:
+def test_check_passes_on_clean_records(project: Path) -> None:
     result = run_cli(["dispositions", "check"], cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_check_fails_on_a_stale_record_and_names_it(project) -> None:
+def test_check_fails_on_a_stale_record_and_names_it(project: Path) -> None:
     _make_one_record_stale(project)
     result = run_cli(["dispositions", "check"], cwd=project)
     assert result.returncode == 1
@@ -689,7 +700,7 @@ def test_check_fails_on_a_stale_record_and_names_it(project) -> None:
     )
 
 
-def test_check_ignores_example_defects(project) -> None:
+def test_check_ignores_example_defects(project: Path) -> None:
     catalog_path = project / "catalog.json"
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
     catalog["tools"][1]["examples"][0]["command"] = "notes add 'Buy milk' --bogus"
@@ -698,7 +709,7 @@ def test_check_ignores_example_defects(project) -> None:
     assert result.returncode == 0, result.stdout
 
 
-def test_check_fails_on_an_uncovered_command(project) -> None:
+def test_check_fails_on_an_uncovered_command(project: Path) -> None:
     path = project / "dispositions" / "exclusions.toml"
     path.write_text(EXISTING_EXCLUSIONS.partition('\n[[exclusion]]\npath = ["tags"')[0], "utf-8")
     result = run_cli(["dispositions", "check"], cwd=project)
@@ -706,7 +717,7 @@ def test_check_fails_on_an_uncovered_command(project) -> None:
     assert "uncovered-command the command 'notes tags rename' has no tool" in result.stdout
 
 
-def test_check_on_a_malformed_file_is_exit_2(project) -> None:
+def test_check_on_a_malformed_file_is_exit_2(project: Path) -> None:
     (project / "dispositions" / "broken.toml").write_text(
         '[[disposition]]\ntool = "notes.delete"\nexample = "one"\nreason_code = "needs-fixture"\n'
         'reason = "It needs a notes database with rows."\n',

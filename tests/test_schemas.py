@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from support.project import REPOSITORY, run_cli
 
 from exampleguard.schemas import SCHEMA_KINDS, committed_schema_path, schema_text
+from tests.support.project import REPOSITORY, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 REGENERATE = (

@@ -135,7 +135,7 @@ def _diagnostics(report: dict[str, Any]) -> Counter[tuple[Any, ...]]:
     )
 
 
-def test_the_project_has_what_sharding_must_preserve(unsharded) -> None:
+def test_the_project_has_what_sharding_must_preserve(unsharded: tuple[int, dict[str, Any]]) -> None:
     code, report = unsharded
     assert code == 1
     per_example = _per_example(report)
@@ -152,7 +152,9 @@ def test_the_project_has_what_sharding_must_preserve(unsharded) -> None:
 
 
 @pytest.mark.parametrize("total", SHARD_COUNTS)
-def test_the_union_of_the_shards_is_the_unsharded_run(unsharded, shards, total) -> None:
+def test_the_union_of_the_shards_is_the_unsharded_run(
+    unsharded: tuple[int, dict[str, Any]], shards: dict[int, list[Any]], total: int
+) -> None:
     _, whole = unsharded
     union: dict[tuple[str, int], tuple[bool, list[str]]] = {}
     for _, report, _ in shards[total]:
@@ -163,7 +165,9 @@ def test_the_union_of_the_shards_is_the_unsharded_run(unsharded, shards, total) 
 
 
 @pytest.mark.parametrize("total", SHARD_COUNTS)
-def test_every_diagnostic_is_in_exactly_one_shard(unsharded, shards, total) -> None:
+def test_every_diagnostic_is_in_exactly_one_shard(
+    unsharded: tuple[int, dict[str, Any]], shards: dict[int, list[Any]], total: int
+) -> None:
     _, whole = unsharded
     combined: Counter[tuple[Any, ...]] = Counter()
     for _, report, _ in shards[total]:
@@ -172,7 +176,7 @@ def test_every_diagnostic_is_in_exactly_one_shard(unsharded, shards, total) -> N
 
 
 @pytest.mark.parametrize("total", SHARD_COUNTS)
-def test_a_tool_is_never_split_across_shards(shards, total) -> None:
+def test_a_tool_is_never_split_across_shards(shards: dict[int, list[Any]], total: int) -> None:
     owner: dict[str, int] = {}
     for index, (_, report, _) in enumerate(shards[total], start=1):
         for example in report["examples"]:
@@ -182,7 +186,9 @@ def test_a_tool_is_never_split_across_shards(shards, total) -> None:
 
 
 @pytest.mark.parametrize("total", [2, 3, 4])
-def test_repository_wide_checks_run_in_shard_one_only(shards, total) -> None:
+def test_repository_wide_checks_run_in_shard_one_only(
+    shards: dict[int, list[Any]], total: int
+) -> None:
     for index, (_, report, _) in enumerate(shards[total], start=1):
         assert report["shard"] == {"index": index, "total": total}
         repository = [
@@ -197,20 +203,24 @@ def test_repository_wide_checks_run_in_shard_one_only(shards, total) -> None:
 
 
 @pytest.mark.parametrize("total", SHARD_COUNTS)
-def test_shard_exit_codes_follow_their_own_findings(shards, total) -> None:
+def test_shard_exit_codes_follow_their_own_findings(
+    shards: dict[int, list[Any]], total: int
+) -> None:
     for code, report, _ in shards[total]:
         assert code == (0 if report["ok"] else 1)
         assert report["ok"] == (not any(d["severity"] == "error" for d in report["diagnostics"]))
 
 
-def test_shards_are_stable_across_runs(project, shards) -> None:
+def test_shards_are_stable_across_runs(project: Path, shards: dict[int, list[Any]]) -> None:
     _, first, _ = shards[3][1]
     _, again, _ = _validate(project, "--shard", "2/3")
     assert again == first
 
 
 @pytest.mark.parametrize("total", SHARD_COUNTS)
-def test_merging_the_shards_gives_the_unsharded_verdict(project, unsharded, shards, total) -> None:
+def test_merging_the_shards_gives_the_unsharded_verdict(
+    project: Path, unsharded: tuple[int, dict[str, Any]], shards: dict[int, list[Any]], total: int
+) -> None:
     whole_code, whole = unsharded
     paths = [str(path) for _, _, path in reversed(shards[total])]
     result = run_cli(["report", "merge", *paths], cwd=project)
@@ -224,7 +234,9 @@ def test_merging_the_shards_gives_the_unsharded_verdict(project, unsharded, shar
 
 
 @pytest.mark.parametrize("total", [1, 3])
-def test_merge_compares_the_committed_counts(project, shards, tmp_path, total) -> None:
+def test_merge_compares_the_committed_counts(
+    project: Path, shards: dict[int, list[Any]], tmp_path: Path, total: int
+) -> None:
     copy = tmp_path / "project"
     shutil.copytree(project, copy)
     counts_path = copy / "exampleguard-counts.json"
@@ -254,7 +266,9 @@ def test_merge_compares_the_committed_counts(project, shards, tmp_path, total) -
         pytest.param([(2, 1), (3, 2), (3, 3)], "different shard counts", id="mixed totals"),
     ],
 )
-def test_merging_incomplete_shards_is_exit_2(project, shards, picked, fragment) -> None:
+def test_merging_incomplete_shards_is_exit_2(
+    project: Path, shards: dict[int, list[Any]], picked: list[tuple[int, int]], fragment: str
+) -> None:
     paths = [str(shards[total][index - 1][2]) for total, index in picked]
     result = run_cli(["report", "merge", *paths], cwd=project)
     assert result.returncode == 2

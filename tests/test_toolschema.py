@@ -45,7 +45,9 @@ ARGPARSE_TOOLS = {
 }
 
 
-def _make(root: Path, spec: str, tools: dict[str, list[str]], examples=None) -> Path:
+def _make(
+    root: Path, spec: str, tools: dict[str, list[str]], examples: dict[str, list[str]] | None = None
+) -> Path:
     root.mkdir(parents=True)
     catalog_tools: list[dict[str, Any]] = []
     for tool_id, command in tools.items():
@@ -70,18 +72,19 @@ def _schema(root: Path, tool_id: str) -> dict[str, Any]:
     result = run_cli(["schema", "tool", tool_id], cwd=root)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    return json.loads(result.stdout)
+    schema: dict[str, Any] = json.loads(result.stdout)
+    return schema
 
 
 @pytest.fixture(scope="module")
-def click_schemas(tmp_path_factory) -> dict[str, dict[str, Any]]:
+def click_schemas(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = _make(tmp_path_factory.mktemp("click") / "p", "click:click_app:cli", CLICK_TOOLS)
     wanted = ("notes.add", "notes.delete", "notes.grep", "notes.tags.merge")
     return {tool_id: _schema(root, tool_id) for tool_id in wanted}
 
 
 @pytest.fixture(scope="module")
-def argparse_schemas(tmp_path_factory) -> dict[str, dict[str, Any]]:
+def argparse_schemas(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = _make(
         tmp_path_factory.mktemp("argparse") / "p", "argparse:argparse_app:parser", ARGPARSE_TOOLS
     )
@@ -89,11 +92,15 @@ def argparse_schemas(tmp_path_factory) -> dict[str, dict[str, Any]]:
     return {tool_id: _schema(root, tool_id) for tool_id in wanted}
 
 
-def _all(click_schemas, argparse_schemas) -> list[dict[str, Any]]:
+def _all(
+    click_schemas: dict[str, dict[str, Any]], argparse_schemas: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     return [*click_schemas.values(), *argparse_schemas.values()]
 
 
-def test_every_schema_is_a_closed_draft_2020_12_object(click_schemas, argparse_schemas) -> None:
+def test_every_schema_is_a_closed_draft_2020_12_object(
+    click_schemas: dict[str, dict[str, Any]], argparse_schemas: dict[str, dict[str, Any]]
+) -> None:
     for schema in _all(click_schemas, argparse_schemas):
         Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == DIALECT
@@ -149,7 +156,9 @@ CLICK_PROPERTIES = [
     ("tool", "name", "expected"),
     [pytest.param(*case, id=f"click {case[0]} {case[1]}") for case in CLICK_PROPERTIES],
 )
-def test_click_parameters_are_typed(click_schemas, tool, name, expected) -> None:
+def test_click_parameters_are_typed(
+    click_schemas: dict[str, dict[str, Any]], tool: str, name: str, expected: dict[str, Any]
+) -> None:
     found = dict(click_schemas[tool]["properties"][name])
     found.pop("description", None)
     found.pop("default", None)  # annotations, tested on their own below
@@ -169,14 +178,16 @@ ARGPARSE_PROPERTIES = [
     ("tool", "name", "expected"),
     [pytest.param(*case, id=f"argparse {case[0]} {case[1]}") for case in ARGPARSE_PROPERTIES],
 )
-def test_argparse_parameters_are_typed(argparse_schemas, tool, name, expected) -> None:
+def test_argparse_parameters_are_typed(
+    argparse_schemas: dict[str, dict[str, Any]], tool: str, name: str, expected: dict[str, Any]
+) -> None:
     found = dict(argparse_schemas[tool]["properties"][name])
     found.pop("description", None)
     found.pop("default", None)
     assert found == expected
 
 
-def test_defaults_are_in_the_schema(argparse_schemas) -> None:
+def test_defaults_are_in_the_schema(argparse_schemas: dict[str, dict[str, Any]]) -> None:
     properties = argparse_schemas["notes.delete"]["properties"]
     assert properties["format"]["default"] == "text"
     assert properties["verbose"]["default"] == 0
@@ -198,13 +209,17 @@ def test_defaults_are_in_the_schema(argparse_schemas) -> None:
     ],
 )
 def test_required_lists_exactly_what_must_be_given(
-    click_schemas, argparse_schemas, framework, tool, required
+    click_schemas: dict[str, dict[str, Any]],
+    argparse_schemas: dict[str, dict[str, Any]],
+    framework: str,
+    tool: str,
+    required: list[str],
 ) -> None:
     schemas = click_schemas if framework == "click" else argparse_schemas
     assert sorted(schemas[tool]["required"]) == sorted(required)
 
 
-def test_descriptions_come_along(click_schemas) -> None:
+def test_descriptions_come_along(click_schemas: dict[str, dict[str, Any]]) -> None:
     assert click_schemas["notes.delete"]["description"] == "Delete notes by id or by tag"
     assert click_schemas["notes.delete"]["properties"]["format"]["description"] == "Fmt."
 
@@ -223,18 +238,20 @@ REJECTED = [
 
 @pytest.mark.parametrize(("arguments", "fragment"), REJECTED)
 def test_the_schema_rejects_arguments_the_command_would_not(
-    click_schemas, arguments, fragment
+    click_schemas: dict[str, dict[str, Any]], arguments: dict[str, Any], fragment: str
 ) -> None:
     errors = schema_errors(click_schemas["notes.add"], arguments)
     assert any(fragment in error for error in errors), errors
 
 
-def test_the_schema_rejects_a_value_outside_the_choices(click_schemas) -> None:
+def test_the_schema_rejects_a_value_outside_the_choices(
+    click_schemas: dict[str, dict[str, Any]],
+) -> None:
     errors = schema_errors(click_schemas["notes.delete"], {"format": "yaml"})
     assert errors == ["format: 'yaml' is not one of ['text', 'json']"]
 
 
-def test_unknown_tool_is_exit_2(tmp_path) -> None:
+def test_unknown_tool_is_exit_2(tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, tmp_path / "p", ignore=shutil.ignore_patterns("*.lock"))
     result = run_cli(["schema", "tool", "notes.nope"], cwd=tmp_path / "p")
     assert result.returncode == 2
@@ -255,6 +272,7 @@ def _examples_against_schemas(config_path: Path) -> list[tuple[str, int, dict[st
     # The catalog's own examples: those of the documentation belong to no tool.
     for result in (r for r in evaluation.examples if r.tool is not None):
         assert result.arguments is not None, f"{result.address} did not bind: {result.diagnostics}"
+        assert result.tool is not None, result.address
         Draft202012Validator.check_schema(schemas[result.tool])
         assert schema_errors(schemas[result.tool], result.arguments) == [], result.address
         checked.append((result.tool, result.index, result.arguments))
@@ -284,7 +302,9 @@ ARGPARSE_ACCEPTED = [
 
 
 @pytest.mark.parametrize(("tool", "command"), ARGPARSE_ACCEPTED)
-def test_examples_argparse_accepts_pass_the_schema_check(tmp_path, tool, command) -> None:
+def test_examples_argparse_accepts_pass_the_schema_check(
+    tmp_path: Path, tool: str, command: str
+) -> None:
     import argparse_app
 
     assert argparse_accepts(argparse_app.build_parser(), command.split()[1:])

@@ -61,7 +61,11 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Any:
                 ],
             }
         )
-    catalog = {"format": "exampleguard.catalog/v1", "program": "notes", "dialect": "click"}
+    catalog: dict[str, object] = {
+        "format": "exampleguard.catalog/v1",
+        "program": "notes",
+        "dialect": "click",
+    }
     catalog["tools"] = tools
     (root / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
     (root / "exampleguard.toml").write_text('catalog = "catalog.json"\n', encoding="utf-8")

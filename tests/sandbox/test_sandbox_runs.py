@@ -300,7 +300,7 @@ def test_the_work_dir_is_removed_even_when_the_run_locks_it(world: World) -> Non
     assert not Path(outcome.stdout.strip()).exists()
 
 
-def _driver(world: World, jobs: int, per_run: int = 4, **extra: object) -> subprocess.Popen[bytes]:
+def _driver(world: World, jobs: int, per_run: int = 4, **extra: Any) -> subprocess.Popen[bytes]:
     """Start interrupt_driver.py with ``jobs`` sleeping runs; return once all are running."""
     spec = driver_spec(world, "sleep", jobs=jobs, **extra)
     driver = subprocess.Popen(

@@ -102,7 +102,9 @@ def _presence_only(parameter: Parameter, occurrence: Occurrence, framework: Any)
 
 def _click_match(parameter: Parameter, click_param: Any) -> bool:
     if parameter.positional:
-        return click_param.param_type_name == "argument" and click_param.name == parameter.name
+        return bool(
+            click_param.param_type_name == "argument" and click_param.name == parameter.name
+        )
     options = {*click_param.opts, *click_param.secondary_opts}
     return bool(options & set(parameter.all_flags))
 

@@ -7,7 +7,7 @@ import contextlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def argparse_accepts(parser: argparse.ArgumentParser, argv: Sequence[str]) -> bo
     return argparse_parse(parser, argv).accepted
 
 
-def _raise(message: str) -> None:
+def _raise(message: str) -> NoReturn:
     raise ParserRejected(message)
 
 
