@@ -45,6 +45,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple
 
+from exampleguard.codes import lookup
+from exampleguard.diagnostics import Severity
+
 __all__ = ["MAX_CHARS", "ShellProblem", "Tokens", "Word", "tokenize"]
 
 MAX_CHARS: Final = 16384
@@ -82,8 +85,11 @@ class ShellProblem:
     """Character offset where the offending text starts."""
     end: int
     """Offset one past the offending text."""
-    severity: Literal["error", "warning"]
-    """Only ``shell-expansion`` is a warning; a warning never fails an example."""
+
+    @property
+    def severity(self) -> Severity:
+        """The registry's severity of the code; a warning never fails an example."""
+        return lookup(self.code).severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +107,7 @@ class Tokens:
     @property
     def ok(self) -> bool:
         """Whether no problem is an error (warnings allowed)."""
-        return all(problem.severity != "error" for problem in self.problems)
+        return all(problem.severity is not Severity.ERROR for problem in self.problems)
 
 
 def tokenize(text: str) -> Tokens:
@@ -240,7 +246,7 @@ def _tokenize_with_bashlex(text: str) -> Tokens:
     return Tokens(
         tuple(Word(w.text, *_span_back(index, w.start, w.end)) for w in tokens.words),
         tuple(
-            ShellProblem(p.code, p.message, *_span_back(index, p.start, p.end), p.severity)
+            ShellProblem(p.code, p.message, *_span_back(index, p.start, p.end))
             for p in tokens.problems
         ),
     )
@@ -572,11 +578,11 @@ def _comment_problem(text: str, start: int, end: int) -> ShellProblem:
 
 
 def _error(code: str, message: str, start: int, end: int) -> ShellProblem:
-    return ShellProblem(code, message, start, end, "error")
+    return ShellProblem(code, message, start, end)
 
 
 def _warning(message: str, start: int, end: int) -> ShellProblem:
-    return ShellProblem("shell-expansion", message, start, end, "warning")
+    return ShellProblem("shell-expansion", message, start, end)
 
 
 def _show(fragment: str, limit: int = 40) -> str:
