@@ -2,5 +2,7 @@
 
 from exampleguard.cli import entry_point
 
+__all__: list[str] = []
+
 if __name__ == "__main__":
     entry_point()

@@ -74,6 +74,7 @@ __all__ = [
     "render_exclusion",
     "rewrite_disposition",
     "shown_path",
+    "toml_string",
 ]
 
 EXCLUSIONS_FILE = "exclusions.toml"

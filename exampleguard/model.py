@@ -28,13 +28,19 @@ from exampleguard.dialects import NAMES as DIALECT_NAMES
 
 __all__ = [
     "NO_CONSTRAINTS",
+    "RECORD",
     "Alias",
     "Constraints",
     "Dialect",
+    "Flag",
     "Nargs",
+    "NonEmpty",
     "ParamType",
     "Parameter",
     "StrictModel",
+    "StrictRecord",
+    "Text",
+    "Whole",
 ]
 
 # Strict by annotation as well as by configuration: the records below are pydantic dataclasses,

@@ -23,6 +23,18 @@ if TYPE_CHECKING:
     from sandbox._process import Execution
     from sandbox._workdir import WorkDir
 
+__all__ = [
+    "EXEC_FAILURES",
+    "Backend",
+    "ExitVerdict",
+    "Launch",
+    "Probe",
+    "Request",
+    "exit_verdict",
+    "first_line",
+    "signal_name",
+]
+
 
 @dataclass(frozen=True)
 class Probe:

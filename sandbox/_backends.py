@@ -21,6 +21,16 @@ from sandbox._types import (
     Policy,
 )
 
+__all__ = [
+    "BACKENDS",
+    "choose",
+    "ordered",
+    "probe_backends",
+    "probe_of",
+    "require",
+    "select_backend",
+]
+
 BACKENDS: tuple[Backend, ...] = (_bubblewrap.BACKEND, _unshare.BACKEND, _envbackend.BACKEND)
 """Every backend, strongest first: selection takes the first that works and may be chosen."""
 

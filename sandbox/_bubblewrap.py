@@ -60,6 +60,8 @@ from sandbox._types import (
 )
 from sandbox._workdir import LAYOUT, in_sandbox_work_dir
 
+__all__ = ["BACKEND", "BubblewrapProbe", "probe_host"]
+
 G = Guarantee
 
 _HELPER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}

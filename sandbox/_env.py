@@ -7,6 +7,18 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
+__all__ = [
+    "CREDENTIAL_PATTERNS",
+    "DEAD_PROXY",
+    "HOOK_PATTERNS",
+    "URL_PASSWORD_RULE",
+    "CredentialEnvError",
+    "HookEnvError",
+    "PassEnvError",
+    "build_env",
+    "check_pass_env",
+]
+
 CREDENTIAL_PATTERNS: tuple[str, ...] = (
     "*TOKEN*",
     "*SECRET*",

@@ -24,6 +24,8 @@ from sandbox._pyguard import install_guard
 from sandbox._runuid import HOST_BACKEND_HINT, check_reachable, needed_by_run
 from sandbox._types import Guarantee, Isolation
 
+__all__ = ["BACKEND"]
+
 G = Guarantee
 
 _HELD = frozenset(

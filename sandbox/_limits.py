@@ -19,6 +19,8 @@ import os
 import uuid
 from pathlib import Path
 
+__all__ = ["find_memory_cgroup", "find_pids_cgroup", "pid_alive", "prlimit_prefix"]
+
 CGROUP_PREFIX = "sandbox-run-"
 
 

@@ -7,6 +7,8 @@ from sandbox._backends import ordered
 from sandbox._process import Execution
 from sandbox._types import Guarantee, Outcome, Status
 
+__all__ = ["judge", "not_started"]
+
 
 def not_started(backend: str, detail: str) -> Outcome:
     """Build the outcome of a run that never started: nothing ran, so nothing needed to hold."""

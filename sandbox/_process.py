@@ -18,6 +18,8 @@ from sandbox._registry import LiveRun, ProcessRegistry, wait_gone
 from sandbox._runuid import kill_uid
 from sandbox._types import Limits
 
+__all__ = ["Execution", "execute"]
+
 _POLL_S = 0.05
 """How often cancel and process exit are checked while output is quiet."""
 _KILL_GRACE_S = 2.0

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+__all__ = ["install_guard"]
+
 GUARD_DIR = ".pyguard"
 
 _SITECUSTOMIZE = '''\

@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+__all__ = ["DEFAULT_REGISTRY", "LiveRun", "ProcessRegistry", "kill_all", "wait_gone"]
+
 
 class LiveRun:
     """One started backend process and its tree, killable from any thread.

@@ -26,6 +26,8 @@ from sandbox._workdir import (
     remove_work_dir,
 )
 
+__all__ = ["run"]
+
 
 def run(
     policy: Policy,

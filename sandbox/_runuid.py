@@ -30,6 +30,18 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+__all__ = [
+    "HOST_BACKEND_HINT",
+    "RUN_UID",
+    "RUN_UIDS",
+    "UidLease",
+    "check_reachable",
+    "kill_uid",
+    "lease_uid",
+    "needed_by_run",
+    "within",
+]
+
 RUN_UID = 1_879_113_728
 """The first uid (and gid) of :data:`RUN_UIDS`: 0x70010000, just above the range
 systemd-nspawn hands to containers (up to 0x6FFFFFFF), far from login, subordinate and dynamic

@@ -29,6 +29,8 @@ import platform
 import struct
 from typing import NamedTuple
 
+__all__ = ["syscall_filter"]
+
 # Classic BPF opcodes (linux/filter.h, linux/bpf_common.h).
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15

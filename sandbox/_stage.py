@@ -30,6 +30,8 @@ the run as not started (or crashed) instead of guessing.
 import posix
 import sys
 
+__all__ = ["StageError", "copy_fixtures"]
+
 # Not the os module: the interpreter's start does not load it, and it would bring four more
 # modules into every run; posix is what it wraps.
 os = posix

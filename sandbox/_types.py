@@ -9,6 +9,22 @@ from pathlib import Path
 
 from sandbox._env import check_pass_env
 
+__all__ = [
+    "CONTRACT_GUARANTEES",
+    "LANDLOCK_GUARANTEES",
+    "MAX_OUTPUT_BYTES",
+    "BackendReport",
+    "BwrapCandidate",
+    "Guarantee",
+    "HostReport",
+    "Isolation",
+    "IsolationUnavailable",
+    "Limits",
+    "Outcome",
+    "Policy",
+    "Status",
+]
+
 
 class Isolation(enum.StrEnum):
     """How strongly a run is isolated.

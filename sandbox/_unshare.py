@@ -30,6 +30,8 @@ from sandbox._process import Execution
 from sandbox._runuid import HOST_BACKEND_HINT, check_reachable, needed_by_run
 from sandbox._types import Guarantee, Isolation
 
+__all__ = ["BACKEND", "UnshareProbe"]
+
 G = Guarantee
 
 UNSHARE_FULL = ("--net", "--ipc", "--uts", "--pid", "--fork", "--mount-proc", "--kill-child")

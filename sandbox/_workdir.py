@@ -27,6 +27,16 @@ from sandbox._runuid import RUN_UIDS, check_reachable
 from sandbox._stage import StageError, copy_fixtures
 from sandbox._types import Limits
 
+__all__ = [
+    "LAYOUT",
+    "FixtureError",
+    "WorkDir",
+    "check_fixtures",
+    "create_work_dir",
+    "in_sandbox_work_dir",
+    "remove_work_dir",
+]
+
 # Dot-named so a fixture tree rarely collides with them; relative to the work dir. All of them
 # exist when the run starts: the contract promises directories, and a program that opens
 # $XDG_CONFIG_HOME/app/ without creating its parents must see an empty config, not an error.

@@ -47,6 +47,8 @@ from exampleguard.adapters.judge_argparse import ArgparseJudge
 from exampleguard.adapters.judge_click import ClickJudge
 from exampleguard.adapters.verdict import ParseVerdict
 
+__all__ = ["FRAME_LENGTH_BYTES", "main"]
+
 FRAME_LENGTH_BYTES = 8
 
 

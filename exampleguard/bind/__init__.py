@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from exampleguard import dialects
+from exampleguard.bind._records import Binding, Occurrence, Piece, Problem, Role
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
-from exampleguard.bind.records import Binding, Occurrence, Piece, Problem, Role
 
 if TYPE_CHECKING:
     from exampleguard.contract import Contract

@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from exampleguard.bind.records import (
+from exampleguard.bind._records import (
     Binding,
     FrameworkRules,
     Occurrence,

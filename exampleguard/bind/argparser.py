@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.bind._common import BinderBase, describe_level
-from exampleguard.bind.dialect import Dialect, Memo, RulesRow
-from exampleguard.bind.records import (
+from exampleguard.bind._records import (
     CLICK_BOOLEANS,
     Binding,
     FrameworkRules,
@@ -25,6 +24,7 @@ from exampleguard.bind.records import (
     Problem,
     Role,
 )
+from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 from exampleguard.model import Parameter
 from exampleguard.tree import ParserSettings
 

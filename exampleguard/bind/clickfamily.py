@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.bind._common import BinderBase, describe_level
-from exampleguard.bind.dialect import Dialect, RulesRow
-from exampleguard.bind.records import (
+from exampleguard.bind._records import (
     CLICK_81_BOOLEANS,
     CLICK_BOOLEANS,
     FrameworkRules,
@@ -26,6 +25,7 @@ from exampleguard.bind.records import (
     Problem,
     Role,
 )
+from exampleguard.bind.dialect import Dialect, RulesRow
 from exampleguard.tree import ParserSettings
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from exampleguard.bind.records import Binding, FrameworkRules, Piece
+from exampleguard.bind._records import Binding, FrameworkRules, Piece
 
 if TYPE_CHECKING:
     from exampleguard.contract import CommandNode, Contract
@@ -93,7 +93,7 @@ class Dialect:
     like the catalog's own."""
     rules: FrameworkRules
     """The switches where this framework's parser differs from the others', for a tree that
-    does not say which version it came from (:class:`~exampleguard.bind.records.FrameworkRules`)."""
+    does not say which version it came from (:class:`FrameworkRules`)."""
     versions: tuple[RulesRow, ...] = ()
     """The version table: the rows in which the framework's versions differ, oldest first."""
 

@@ -53,9 +53,10 @@ def _command_line(tree: Tree, command: TreeCommand) -> str:
 
 def render_tree(tree: Tree, *, color: bool = False) -> str:
     """Render ``tree`` as text; with ``color``, as a rich tree with styles."""
-    from rich.console import Console  # noqa: PLC0415 - rich is only needed to draw the tree
-    from rich.text import Text  # noqa: PLC0415
-    from rich.tree import Tree as RichTree  # noqa: PLC0415
+    # rich is only needed to draw the tree: the other commands never import it.
+    from rich.console import Console  # noqa: PLC0415 - see above
+    from rich.text import Text  # noqa: PLC0415 - see above
+    from rich.tree import Tree as RichTree  # noqa: PLC0415 - see above
 
     # Text objects, never markup strings: command and option names may contain brackets.
     root = RichTree(Text(f"{tree.program} ({tree.dialect})", style="bold"))

@@ -7,6 +7,7 @@ copies still match the models.
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -38,41 +39,24 @@ _TITLES = {
 }
 
 
+# Each format's model, by module and name: imported when its schema is asked for, so that
+# `exampleguard --help` never pays for every model.
+_MODELS = {
+    "catalog": ("exampleguard.catalog", "Catalog"),
+    "tree": ("exampleguard.tree", "Tree"),
+    "dispositions": ("exampleguard.dispositions", "DispositionFile"),
+    "exclusions": ("exampleguard.dispositions", "ExclusionFile"),
+    "doc-exceptions": ("exampleguard.dispositions", "DocExceptionFile"),
+    "counts": ("exampleguard.counts", "Counts"),
+    "report": ("exampleguard.report.model", "Report"),
+    "config": ("exampleguard.config", "Settings"),
+}
+
+
 def _model(kind: str) -> type[BaseModel]:
-    # Imports are local so that `exampleguard --help` never pays for every model.
-    if kind == "catalog":
-        from exampleguard.catalog import Catalog  # noqa: PLC0415
-
-        return Catalog
-    if kind == "tree":
-        from exampleguard.tree import Tree  # noqa: PLC0415
-
-        return Tree
-    if kind == "dispositions":
-        from exampleguard.dispositions import DispositionFile  # noqa: PLC0415
-
-        return DispositionFile
-    if kind == "exclusions":
-        from exampleguard.dispositions import ExclusionFile  # noqa: PLC0415
-
-        return ExclusionFile
-    if kind == "doc-exceptions":
-        from exampleguard.dispositions import DocExceptionFile  # noqa: PLC0415
-
-        return DocExceptionFile
-    if kind == "counts":
-        from exampleguard.counts import Counts  # noqa: PLC0415
-
-        return Counts
-    if kind == "report":
-        from exampleguard.report.model import Report  # noqa: PLC0415
-
-        return Report
-    if kind == "config":
-        from exampleguard.config import Settings  # noqa: PLC0415
-
-        return Settings
-    raise KeyError(kind)
+    module, name = _MODELS[kind]
+    model: type[BaseModel] = getattr(importlib.import_module(module), name)
+    return model
 
 
 def generate_schema(kind: str) -> dict[str, Any]:

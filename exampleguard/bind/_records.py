@@ -351,7 +351,7 @@ def _adapter(kind: str) -> Any:
 
 
 def _pydantic(kind: str, text: str) -> Any:
-    from pydantic import ValidationError  # noqa: PLC0415
+    from pydantic import ValidationError  # noqa: PLC0415 - only Typer 0.26+ trees need it
 
     try:
         return _adapter(kind).validate_python(text)
