@@ -691,6 +691,8 @@ class _Lexer:
         self.lex = _Lex()
         self.stack: list[_Frame] = []
         self.expansion_frames = 0  # frames on the stack that are expansions (not "dq")
+        self.token_start = True  # whether the next character starts a token
+        self.pending: list[tuple[str, bool]] = []  # here-document delimiters awaiting a newline
 
     def push(self, kind: _FrameKind, start: int, *, dollar: bool = False) -> None:
         outermost = kind != "dq" and self.expansion_frames == 0
@@ -728,166 +730,186 @@ class _Lexer:
         return end
 
     def run(self) -> _Lex:
-        text, lex, stack = self.text, self.lex, self.stack
+        """Scan the whole text once; what it finds is in the returned :class:`_Lex`."""
+        text, stack = self.text, self.stack
         n = len(text)
-        pending: list[tuple[str, bool]] = []  # here-document delimiters waiting for a newline
         i = 0
-        token_start = True
         while i < n:
-            c = text[i]
             frame = stack[-1] if stack else None
-            kind = frame.kind if frame is not None else "top"
-            if kind == "dq":
-                if c == '"':
-                    self.pop(i + 1)
-                    i += 1
-                elif c == "\\":
-                    if text.startswith("\n", i + 1):
-                        lex.continuations.append(i)
-                    i += 2
-                elif c == "`":
-                    self.push("bq", i)
-                    i += 1
-                elif c == "$":
-                    i = self.dollar(i)
-                    token_start = True  # if it opened $(…), its first word starts here
-                else:
-                    i += 1
-                continue
-            if kind == "bq":
-                if c == "`":
-                    self.pop(i + 1)
-                    i += 1
-                    token_start = False
-                elif c == "\\":
-                    if text.startswith("\n", i + 1):
-                        lex.continuations.append(i)
-                    i += 2
-                elif c == "'":  # a quote inside backquotes; the backquote still ends them first
-                    j = i + 1
-                    while j < n and text[j] not in "'`":
-                        j += 1
-                    if j < n and text[j] == "'":
-                        lex.literal.append((i + 1, j))
-                        j += 1
-                    i = j
-                else:
-                    i += 1
-                continue
-            # Quotes and expansions work alike at the top level and inside $(…), ${…}, $((…)).
-            if c == "\\":
-                if i + 1 == n:
-                    if not stack:
-                        lex.trailing_backslash = i
-                    break
-                if text[i + 1] == "\n":
-                    lex.continuations.append(i)
-                else:
-                    token_start = False
-                i += 2
-                continue
-            if c == "'":
-                close = text.find("'", i + 1)
-                if close < 0:
-                    lex.unclosed = (i, c)
-                    return lex
-                lex.literal.append((i + 1, close))
-                i = close + 1
-                token_start = False
-                continue
-            if c in '"`':
-                self.push("dq" if c == '"' else "bq", i)
-                i += 1
-                token_start = False
-                continue
-            if c == "$":
-                if text.startswith("'", i + 1):
-                    close = _ansi_c_end(text, i + 2)
-                    if close < 0:
-                        lex.unclosed = (i + 1, "'")
-                        return lex
-                    lex.literal.append((i + 2, close))
-                    if not stack:
-                        lex.dollar_quotes.append((i, close + 1))
-                    i = close + 1
-                    token_start = False
-                elif text.startswith('"', i + 1):
-                    self.push("dq", i, dollar=True)
-                    i += 2
-                    token_start = False
-                else:
-                    i = self.dollar(i)
-                    token_start = text.startswith("$(", i - 2) and stack[-1].start == i - 2
-                continue
-            if frame is not None and kind == "brace":
-                if c == "}":
-                    self.pop(i + 1)
-                i += 1
-                continue
-            if frame is not None and kind in ("arith", "bracket"):
-                opener, closer = ("(", ")") if kind == "arith" else ("[", "]")
-                if c == opener:
-                    frame.depth += 1
-                elif c == closer and frame.depth:
-                    frame.depth -= 1
-                elif c == closer:
-                    end = i + (2 if kind == "arith" and text.startswith("))", i) else 1)
-                    self.pop(end)
-                    i = end
-                    continue
-                i += 1
-                continue
-            # The top level, or inside $(…), <(…), >(…): words, operators and comments.
-            if c == "#" and token_start:
-                newline = text.find("\n", i)
-                end = n if newline < 0 else newline
-                if not stack:
-                    lex.comments.append((i, end))
-                i = end
-                continue
-            if c in "<>" and text.startswith("(", i + 1):
-                self.push("cmd", i)
-                i += 2
-                token_start = True
-                continue
-            if text.startswith("<<", i):
-                if text.startswith("<<<", i):
-                    i += 3
-                else:
-                    end = _heredoc_operator(text, i, pending)
-                    lex.heredocs.append((i, end))
-                    i = end
-                token_start = True
-                continue
-            if c == "\n":
-                if not stack:
-                    lex.newlines.append(i)
-                i += 1
-                token_start = True
-                if pending:
-                    i = _skip_heredoc_bodies(text, i, pending)
-                    pending.clear()
-                continue
-            if frame is not None and kind == "cmd" and c in "()":
-                if c == "(":
-                    frame.depth += 1
-                elif frame.depth:
-                    frame.depth -= 1
-                else:
-                    self.pop(i + 1)
-                    i += 1
-                    token_start = False
-                    continue
-            elif (
-                c in "{}" and not stack and token_start and (i + 1 == n or text[i + 1] in _WORD_END)
-            ):
-                lex.brace_words.append(i)
-            token_start = c in _WORD_END
-            i += 1
+            if frame is None or frame.kind not in ("dq", "bq"):
+                i = self._unquoted(i, frame)
+            elif frame.kind == "dq":
+                i = self._in_double_quotes(i)
+            else:
+                i = self._in_backquotes(i)
+        lex = self.lex
         if stack and lex.unclosed is None:
             frame = stack[-1]
             lex.unclosed = (frame.start + frame.dollar, _OPENERS[frame.kind])
         return lex
+
+    def _in_double_quotes(self, i: int) -> int:
+        """One step inside `"…"`: only `"`, backslash, backquote and `$` mean anything."""
+        text, c = self.text, self.text[i]
+        if c == '"':
+            self.pop(i + 1)
+            return i + 1
+        if c == "\\":
+            if text.startswith("\n", i + 1):
+                self.lex.continuations.append(i)
+            return i + 2
+        if c == "`":
+            self.push("bq", i)
+            return i + 1
+        if c == "$":
+            self.token_start = True  # if it opened $(…), its first word starts here
+            return self.dollar(i)
+        return i + 1
+
+    def _in_backquotes(self, i: int) -> int:
+        """One step inside `` `…` ``: the closing backquote ends them even inside a quote."""
+        text, c = self.text, self.text[i]
+        if c == "`":
+            self.pop(i + 1)
+            self.token_start = False
+            return i + 1
+        if c == "\\":
+            if text.startswith("\n", i + 1):
+                self.lex.continuations.append(i)
+            return i + 2
+        if c == "'":
+            j = i + 1
+            while j < len(text) and text[j] not in "'`":
+                j += 1
+            if j < len(text) and text[j] == "'":
+                self.lex.literal.append((i + 1, j))
+                j += 1
+            return j
+        return i + 1
+
+    def _unquoted(self, i: int, frame: _Frame | None) -> int:
+        """One step at the top level or inside `$(…)`, `${…}`, `$((…))` or `$[…]`."""
+        # Quotes and expansions work alike at the top level and inside every expansion.
+        quoted = self._quote_or_expansion(i)
+        if quoted is not None:
+            return quoted
+        if frame is not None and frame.kind == "brace":
+            if self.text[i] == "}":
+                self.pop(i + 1)
+            return i + 1
+        if frame is not None and frame.kind in ("arith", "bracket"):
+            return self._in_arithmetic(i, frame)
+        return self._in_commands(i, frame)
+
+    def _quote_or_expansion(self, i: int) -> int | None:
+        """Where scanning goes on after a backslash, quote or `$` at i; None for anything else.
+
+        An unclosed quote, or a backslash that ends the text, ends the scan (returns its end).
+        """
+        text, lex, c = self.text, self.lex, self.text[i]
+        if c == "\\":
+            if i + 1 == len(text):
+                if not self.stack:
+                    lex.trailing_backslash = i
+                return i + 1
+            if text[i + 1] == "\n":
+                lex.continuations.append(i)
+            else:
+                self.token_start = False
+            return i + 2
+        if c == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                lex.unclosed = (i, c)
+                return len(text)
+            lex.literal.append((i + 1, close))
+            self.token_start = False
+            return close + 1
+        if c in '"`':
+            self.push("dq" if c == '"' else "bq", i)
+            self.token_start = False
+            return i + 1
+        if c != "$":
+            return None
+        if text.startswith("'", i + 1):
+            close = _ansi_c_end(text, i + 2)
+            if close < 0:
+                lex.unclosed = (i + 1, "'")
+                return len(text)
+            lex.literal.append((i + 2, close))
+            if not self.stack:
+                lex.dollar_quotes.append((i, close + 1))
+            self.token_start = False
+            return close + 1
+        if text.startswith('"', i + 1):
+            self.push("dq", i, dollar=True)
+            self.token_start = False
+            return i + 2
+        end = self.dollar(i)
+        self.token_start = text.startswith("$(", end - 2) and self.stack[-1].start == end - 2
+        return end
+
+    def _in_arithmetic(self, i: int, frame: _Frame) -> int:
+        """One step inside `$((…))` or `$[…]`, counting the parentheses or brackets."""
+        text, c = self.text, self.text[i]
+        opener, closer = ("(", ")") if frame.kind == "arith" else ("[", "]")
+        if c == opener:
+            frame.depth += 1
+        elif c == closer and frame.depth:
+            frame.depth -= 1
+        elif c == closer:
+            end = i + (2 if frame.kind == "arith" and text.startswith("))", i) else 1)
+            self.pop(end)
+            return end
+        return i + 1
+
+    def _in_commands(self, i: int, frame: _Frame | None) -> int:
+        """One step at the top level or in `$(…)`, `<(…)`, `>(…)`: words, operators, comments."""
+        text, lex, stack, c = self.text, self.lex, self.stack, self.text[i]
+        if c == "#" and self.token_start:
+            newline = text.find("\n", i)
+            end = len(text) if newline < 0 else newline
+            if not stack:
+                lex.comments.append((i, end))
+            return end
+        if c in "<>" and text.startswith("(", i + 1):
+            self.push("cmd", i)
+            self.token_start = True
+            return i + 2
+        if text.startswith("<<", i):
+            self.token_start = True
+            if text.startswith("<<<", i):
+                return i + 3
+            end = _heredoc_operator(text, i, self.pending)
+            lex.heredocs.append((i, end))
+            return end
+        if c == "\n":
+            if not stack:
+                lex.newlines.append(i)
+            self.token_start = True
+            if not self.pending:
+                return i + 1
+            end = _skip_heredoc_bodies(text, i + 1, self.pending)
+            self.pending.clear()
+            return end
+        if frame is not None and frame.kind == "cmd" and c in "()":
+            if c == "(":
+                frame.depth += 1
+            elif frame.depth:
+                frame.depth -= 1
+            else:
+                self.pop(i + 1)
+                self.token_start = False
+                return i + 1
+        elif (
+            c in "{}"
+            and not stack
+            and self.token_start
+            and (i + 1 == len(text) or text[i + 1] in _WORD_END)
+        ):
+            lex.brace_words.append(i)
+        self.token_start = c in _WORD_END
+        return i + 1
 
 
 def _lex(text: str) -> _Lex:
@@ -992,96 +1014,122 @@ def _analyze_word(text: str, start: int, end: int, expansions: dict[int, int]) -
     ``expansions`` maps the start of each substitution or parameter expansion to its end: they
     stay in the value verbatim (the example is rejected for them) and count as quoted text.
     """
-    raw: list[str] = []  # the word as bash's expansions see it, quotes included
-    raw_pos: list[int] = []
-    value: list[str] = []  # after quote removal
-    quoted: list[bool] = []
-    value_pos: list[int] = []
+    word = _QuoteRemoval(text, end, expansions)
+    word.run(start)
+    warnings = _brace_warnings(text, word.raw, word.raw_pos)
+    warnings.extend(_tilde_warnings(word.raw, word.raw_pos))
+    warnings.extend(_glob_warnings(word.value, word.quoted, word.value_pos))
+    return _WordAnalysis("".join(word.value), warnings)
 
-    def put_raw(ch: str, position: int) -> None:
-        raw.append(ch)
-        raw_pos.append(position)
 
-    def put_value(ch: str, position: int, is_quoted: bool) -> None:
-        value.append(ch)
-        quoted.append(is_quoted)
-        value_pos.append(position)
+class _QuoteRemoval:
+    """One word read the way bash reads it: as its expansions see it, and after quote removal.
 
-    def put_expansion(i: int) -> int:
-        stop = min(expansions[i], end)
-        put_raw(_EXPANSION_MARK, i)
+    Each method reads one construct starting at an index and returns the index after it.
+    """
+
+    __slots__ = ("end", "expansions", "quoted", "raw", "raw_pos", "text", "value", "value_pos")
+
+    def __init__(self, text: str, end: int, expansions: dict[int, int]) -> None:
+        self.text, self.end, self.expansions = text, end, expansions
+        self.raw: list[str] = []  # the word as bash's expansions see it, quotes included
+        self.raw_pos: list[int] = []
+        self.value: list[str] = []  # after quote removal
+        self.quoted: list[bool] = []
+        self.value_pos: list[int] = []
+
+    def put_raw(self, ch: str, position: int) -> None:
+        self.raw.append(ch)
+        self.raw_pos.append(position)
+
+    def put_value(self, ch: str, position: int, is_quoted: bool) -> None:
+        self.value.append(ch)
+        self.quoted.append(is_quoted)
+        self.value_pos.append(position)
+
+    def run(self, i: int) -> None:
+        text, end = self.text, self.end
+        while i < end:
+            c = text[i]
+            if i in self.expansions:
+                i = self.expansion(i)
+            elif c == "\\":
+                i = self.backslash(i)
+            elif c == "'" or (c == "$" and i + 1 < end and text[i + 1] == "'"):
+                i = self.single_quoted(i)
+            elif c == '"' or (c == "$" and i + 1 < end and text[i + 1] == '"'):
+                i = self.double_quoted(i)
+            else:
+                self.put_raw(c, i)
+                self.put_value(c, i, False)
+                i += 1
+
+    def expansion(self, i: int) -> int:
+        stop = min(self.expansions[i], self.end)
+        self.put_raw(_EXPANSION_MARK, i)
         for k in range(i, stop):
-            put_value(text[k], k, True)
+            self.put_value(self.text[k], k, True)
         return stop
 
-    i = start
-    while i < end:
-        c = text[i]
-        if i in expansions:
-            i = put_expansion(i)
-        elif c == "\\":
-            put_raw(c, i)
-            if i + 1 < end:
-                put_raw(text[i + 1], i + 1)
-                put_value(text[i + 1], i + 1, True)
-            else:
-                put_value(c, i, False)
-            i += 2
-        elif c == "'" or (c == "$" and i + 1 < end and text[i + 1] == "'"):
-            ansi_c = c == "$"
-            if ansi_c:
-                put_raw(c, i)
-                i += 1
-            put_raw("'", i)
-            i += 1
-            while i < end and text[i] != "'":
-                put_raw(text[i], i)
-                if ansi_c and text[i] == "\\" and i + 1 < end:
-                    put_raw(text[i + 1], i + 1)
-                    decoded = _ANSI_C_ESCAPES.get(text[i + 1], "\\" + text[i + 1])
-                    for ch in decoded:
-                        put_value(ch, i, True)
-                    i += 2
-                    continue
-                put_value(text[i], i, True)
-                i += 1
-            if i < end:
-                put_raw("'", i)
-            i += 1
-        elif c == '"' or (c == "$" and i + 1 < end and text[i + 1] == '"'):
-            if c == "$":  # $"…" is a double-quoted string translated through the locale
-                put_raw(c, i)
-                i += 1
-            put_raw('"', i)
-            i += 1
-            while i < end and text[i] != '"':
-                ch = text[i]
-                if i in expansions:
-                    i = put_expansion(i)
-                    continue
-                if ch == "\\" and i + 1 < end:
-                    following = text[i + 1]
-                    if following in _DOUBLE_QUOTE_ESCAPABLE:
-                        put_raw(ch, i)
-                        put_raw(following, i + 1)
-                        put_value(following, i + 1, True)
-                        i += 2
-                        continue
-                put_raw(ch, i)
-                put_value(ch, i, True)
-                i += 1
-            if i < end:
-                put_raw('"', i)
-            i += 1
+    def backslash(self, i: int) -> int:
+        text = self.text
+        self.put_raw(text[i], i)
+        if i + 1 < self.end:
+            self.put_raw(text[i + 1], i + 1)
+            self.put_value(text[i + 1], i + 1, True)
         else:
-            put_raw(c, i)
-            put_value(c, i, False)
-            i += 1
+            self.put_value(text[i], i, False)
+        return i + 2
 
-    warnings = _brace_warnings(text, raw, raw_pos)
-    warnings.extend(_tilde_warnings(raw, raw_pos))
-    warnings.extend(_glob_warnings(value, quoted, value_pos))
-    return _WordAnalysis("".join(value), warnings)
+    def single_quoted(self, i: int) -> int:
+        """`'…'`, or `$'…'` with its backslash escapes decoded."""
+        text, end = self.text, self.end
+        ansi_c = text[i] == "$"
+        if ansi_c:
+            self.put_raw("$", i)
+            i += 1
+        self.put_raw("'", i)
+        i += 1
+        while i < end and text[i] != "'":
+            self.put_raw(text[i], i)
+            if ansi_c and text[i] == "\\" and i + 1 < end:
+                self.put_raw(text[i + 1], i + 1)
+                decoded = _ANSI_C_ESCAPES.get(text[i + 1], "\\" + text[i + 1])
+                for ch in decoded:
+                    self.put_value(ch, i, True)
+                i += 2
+                continue
+            self.put_value(text[i], i, True)
+            i += 1
+        if i < end:
+            self.put_raw("'", i)
+        return i + 1
+
+    def double_quoted(self, i: int) -> int:
+        """`"…"`, or `$"…"` (a double-quoted string translated through the locale)."""
+        text, end = self.text, self.end
+        if text[i] == "$":
+            self.put_raw("$", i)
+            i += 1
+        self.put_raw('"', i)
+        i += 1
+        while i < end and text[i] != '"':
+            ch = text[i]
+            if i in self.expansions:
+                i = self.expansion(i)
+                continue
+            if ch == "\\" and i + 1 < end and text[i + 1] in _DOUBLE_QUOTE_ESCAPABLE:
+                self.put_raw(ch, i)
+                self.put_raw(text[i + 1], i + 1)
+                self.put_value(text[i + 1], i + 1, True)
+                i += 2
+                continue
+            self.put_raw(ch, i)
+            self.put_value(ch, i, True)
+            i += 1
+        if i < end:
+            self.put_raw('"', i)
+        return i + 1
 
 
 def _glob_warnings(
