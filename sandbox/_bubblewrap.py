@@ -298,11 +298,7 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
             needed.append((policy.project_dir, "project dir"))
         bound_below = tuple(Path(p) for p in [*homes, str(_TMP)])
         check_reachable(needed, request.run_uid, bound_below=bound_below)
-    disk = limits.disk_mb * 1024 * 1024
-    if limits.memory_mb is not None:
-        # In-memory files are charged to no process's address space: the three writable file
-        # systems together stay within the memory limit.
-        disk = min(disk, limits.memory_mb * 1024 * 1024 // 3)
+    disk = _disk_bytes(limits)
     status_read, status_write = os.pipe()
     report_read, report_write = os.pipe()
     launch = Launch(
@@ -329,19 +325,9 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
             argv += _parents(Path(path), [Path(h) for h in homes] + [_TMP], made)
             argv += ["--ro-bind-try", path, path]
         stage = [f"report={report_write}", f"work={work.path}"]
-        inherited: list[int] = []
+        pass_fds = [status_write, report_write]
         if policy.fixtures is not None:
-            # By descriptor: bubblewrap binds the directory checked, never a symlink swapped
-            # in since (O_NOFOLLOW refuses one now, the stage's copy refuses one inside).
-            fixtures = os.open(policy.fixtures, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
-            launch._close_after_spawn.append(fixtures)
-            inherited.append(fixtures)
-            argv += ["--ro-bind-fd", str(fixtures), _FIXTURES_INSIDE]
-            stage += [
-                f"fixtures={_FIXTURES_INSIDE}",
-                f"max_entries={limits.max_fixture_entries}",
-                f"max_bytes={limits.max_fixture_bytes}",
-            ]
+            argv += _bind_fixtures(policy.fixtures, limits, launch, stage, pass_fds)
         argv += _tmpfs(str(work.path), disk, "0700")
         for home in homes:
             argv += ["--remount-ro", home]
@@ -350,42 +336,21 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
         if probe.disable_userns:
             argv.append("--disable-userns")
         argv += [*_COMMON_FLAGS, "--json-status-fd", str(status_write)]
-        pass_fds = [status_write, report_write, *inherited]
         program = syscall_filter()
         assert program is not None  # the probe refused this machine otherwise
-        seccomp_read, seccomp_write = os.pipe()
-        launch._close_after_spawn.append(seccomp_read)
         # A few hundred bytes: far below a pipe's capacity, so this cannot block.
-        os.write(seccomp_write, program)
-        os.close(seccomp_write)
-        argv += ["--seccomp", str(seccomp_read)]
-        pass_fds.append(seccomp_read)
+        argv += ["--seccomp", str(_pipe_holding(program, launch, pass_fds))]
         argv.append("--clearenv")
         for name, value in request.env.items():
             argv += ["--setenv", name, value]
-        if probe.privileged:
-            stage += [f"uid={request.run_uid}", f"gid={request.run_uid}"]
         control_read, control_write = os.pipe()
         launch._close_after_spawn.append(control_read)
         launch.control_fd = control_write
         pass_fds.append(control_read)
         stage.append(f"control={control_read}")
-        if limits.memory_mb is not None:
-            stage.append(f"memory={limits.memory_mb * 1024 * 1024}")
-        if limits.max_processes is not None:
-            # The stage and the run share the count: the stage is one more task.
-            stage.append(f"nproc={limits.max_processes + 1}")
-        if probe.landlock_abi > 0:
-            stage.append(f"landlock={probe.landlock_abi}")
-            stage += [f"write={p}" for p in (work.path, "/tmp", "/dev/shm")]
-        stage += [f"dir={d}" for d in LAYOUT]
-        code_read, code_write = os.pipe()
-        launch._close_after_spawn.append(code_read)
+        stage += _stage_settings(probe, request)
         # Some 20 KB, far below a pipe's capacity: written whole before the spawn.
-        os.write(code_write, stage_code())
-        os.close(code_write)
-        pass_fds.append(code_read)
-        loader = stage_loader(code_read)
+        loader = stage_loader(_pipe_holding(stage_code(), launch, pass_fds))
         argv += ["--", probe.python, "-I", "-S", "-c", loader, *stage, "--"]
         launch.argv = [*argv, *policy.argv]
         launch.pass_fds = tuple(pass_fds)
@@ -393,6 +358,61 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
         launch.release()
         raise
     return launch
+
+
+def _disk_bytes(limits: Limits) -> int:
+    """The size of each writable file system of a run."""
+    disk = limits.disk_mb * 1024 * 1024
+    if limits.memory_mb is not None:
+        # In-memory files are charged to no process's address space: the three writable file
+        # systems together stay within the memory limit.
+        disk = min(disk, limits.memory_mb * 1024 * 1024 // 3)
+    return disk
+
+
+def _bind_fixtures(
+    fixtures: Path, limits: Limits, launch: Launch, stage: list[str], pass_fds: list[int]
+) -> list[str]:
+    """The words that bind the fixtures read-only; the stage learns where and how much."""
+    # By descriptor: bubblewrap binds the directory checked, never a symlink swapped in since
+    # (O_NOFOLLOW refuses one now, the stage's copy refuses one inside).
+    descriptor = os.open(fixtures, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+    launch._close_after_spawn.append(descriptor)
+    pass_fds.append(descriptor)
+    stage += [
+        f"fixtures={_FIXTURES_INSIDE}",
+        f"max_entries={limits.max_fixture_entries}",
+        f"max_bytes={limits.max_fixture_bytes}",
+    ]
+    return ["--ro-bind-fd", str(descriptor), _FIXTURES_INSIDE]
+
+
+def _pipe_holding(data: bytes, launch: Launch, pass_fds: list[int]) -> int:
+    """The read end of a pipe that already holds ``data`` (small enough never to block)."""
+    read, write = os.pipe()
+    launch._close_after_spawn.append(read)
+    os.write(write, data)
+    os.close(write)
+    pass_fds.append(read)
+    return read
+
+
+def _stage_settings(probe: BubblewrapProbe, request: Request) -> list[str]:
+    """The stage's words for the run's uid, limits, Landlock rules and work dir layout."""
+    limits, work = request.policy.limits, request.work
+    stage = []
+    if probe.privileged:
+        stage += [f"uid={request.run_uid}", f"gid={request.run_uid}"]
+    if limits.memory_mb is not None:
+        stage.append(f"memory={limits.memory_mb * 1024 * 1024}")
+    if limits.max_processes is not None:
+        # The stage and the run share the count: the stage is one more task.
+        stage.append(f"nproc={limits.max_processes + 1}")
+    if probe.landlock_abi > 0:
+        stage.append(f"landlock={probe.landlock_abi}")
+        stage += [f"write={p}" for p in (work.path, "/tmp", "/dev/shm")]
+    stage += [f"dir={d}" for d in LAYOUT]
+    return stage
 
 
 def _parents(path: Path, tops: list[Path], made: set[Path]) -> list[str]:

@@ -87,31 +87,9 @@ def execute(
     spawn (a fixtures copy counts against the timeout).
     """
     start = time.monotonic() if started_at is None else started_at
-    try:
-        proc = subprocess.Popen(
-            launch.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=launch.cwd,
-            env=launch.env,
-            pass_fds=launch.pass_fds,
-            close_fds=True,
-            # Own session: the terminal's Ctrl-C reaches the caller, which kills runs itself.
-            start_new_session=True,
-            # A root caller's unshare and env runs start as their leased uid, set by the C
-            # side of the fork (no Python runs between fork and exec).
-            user=launch.user,
-            group=launch.user,
-            extra_groups=[] if launch.user is not None else None,
-            # What the run creates in places it shares with others (the host's /tmp and
-            # /dev/shm under unshare and env) is its own uid's alone unless it says otherwise.
-            umask=0o077,
-        )
-    except OSError as exc:
-        return Execution(spawn_error=f"cannot start {launch.argv[0]}: {exc.strerror or exc}")
-    finally:
-        launch.spawned()
+    proc = _spawn(launch)
+    if isinstance(proc, Execution):
+        return proc
     result = Execution()
     status = bytearray()
     report = bytearray()
@@ -140,27 +118,70 @@ def execute(
         )
     finally:
         # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
-        if not _exited(proc.pid):
-            live.kill()
-        result.returncode = live.reap()
-        if launch.sweep_uid is not None:
-            # Before the work dir goes: nothing of the run may race its removal.
-            kill_uid(launch.sweep_uid)
-        result.duration_s = time.monotonic() - start
-        status_complete = False
-        if launch.report_fd is not None:
-            _drain(launch.report_fd, report)
-            result.report = bytes(report)
-        if launch.status_fd is not None:
-            status_complete = _drain_status(launch.status_fd, status, result)
-        if live.killed and launch.sweep_uid is None:
-            result.tree_confirmed = _tree_dead(live, result, status_complete)
+        _finish(proc, live, launch, result=result, status=status, report=report, start=start)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
         registry.discard(live)
         live.finished.set()
     return result
+
+
+def _spawn(launch: Launch) -> subprocess.Popen[bytes] | Execution:
+    """Start the backend; an :class:`Execution` saying why if it cannot be started."""
+    try:
+        return subprocess.Popen(
+            launch.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=launch.cwd,
+            env=launch.env,
+            pass_fds=launch.pass_fds,
+            close_fds=True,
+            # Own session: the terminal's Ctrl-C reaches the caller, which kills runs itself.
+            start_new_session=True,
+            # A root caller's unshare and env runs start as their leased uid, set by the C
+            # side of the fork (no Python runs between fork and exec).
+            user=launch.user,
+            group=launch.user,
+            extra_groups=[] if launch.user is not None else None,
+            # What the run creates in places it shares with others (the host's /tmp and
+            # /dev/shm under unshare and env) is its own uid's alone unless it says otherwise.
+            umask=0o077,
+        )
+    except OSError as exc:
+        return Execution(spawn_error=f"cannot start {launch.argv[0]}: {exc.strerror or exc}")
+    finally:
+        launch.spawned()
+
+
+def _finish(
+    proc: subprocess.Popen[bytes],
+    live: LiveRun,
+    launch: Launch,
+    *,
+    result: Execution,
+    status: bytearray,
+    report: bytearray,
+    start: float,
+) -> None:
+    """Make sure nothing of the run is left, reap it, and collect what it reported."""
+    if not _exited(proc.pid):
+        live.kill()
+    result.returncode = live.reap()
+    if launch.sweep_uid is not None:
+        # Before the work dir goes: nothing of the run may race its removal.
+        kill_uid(launch.sweep_uid)
+    result.duration_s = time.monotonic() - start
+    status_complete = False
+    if launch.report_fd is not None:
+        _drain(launch.report_fd, report)
+        result.report = bytes(report)
+    if launch.status_fd is not None:
+        status_complete = _drain_status(launch.status_fd, status, result)
+    if live.killed and launch.sweep_uid is None:
+        result.tree_confirmed = _tree_dead(live, result, status_complete)
 
 
 def _supervise(

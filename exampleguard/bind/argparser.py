@@ -227,6 +227,7 @@ class _ArgparseBinder(BinderBase):
         positionals = list(table.positionals)
 
         def consume_optional(start: int) -> int:
+            # argparse's own consume_optional, nested in _parse_known_args as it is there.
             action, spelling, explicit, sep = options[start]
             source = pieces[start]
             if action is None:
