@@ -750,14 +750,12 @@ class _Lexer:
 
     def _in_double_quotes(self, i: int) -> int:
         """One step inside `"…"`: only `"`, backslash, backquote and `$` mean anything."""
-        text, c = self.text, self.text[i]
+        c = self.text[i]
         if c == '"':
             self.pop(i + 1)
             return i + 1
         if c == "\\":
-            if text.startswith("\n", i + 1):
-                self.lex.continuations.append(i)
-            return i + 2
+            return self._escape(i)
         if c == "`":
             self.push("bq", i)
             return i + 1
@@ -774,9 +772,7 @@ class _Lexer:
             self.token_start = False
             return i + 1
         if c == "\\":
-            if text.startswith("\n", i + 1):
-                self.lex.continuations.append(i)
-            return i + 2
+            return self._escape(i)
         if c == "'":
             j = i + 1
             while j < len(text) and text[j] not in "'`":
@@ -786,6 +782,12 @@ class _Lexer:
                 j += 1
             return j
         return i + 1
+
+    def _escape(self, i: int) -> int:
+        """A backslash inside quotes: it and the next character; a backslash-newline is noted."""
+        if self.text.startswith("\n", i + 1):
+            self.lex.continuations.append(i)
+        return i + 2
 
     def _unquoted(self, i: int, frame: _Frame | None) -> int:
         """One step at the top level or inside `$(…)`, `${…}`, `$((…))` or `$[…]`."""
