@@ -14,7 +14,6 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from exampleguard.codes import (
     DISPOSITION_INVALID,
@@ -325,60 +324,58 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     for diagnostic in review.diagnostics:
         if lookup(diagnostic.code).stage is Stage.REVIEW and diagnostic.location:
             problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
-    entries: list[dict[str, Any]] = []
-    for record, fields in _record_fields(inputs.records):
-        location = record.location
-        status = ", ".join(problems.get(str(location), [])) or "applies"
-        shown = record.document.display if record.document is not None else record.file
-        entries.append({**fields, "file": shown, "line": location.line, "status": status})
+    records: list[Record[Disposition] | Record[Exclusion]] = [
+        *inputs.records.dispositions,
+        *inputs.records.exclusions,
+    ]
+    statuses = [", ".join(problems.get(str(r.location), [])) or "applies" for r in records]
     if as_json:
+        entries = [_entry(record, status) for record, status in zip(records, statuses, strict=True)]
         return TextOutcome(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
-    if not entries:
+    if not records:
         return TextOutcome("no dispositions or exclusions\n")
     lines = []
-    for entry in entries:
-        where = f"{entry['file']}:{entry['line']}"
-        if entry["kind"] == "disposition":
-            subject = f"{entry['tool']}[{entry['example']}]  {entry['reason_code']}"
-        else:
-            subject = f"exclude '{' '.join(entry['path'])}'"
-        lines.append(f"{where}: {subject}  [{entry['status']}]\n    {entry['reason']}")
+    for record, status in zip(records, statuses, strict=True):
+        value = record.value
+        match value:
+            case Disposition():
+                subject = f"{value.tool}[{value.example}]  {value.reason_code}"
+            case Exclusion():
+                subject = f"exclude '{' '.join(value.path)}'"
+        where = f"{_shown(record)}:{record.location.line}"
+        lines.append(f"{where}: {subject}  [{status}]\n    {value.reason}")
     return TextOutcome("\n".join(lines) + "\n")
 
 
-def _record_fields(
-    loaded: LoadedDispositions,
-) -> list[tuple[Record[Disposition] | Record[Exclusion], dict[str, Any]]]:
-    """Every record with the fields ``list`` shows of it, dispositions first."""
-    records: list[tuple[Record[Disposition] | Record[Exclusion], dict[str, Any]]] = [
-        (
-            record,
-            {
+def _shown(record: Record[Disposition] | Record[Exclusion]) -> str:
+    """The record's file, as people are shown it."""
+    return record.document.display if record.document is not None else record.file
+
+
+def _entry(record: Record[Disposition] | Record[Exclusion], status: str) -> dict[str, object]:
+    """What ``list --format json`` says of one record: its fields, its place and its status."""
+    value = record.value
+    fields: dict[str, object]
+    match value:
+        case Disposition():
+            fields = {
                 "kind": "disposition",
-                "tool": record.value.tool,
-                "example": record.value.example,
-                "reason_code": record.value.reason_code,
-                "reason": record.value.reason,
-                "reviewer": record.value.reviewer,
-                "evidence": record.value.evidence,
-                "command": record.value.command,
-            },
-        )
-        for record in loaded.dispositions
-    ]
-    records += [
-        (
-            record,
-            {
+                "tool": value.tool,
+                "example": value.example,
+                "reason_code": value.reason_code,
+                "reason": value.reason,
+                "reviewer": value.reviewer,
+                "evidence": value.evidence,
+                "command": value.command,
+            }
+        case Exclusion():
+            fields = {
                 "kind": "exclusion",
-                "path": record.value.path,
-                "reason": record.value.reason,
-                "reviewer": record.value.reviewer,
-            },
-        )
-        for record in loaded.exclusions
-    ]
-    return records
+                "path": value.path,
+                "reason": value.reason,
+                "reviewer": value.reviewer,
+            }
+    return {**fields, "file": _shown(record), "line": record.location.line, "status": status}
 
 
 def check_records(config: Config) -> ValidateOutcome:
