@@ -1,0 +1,59 @@
+"""Every module says what it offers: an ``__all__`` that names what the others import from it."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import REPOSITORY
+
+PACKAGES = ("exampleguard", "sandbox")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((REPOSITORY / package).rglob("*.py")):
+            parts = list(path.relative_to(REPOSITORY).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported_names() -> list[tuple[str, str, str]]:
+    """(importing file, module, name) for every ``from MODULE import name`` between modules."""
+    taken = []
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
+                for alias in node.names:
+                    if f"{node.module}.{alias.name}" not in MODULES:
+                        shown = str(path.relative_to(REPOSITORY))
+                        taken.append((shown, node.module, alias.name))
+    return taken
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_the_module_exports_only_public_names_it_defines(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    for item in exported:
+        assert not item.startswith("_") or item == "__version__", f"{name} exports {item}"
+        assert hasattr(module, item), f"{name}.__all__ names {item}, which it does not define"
+
+
+def test_what_a_module_imports_from_another_is_exported_there() -> None:
+    missing = [
+        f"{where} imports {name} from {module}"
+        for where, module, name in _imported_names()
+        if name not in importlib.import_module(module).__all__
+    ]
+    assert missing == []
