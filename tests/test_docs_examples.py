@@ -12,9 +12,10 @@ import json
 import shutil
 import textwrap
 import xml.etree.ElementTree as ET
+from email.message import Message
 from importlib.metadata import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -30,7 +31,9 @@ SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 pytest_plugins = ["pytester"]
 
 
-def found(markdown: str, program: str = "notes", code: tuple[str, ...] = ("fenced",)) -> list:
+def found(
+    markdown: str, program: str = "notes", code: tuple[str, ...] = ("fenced",)
+) -> list[tuple[str, str]]:
     """``(address, text)`` of every example of ``markdown``."""
     text = textwrap.dedent(markdown).lstrip("\n")
     return [(r.address, r.text) for r in markdown_examples(text, "README.md", program, code)]
@@ -193,7 +196,7 @@ NESTING = [
 ]
 
 
-def _table(rows: list[tuple[Any, ...]]) -> Any:
+def _table(rows: list[tuple[Any, ...]]) -> pytest.MarkDecorator:
     return pytest.mark.parametrize(
         ("markdown", "expected"), [r[1:] for r in rows], ids=[r[0] for r in rows]
     )
@@ -244,6 +247,8 @@ def test_examples_inside_lists_and_blockquotes(
     assert located == expected
     for record in records:
         place = record.location()
+        assert place.line is not None
+        assert place.column is not None
         line = markdown.splitlines()[place.line - 1]
         assert line[place.column - 1 :].startswith(record.text.split("\n")[0])
 
@@ -425,14 +430,22 @@ def test_a_doc_example_gets_its_catalog_tools_rules(tmp_path: Path) -> None:
     # to a README example of that command as to the catalog's own.
     readme = "```sh\nnotes delete --format json\nnotes rm -y 3\n```\n"
     report = report_of(docs_project(tmp_path, readme))
-    codes = [(d.location.line, d.code) for d in report.diagnostics if d.file == "README.md"]
+    codes = [
+        (d.location.line, d.code)
+        for d in report.diagnostics
+        if d.file == "README.md" and d.location is not None
+    ]
     assert codes == [(2, "require-one-of"), (3, "bypass-flag")]
 
 
 def test_a_doc_example_of_a_command_without_a_tool_gets_the_trees_rules(tmp_path: Path) -> None:
     readme = "```sh\nnotes export --format json\nnotes export --format xml\nnotes nope\n```\n"
     report = report_of(docs_project(tmp_path, readme))
-    codes = [(d.location.line, d.code) for d in report.diagnostics if d.file == "README.md"]
+    codes = [
+        (d.location.line, d.code)
+        for d in report.diagnostics
+        if d.file == "README.md" and d.location is not None
+    ]
     assert codes == [(3, "bad-choice"), (4, "unknown-command")]
     passing = next(e for e in report.examples if e.address == "README.md:2")
     assert passing.ok
@@ -453,7 +466,7 @@ def test_the_policy_for_shell_constructs(tmp_path: Path) -> None:
     codes = [
         (d.location.line, d.location.column, d.code)
         for d in report.diagnostics
-        if d.file == "README.md"
+        if d.file == "README.md" and d.location is not None
     ]
     assert codes[0] == (4, 14, "shell-construct")
     assert (5, 13, "shell-construct") in codes
@@ -472,7 +485,11 @@ def test_placeholders_are_values_never_flags(tmp_path: Path) -> None:
         "```\n"
     )
     report = report_of(docs_project(tmp_path, readme))
-    codes = [(d.location.line, d.code) for d in report.diagnostics if d.file == "README.md"]
+    codes = [
+        (d.location.line, d.code)
+        for d in report.diagnostics
+        if d.file == "README.md" and d.location is not None
+    ]
     assert codes == [
         (3, "extra-positional"),
         (4, "unknown-command"),
@@ -511,7 +528,8 @@ def test_a_bad_docs_setting_is_a_config_error(tmp_path: Path) -> None:
 
 
 def _long_description(distribution: str) -> str:
-    body = metadata(distribution).get_payload()
+    # The metadata is an email message; its body is the long description.
+    body = cast(Message, metadata(distribution)).get_payload()
     assert isinstance(body, str)
     assert body
     return body
@@ -623,6 +641,8 @@ def test_typer_readme_takes_only_prompted_lines_of_its_console_fences() -> None:
     ]
     for record in records:
         place = record.location()
+        assert place.line is not None
+        assert place.column is not None
         assert lines[place.line - 1][place.column - 1 :] == record.text
 
 
