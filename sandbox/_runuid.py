@@ -32,6 +32,7 @@ from pathlib import Path
 
 __all__ = [
     "HOST_BACKEND_HINT",
+    "LEASE_DIR",
     "RUN_UID",
     "RUN_UIDS",
     "UidLease",
