@@ -29,6 +29,7 @@ overhead, see ``bench_sandbox.py``).
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -244,12 +245,12 @@ def bench_catalog_only(scratch: Path, repeat: int, sizes: tuple[int, ...]) -> di
         figures = interleaved(
             {
                 "start": process([sys.executable, "-c", "import click"], REPO),
-                "click": in_process(lambda a=application, v=argvs: click_parse(a, v)),
+                "click": in_process(functools.partial(click_parse, application, argvs)),
                 "ours": process([*_exampleguard(), "validate"], directory),
             },
             runs,
         )
-        row = _pair(figures["ours"], figures["click"], figures["start"])
+        row: dict[str, Any] = _pair(figures["ours"], figures["click"], figures["start"])
         row["rss_mb"] = peak_rss_mb([*_exampleguard(), "validate"], directory)
         row.update(
             examples=size,
