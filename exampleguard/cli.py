@@ -303,6 +303,7 @@ def validate(
             "--jobs",
             "-j",
             min=1,
+            metavar="N",
             help="Processes that check the examples (default: one per idle core for a "
             "catalog of 5000 examples or more, else one). The output is the same either way.",
         ),
@@ -587,7 +588,10 @@ def _progress(*, enabled: bool = True) -> Iterator[_Bar | None]:
 def sandbox_command(
     config: ConfigOption = None,
     output_format: Annotated[
-        TextOrJson, typer.Option("--format", "-f", help="Output format.", case_sensitive=False)
+        TextOrJson,
+        typer.Option(
+            "--format", "-f", metavar="FORMAT", help="text or json.", case_sensitive=False
+        ),
     ] = TextOrJson.text,
 ) -> None:
     """Show the bwrap dry runs use, what this host allows, and what each backend guarantees.
