@@ -286,25 +286,11 @@ def _run_child(
         str(request_fd),
         scratch,
     ]
-    env = dict(os.environ)
-    # `-c` puts the working directory (the project root) first on sys.path, as running the
-    # application from there would; exampleguard's own location goes last so that a checkout
-    # used without installing still finds the adapters, and never shadows the user's packages.
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [*filter(None, [os.environ.get("PYTHONPATH")]), package_root]
-    )
-    env["EXAMPLEGUARD_CHILD"] = "1"
-    # The application gets a home of its own, in the scratch directory, the only place it may
-    # write to; packages installed for the user stay importable.
-    env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
-    for name in _SCRATCH_VARIABLES:
-        env[name] = scratch
     try:
         process = subprocess.Popen(
             command,
             cwd=root,
-            env=env,
+            env=_child_env(scratch),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -347,6 +333,25 @@ def _run_child(
     read = outcome.frame(_INPUTS)
     inputs = json.loads(read) if read is not None else None
     return tree.decode("utf-8", errors="replace"), records, inputs
+
+
+def _child_env(scratch: str) -> dict[str, str]:
+    """The environment of the child that imports the tree: this one, pointed at ``scratch``."""
+    env = dict(os.environ)
+    # `-c` puts the working directory (the project root) first on sys.path, as running the
+    # application from there would; exampleguard's own location goes last so that a checkout
+    # used without installing still finds the adapters, and never shadows the user's packages.
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [*filter(None, [os.environ.get("PYTHONPATH")]), package_root]
+    )
+    env["EXAMPLEGUARD_CHILD"] = "1"
+    # The application gets a home of its own, in the scratch directory, the only place it may
+    # write to; packages installed for the user stay importable.
+    env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
+    for name in _SCRATCH_VARIABLES:
+        env[name] = scratch
+    return env
 
 
 _TREE, _VERDICTS, _ERROR, _INPUTS = b"T", b"V", b"E", b"I"
