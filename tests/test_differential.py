@@ -882,6 +882,9 @@ PINNED: dict[str, tuple[tuple[str, ...], ...]] = {
         ("add", "x", "--priority", "1", "--ratio", "1.5"),
         ("add", "x", "--priority", "1", "--point", "1", "inf"),
         ("-vv", "delete", "3"),
+        # Typer hands the program a pathlib.Path: the empty path is `.`, `a//b/` is `a/b`.
+        ("add", "x", "--priority", "1", "--out="),
+        ("add", "x", "--priority", "1", "--out", "a//b/"),
     ),
     "argparse": (
         ("sync", "--branch", "x"),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import pathlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -410,7 +411,7 @@ def _neutralise_param(
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is not None:
         if _neutral_descriptor(descriptor):
-            shadow(param, "process_value", _passthrough(param), restore)
+            shadow(param, "process_value", _passthrough(param, descriptor), restore)
         return
     param_type = getattr(param, "type", None)
     if param_type is None or string is None or getattr(param, "is_flag", False):
@@ -443,12 +444,26 @@ def _neutral_descriptor(descriptor: Any) -> bool:
     )
 
 
-def _passthrough(param: Any) -> Callable[[Any, Any], Any]:
+def _passthrough(param: Any, descriptor: Any) -> Callable[[Any, Any], Any]:
+    """Typer's conversion of a file or path, without touching the filesystem.
+
+    A path is the ``pathlib.Path`` of the text (as Typer hands it over, existence unchecked);
+    a file, or an application's parser, stays the text.
+    """
+    as_path = bool(getattr(descriptor, "is_path", False)) and not getattr(
+        descriptor, "is_file", False
+    )
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, tuple | list):
+            return type(value)(convert(item) for item in value)
+        return pathlib.Path(value) if as_path and isinstance(value, str) else value
+
     def process_value(ctx: Any, value: Any) -> Any:
         missing = value is None or ((param.nargs != 1 or param.multiple) and value in ((), []))
         if param.required and missing:
             raise _missing(param, ctx)
-        return value
+        return convert(value)
 
     return process_value
 

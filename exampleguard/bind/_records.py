@@ -17,6 +17,8 @@ from __future__ import annotations
 import datetime
 import enum
 import functools
+import os
+import pathlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -246,6 +248,10 @@ def _click_choice(
 def _convert_type(
     value_type: ParamType, text: str, parameter: Parameter, *, syntax: str, rules: FrameworkRules
 ) -> Conversion:
+    if value_type == "path" and syntax == "pydantic":
+        # Typer 0.26 and later hand the program a pathlib.Path: its text is normalised
+        # (`a//b/` is `a/b`, the empty path is `.`). Existence is never checked.
+        return os.fspath(pathlib.PurePath(text)), None
     if value_type in ("string", "path"):
         return text, None
     if value_type == "integer":
