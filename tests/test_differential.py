@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import argparse_app
 import click_app
+import isort.main
 import pytest
 import sqlite_utils.cli
 import typer_app
@@ -1148,6 +1149,18 @@ def sqlite_utils_app(directory: Path) -> App:
         bad_values=tuple(v for v in BAD_VALUES if v.strip()),
         mutations=tuple(m for m in MUTATIONS if m is not m_empty),
     )
+
+
+def isort_app() -> App:
+    """isort: a real third-party argparse CLI with a hundred options, built by a factory."""
+    return argparse_app_under_test("isort", isort.main._build_arg_parser())
+
+
+def test_binder_verdict_equals_a_third_party_argparse_parser() -> None:
+    examples = 600
+    verdicts = run_differential(isort_app(), examples=examples)
+    assert_balanced(verdicts, examples)
+    assert verdicts[JUDGED] == examples, verdicts
 
 
 SQLITE_PINNED = (

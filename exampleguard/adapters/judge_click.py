@@ -9,8 +9,8 @@ bundled Click and Click extensions by their shared structure and imports no ``cl
 What SPEC 4 leaves unchecked is neutralised for the duration of one parse, and restored after
 it, so every argv is parsed on the application's objects as they were:
 
-- callbacks of parameters, except those of eager flags (``--help``, ``--version``: they end
-  parsing, and that decides the verdict);
+- callbacks of value-taking parameters (a switch's callback stays: ``--help``, ``--version``
+  and their like end parsing through it, and that decides the verdict);
 - environment variables (an example must not pass because CI happens to set one);
 - file existence and file opening (``click.File``, ``click.Path``, Typer's paths and files),
   and custom parameter types that do not derive from one of the framework's own: their values
@@ -406,8 +406,14 @@ def _neutralise_param(
     shadow(param, "value_from_envvar", _no_envvar, restore)
     if hasattr(param, "prompt_for_value"):
         shadow(param, "prompt_for_value", no_prompt, restore)
-    if not eager_flag and getattr(param, "callback", None) is not None:
+    callback = getattr(param, "callback", None)
+    if callback is not None and not _is_switch(param):
+        # A value-taking parameter's callback is application code checking the value (SPEC 4).
         shadow(param, "callback", None, restore)
+    elif callback is not None:
+        # A switch's callback stays: it is how `--help`, `--version` and their like end parsing
+        # (Typer's version recipe is a plain flag whose callback exits).
+        shadow(param, "callback", _noting_exit(param, callback, state), restore)
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is not None:
         if _neutral_descriptor(descriptor):
@@ -428,6 +434,22 @@ def _neutralise_param(
         return
     if _neutral_type(param_type):
         shadow(param, "type", string, restore)
+
+
+def _is_switch(param: Any) -> bool:
+    return bool(getattr(param, "is_flag", False)) or bool(getattr(param, "count", False))
+
+
+def _noting_exit(param: Any, callback: Callable[..., Any], state: _Parse) -> Callable[..., Any]:
+    def noted(*arguments: Any, **keywords: Any) -> Any:
+        try:
+            return callback(*arguments, **keywords)
+        except BaseException as error:
+            if "Exit" in _class_names(error) or isinstance(error, SystemExit):
+                state.eager.append(param)
+            raise
+
+    return noted
 
 
 def _no_envvar(*_: Any, **__: Any) -> None:

@@ -72,6 +72,10 @@ def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") ->
             return Parsed(asked or not sink.getvalue().startswith("Usage:"))
         except (usage_error, click_exception):
             return Parsed(False)
+        except SystemExit as exit_:
+            # A group's own routing may exit (Typer's `typer` command, when a word names no
+            # importable application).
+            return Parsed(exit_.code in (0, None))
     return Parsed(True, contexts)
 
 
