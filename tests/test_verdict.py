@@ -204,3 +204,21 @@ def test_a_snapshot_of_a_live_tree_carries_the_routed_aliases_and_the_version(
     _, report = _validate(dynamic)
     assert _codes(report, "notes.delete", 0) == []
     assert _codes(report, "notes.sync", 0) == []
+
+
+def test_duplicate_example_compares_only_examples_that_bound_without_errors(
+    tmp_path: Path,
+) -> None:
+    parameters = [{"name": "ids", "positional": True, "type": "integer", "nargs": -1}]
+    tools = [
+        _tool(
+            "notes.rm", ["rm"], ["notes rm 3 --bogus", "notes rm 3 --bogus"], parameters=parameters
+        ),
+        _tool("notes.del", ["del"], ["notes del 3", "notes del 3"], parameters=parameters),
+    ]
+    root = make_project(tmp_path, tools, dialect="click")
+    _, report = _validate(root)
+    # Two broken examples are each reported for what is wrong with them, not as copies.
+    assert _codes(report, "notes.rm", 0) == ["unknown-flag"]
+    assert _codes(report, "notes.rm", 1) == ["unknown-flag"]
+    assert _codes(report, "notes.del", 1) == ["duplicate-example"]
