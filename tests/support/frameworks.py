@@ -68,7 +68,7 @@ def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") ->
                     "help_option_names", ["--help"]
                 )
             )
-            asked = any(word in help_words for word in argv)
+            asked = any(word in help_words or _bundles(word, help_words) for word in argv)
             return Parsed(asked or not sink.getvalue().startswith("Usage:"))
         except (usage_error, click_exception):
             return Parsed(False)
@@ -77,6 +77,16 @@ def click_parse(command: Any, argv: Sequence[str], *, program: str = "notes") ->
             # importable application).
             return Parsed(exit_.code in (0, None))
     return Parsed(True, contexts)
+
+
+def _bundles(word: str, help_words: set[str]) -> bool:
+    """Whether ``word`` is a bundle of short options with a short help option among them.
+
+    Click reads ``-depth`` as ``-d -e -p -t -h`` and, on a group that ignores unknown options,
+    skips the unknown letters and ends at ``-h``: the help was asked for.
+    """
+    letters = {name[1] for name in help_words if len(name) == 2 and name[0] == "-"}
+    return len(word) > 2 and word[0] == "-" and word[1] != "-" and bool(letters & set(word[1:]))
 
 
 def click_accepts(command: Any, argv: Sequence[str], *, program: str = "notes") -> bool:
