@@ -2,9 +2,10 @@
 
 For each application — the Click, Typer and argparse fixture apps, two small apps where the
 framework's versions differ (``required=True, default=None``; ``-ft=pre-push``; an empty
-``nargs='*'`` positional with choices), the real third-party Click CLI ``sqlite-utils`` and
-argparse CLI ``isort`` — the command tree is extracted in-process, bound to a catalog of one bare
-tool per runnable command, and hypothesis generates command lines from that tree: valid ones (a
+``nargs='*'`` positional with choices), and real third-party CLIs — ``sqlite-utils`` (Click,
+with click-default-group's group), ``fastapi`` (Typer) and ``isort`` (argparse) — the command
+tree is extracted in-process, bound to a catalog of one bare tool per runnable command, and
+hypothesis generates command lines from that tree: valid ones (a
 real path spelled by name or alias, options at their level with valid values in every spelling,
 bundles, required positionals) and mutations of them (unknown flags, misspelled commands, missing
 values, wrong types, bad choices, booleans given a value, extra or missing positionals, options at
@@ -1221,6 +1222,49 @@ def sqlite_utils_app(directory: Path) -> App:
     )
 
 
+def fastapi_app() -> App:
+    """fastapi-cli: a real third-party Typer CLI (Annotated options, paths, a version callback)."""
+    import fastapi_cli.cli
+
+    command = as_click_command(fastapi_cli.cli.app)
+    return App(
+        "fastapi",
+        "fastapi",
+        Tree.model_validate(extract_click(command, "fastapi")),
+        lambda argv: click_parse(command, from_os(argv), program="fastapi"),
+        click_values,
+        judge=ClickJudge(command, "fastapi").judge,
+        # A plain flag whose callback prints the version and exits: the tree cannot know that
+        # the callback ends parsing, so only the real-parser check does (model-mismatch).
+        excluded_flags=TYPER_COMPLETION_FLAGS | {"--version"},
+    )
+
+
+def test_binder_verdict_equals_a_third_party_typer_cli() -> None:
+    examples = 600
+    verdicts = run_differential(fastapi_app(), examples=examples)
+    assert_balanced(verdicts, examples)
+    assert verdicts[JUDGED] == examples, verdicts
+
+
+FASTAPI_PINNED = (
+    ("--version",),
+    ("--verbose", "--version", "dev"),
+    ("--version", "--bogus"),
+    ("dev", "main.py", "--port", "8000", "--reload"),
+    ("run", "--workers", "x"),
+    ("dev", "-e", "main:app", "--no-proxy-headers"),
+)
+
+
+@pytest.mark.parametrize("argv", FASTAPI_PINNED, ids=" ".join)
+def test_pinned_fastapi_command_lines(argv: tuple[str, ...]) -> None:
+    # `--version` is ended by its callback: the final verdict (the real-parser check's) agrees
+    # with Typer, and the model's rejection is flagged, not silent.
+    message = final_disagreement(fastapi_app(), argv, Counter())
+    assert message is None, message
+
+
 def isort_app() -> App:
     """isort: a real third-party argparse CLI with a hundred options, built by a factory."""
     return argparse_app_under_test("isort", isort.main._build_arg_parser())
@@ -1346,8 +1390,11 @@ def final_disagreement(app: App, argv: Sequence[str], tally: Counter[str]) -> st
     binding = bind(app.contract, [app.program, *argv], app.memo)
     problems = exampleguard_problems(binding)
     model_agrees = (not problems) == parsed.accepted
-    if model_agrees and real is not None and not binding.eager:
-        model_agrees = not app.differences(binding, parsed)
+    if model_agrees and parsed.accepted:
+        # Both accept: the same command, stopped by an eager option or not, the same values.
+        model_agrees = binding.path == judged.path and binding.eager == judged.eager
+        if model_agrees and real is not None and not binding.eager:
+            model_agrees = not app.differences(binding, parsed)
     model = None
     if binding.node is not None and binding.node.tool is not None:
         model = arguments_of(binding.node.tool, binding)
