@@ -222,3 +222,108 @@ def test_duplicate_example_compares_only_examples_that_bound_without_errors(
     assert _codes(report, "notes.rm", 0) == ["unknown-flag"]
     assert _codes(report, "notes.rm", 1) == ["unknown-flag"]
     assert _codes(report, "notes.del", 1) == ["duplicate-example"]
+
+
+# -- "no arguments, show help" stays a defect, whatever the exit status ---------------------------
+
+HELP_CLICK = """
+import click
+
+
+class HelpWhenEmpty(click.Command):
+    def parse_args(self, ctx, args):
+        if not args:
+            click.echo(ctx.get_help())
+            ctx.exit(STATUS)
+        return super().parse_args(ctx, args)
+
+
+@click.group()
+def cli():
+    pass
+
+
+@cli.command(no_args_is_help=True)
+@click.argument("name")
+def greet(name):
+    pass
+
+
+@cli.command(cls=HelpWhenEmpty)
+@click.option("--x")
+def shout(x):
+    pass
+"""
+
+HELP_ARGPARSE = """
+import argparse
+import sys
+
+
+class HelpWhenEmpty(argparse.ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        if not args:
+            self.print_help()
+            EXIT
+        return super().parse_args(args, namespace)
+
+
+parser = HelpWhenEmpty(prog="app")
+parser.add_argument("--x")
+"""
+
+
+def _help_message(report: dict[str, Any], tool: str, index: int) -> str:
+    example = _example(report, tool, index)
+    assert example["ok"] is False
+    found = [d for d in example["diagnostics"] if d["code"] == "not-runnable"]
+    assert len(found) == 1, example["diagnostics"]
+    message: str = found[0]["message"]
+    return message
+
+
+@pytest.mark.parametrize("status", [0, 1, 2])
+def test_a_click_command_that_shows_its_help_when_empty_is_a_defect(
+    tmp_path: Path, status: int
+) -> None:
+    (tmp_path / "help_app.py").write_text(HELP_CLICK.replace("STATUS", str(status)))
+    tools = [
+        _tool("app.greet", ["greet"], ["app greet", "app greet --help"]),
+        _tool("app.shout", ["shout"], ["app shout", "app shout --x 1"]),
+    ]
+    root = make_project(tmp_path, tools, program="app", dialect=None, tree="click:help_app:cli")
+    code, report = _validate(root)
+    # Click's no_args_is_help, and an application's own shortcut exiting with any status.
+    assert "prints its help" in _help_message(report, "app.greet", 0)
+    assert "prints its help and exits" in _help_message(report, "app.shout", 0)
+    # Asking for the help, or giving arguments, is fine.
+    assert _example(report, "app.greet", 1)["ok"] is True
+    assert _codes(report, "app.shout", 1) == []
+    assert code == 1
+
+
+@pytest.mark.parametrize("exit_call", ["self.exit(0)", "self.exit(1)", "sys.exit(0)"])
+def test_an_argparse_parser_that_shows_its_help_when_empty_is_a_defect(
+    tmp_path: Path, exit_call: str
+) -> None:
+    (tmp_path / "help_app.py").write_text(HELP_ARGPARSE.replace("EXIT", exit_call))
+    tools = [_tool("app", [], ["app", "app --x 1"])]
+    root = make_project(
+        tmp_path, tools, program="app", dialect=None, tree="argparse:help_app:parser"
+    )
+    code, report = _validate(root)
+    message = _help_message(report, "app", 0)
+    assert "'app' prints its help and exits" in message
+    assert "teaches an agent nothing" in message
+    assert _codes(report, "app", 1) == []
+    assert code == 1
+
+
+def test_asking_an_argparse_parser_for_its_help_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "help_app.py").write_text(HELP_ARGPARSE.replace("EXIT", "self.exit(0)"))
+    tools = [_tool("app", [], ["app --x 1 --help", "app -h"])]
+    root = make_project(
+        tmp_path, tools, program="app", dialect=None, tree="argparse:help_app:parser"
+    )
+    code, report = _validate(root)
+    assert code == 0, report["diagnostics"]

@@ -88,10 +88,9 @@ class ArgparseJudge:
                 self._neutralise(level, taken, path, restore)
             try:
                 namespace = self.parser.parse_args(list(argv))
-            except _Exited as exit_:
-                if exit_.status == 0:
-                    return ParseVerdict(accepted=True, path=tuple(path), eager=True)
-                return self._rejected(path, "Exit", f"the parser exited with status {exit_.status}")
+            except (_Exited, SystemExit) as exit_:
+                status = exit_.status if isinstance(exit_, _Exited) else exit_.code
+                return self._exited(path, taken, status, sink.getvalue())
             except _Rejected as error:
                 return self._rejected(path, "ArgumentError", str(error))
             except argparse.ArgumentError as error:
@@ -105,6 +104,30 @@ class ArgparseJudge:
         return ParseVerdict(
             accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace))
         )
+
+    def _exited(
+        self,
+        path: list[str],
+        taken: list[tuple[_Level, argparse.Action, list[str], Any]],
+        status: object,
+        output: str,
+    ) -> ParseVerdict:
+        """The verdict on a parse that exited: an eager option, or the parser's own shortcut.
+
+        An action that exits with status 0 (``--help``, ``--version`` and their kind) ended
+        the parse: accepted, as eager. A parser that prints its help and exits without an
+        option asking for it (a ``parse_args`` that shows the help when given no arguments)
+        teaches an agent nothing, whatever its exit status.
+        """
+        last = taken[-1][1] if taken else None
+        asked = last is not None and bool(last.option_strings) and last.nargs == 0
+        if not asked and output.lstrip().lower().startswith("usage:"):
+            return self._rejected(
+                path, "NoArgsIsHelpError", "the parser printed its help and exited"
+            )
+        if status in (0, None):
+            return ParseVerdict(accepted=True, path=tuple(path), eager=True)
+        return self._rejected(path, "Exit", f"the parser exited with status {status}")
 
     def _neutralise(
         self,

@@ -120,7 +120,7 @@ class ClickJudge:
             except BaseException as error:
                 if isinstance(error, KeyboardInterrupt):
                     raise
-                return self._failure(error, state)
+                return self._failure(error, state, _printed_help(sink.getvalue()))
             finally:
                 for context in reversed(state.contexts):
                     with contextlib.suppress(Exception):
@@ -168,15 +168,16 @@ class ClickJudge:
 
         shadow(command, "get_params", get_params, restore)
 
-    def _failure(self, error: BaseException, state: _Parse) -> ParseVerdict:
+    def _failure(self, error: BaseException, state: _Parse, printed_help: bool) -> ParseVerdict:
         names = _class_names(error)
         if "Exit" in names or isinstance(error, SystemExit):
             code = getattr(error, "exit_code", getattr(error, "code", 0))
             if state.eager_given():
                 return state.accepted(eager=True)
-            if code in (0, None):
+            if code in (0, None) or printed_help:
                 # Help printed and exited with no eager option given: Click 8.1's
-                # no_args_is_help (8.2 and later raise NoArgsIsHelpError).
+                # no_args_is_help (8.2 and later raise NoArgsIsHelpError), or an application's
+                # own "no arguments, show help" shortcut, whatever status it exits with.
                 return state.rejected(
                     "NoArgsIsHelpError", "the command printed its help and exited"
                 )
@@ -204,6 +205,11 @@ class ClickJudge:
             )
         where = f"{type(error).__name__}: {error}"
         return state.rejected("Crash", f"the command raised {where} while parsing")
+
+
+def _printed_help(output: str) -> bool:
+    """Whether what the parse printed is a help text (Click's, or Typer's boxed one)."""
+    return any(line.strip().startswith("Usage:") for line in output.splitlines()[:3])
 
 
 # The framework's error classes, most specific first, as the verdict names them.
