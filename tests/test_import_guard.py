@@ -158,3 +158,27 @@ def test_a_zero_argument_factory_is_called(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["examples"][0]["arguments"] == {"x": 1}
     _unchanged(tmp_path, files)
+
+
+@pytest.mark.parametrize(
+    ("module", "tree", "message"),
+    [
+        (WRITES_FILES, "argparse:app_module:main", "refuses writing"),
+        (CLICK_THAT_WRITES, "argparse:app_module:cli", "use tree = 'click:app_module:cli'"),
+        (TAKES_ARGV, "argparse:app_module:main", "takes arguments (argv)"),
+    ],
+    ids=["a-main-that-writes-files", "a-click-command-named-as-argparse", "a-main-that-takes-argv"],
+)
+def test_init_refuses_what_is_not_a_parser_and_changes_nothing(
+    tmp_path: Path, module: str, tree: str, message: str
+) -> None:
+    files = {f"{MODULE}.py": module, "pyproject.toml": '[project]\nname = "app"\n'}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = run_cli(["init", "--tree", tree, "--program", "app"], cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "tree-unavailable" in result.stderr
+    assert message in result.stderr
+    assert "changed nothing" in result.stderr
+    assert "Traceback" not in result.stderr
+    _unchanged(tmp_path, files)
