@@ -381,6 +381,10 @@ def _failure(text: str, error: Exception, lex: _Lex) -> Tokens:
         return Tokens((), (_error("shell-construct", message, start, end),))
     reason = getattr(error, "message", None) or str(error) or type(error).__name__
     where: object = getattr(error, "position", None)
+    if reason == "unexpected EOF":
+        # bashlex bug: its end-of-input token can keep the lexer of an earlier failed parse, so
+        # the position is that text's length; the end of input is the end of this text.
+        where = n
     start = min(max(where, 0), n - 1) if isinstance(where, int) else 0
     message = f"the shell cannot parse this: {reason}"
     return Tokens((), (_error("parse-error", message, start, start + 1),))

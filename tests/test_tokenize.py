@@ -264,6 +264,13 @@ def test_rejected_examples(
     assert all(problem.severity == "error" for problem in tokens.problems)
 
 
+def test_an_unexpected_end_is_located_whatever_was_parsed_before() -> None:
+    # bashlex reuses state across parses: an earlier failure must not move this one's span.
+    tokenize("(a")
+    tokens = tokenize("notes dangling-pipe x |")
+    assert problems_of(tokens) == [("parse-error", 22, 23)]
+
+
 def test_messages_name_the_construct() -> None:
     messages = {
         "notes delete 3 | head": "a pipe '|' makes this two commands",
