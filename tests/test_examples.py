@@ -681,6 +681,10 @@ PRODUCED_ELSEWHERE = {
     "disposition-invalid": "review",
     "disposition-stale": "review",
     "disposition-duplicate": "review",
+    # reviewed exceptions for documentation examples (test_doc_exceptions.py)
+    "doc-example-excepted": "review",
+    "doc-exception-stale": "review",
+    "doc-exception-duplicate": "review",
     # the real parser and the model disagree: live trees with dynamic routing (test_verdict.py)
     "model-mismatch": "live tree",
 }
