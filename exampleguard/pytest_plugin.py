@@ -183,15 +183,24 @@ class CatalogFile(pytest.File):
     def _documentation(self, loaded: Any) -> Iterator[pytest.Item]:
         """An item per example of the documentation, named where it is (``README.md:42``)."""
         from exampleguard.documents import SourceError
-        from exampleguard.sources import SourceContext
-        from exampleguard.sources.markdown import MarkdownSource
+        from exampleguard.sources import SOURCES, SourceContext
 
         config = self.config.stash[_STATE_KEY]["config"]
-        try:
-            examples = MarkdownSource().read(SourceContext(config, loaded))
-        except SourceError as error:
-            yield RepositoryItem.from_parent(self, name="docs", problem=error.diagnostic.message)
-            return
+        # Every source but the catalog, whose examples are the TOOL[INDEX] items above.
+        for source in SOURCES:
+            if source.name == "catalog":
+                continue
+            try:
+                examples = source.read(SourceContext(config, loaded))
+            except SourceError as error:
+                yield RepositoryItem.from_parent(
+                    self, name=source.name, problem=error.diagnostic.message
+                )
+                continue
+            yield from self._located(config, examples)
+
+    def _located(self, config: Any, examples: Any) -> Iterator[pytest.Item]:
+        """An item per example of one source, named by its address."""
         for record in examples.named:
             place = record.location()
             yield DocExampleItem.from_parent(
