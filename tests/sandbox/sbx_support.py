@@ -31,6 +31,13 @@ needs_bwrap = pytest.mark.skipif(
     BWRAP is None, reason="bubblewrap is not installed (CI: apt-get install -y bubblewrap)"
 )
 needs_unshare = pytest.mark.skipif(UNSHARE is None, reason="util-linux unshare is not installed")
+
+BACKENDS = [
+    pytest.param("bwrap", marks=needs_bwrap),
+    pytest.param("unshare", marks=needs_unshare),
+    "env",
+]
+"""Every backend by its isolation name, each skipped where this host cannot run it."""
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CI runs as root)")
 
 CREDENTIALS = {

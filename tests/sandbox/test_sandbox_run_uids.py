@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from sbx_support import (
+    BACKENDS,
     PROBE,
     REPO,
     ROOT_ONLY_ATTEMPTS,
@@ -29,7 +30,6 @@ from sbx_support import (
     kill_token,
     needs_bwrap,
     needs_root,
-    needs_unshare,
     nobody_python,
     probe_argv,
     processes_with,
@@ -45,11 +45,6 @@ from sandbox._runuid import lease_uid
 
 pytestmark = pytest.mark.sandbox
 
-BACKENDS = [
-    pytest.param("bwrap", marks=needs_bwrap),
-    pytest.param("unshare", marks=needs_unshare),
-    "env",
-]
 HOST_BACKENDS = BACKENDS[1:]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from sbx_support import (
+    BACKENDS,
     PROBE,
     REPO,
     RssSampler,
@@ -21,7 +22,6 @@ from sbx_support import (
     driver_spec,
     needs_bwrap,
     needs_root,
-    needs_unshare,
     nobody_python,
     probe_argv,
     processes_with,
@@ -34,11 +34,6 @@ from sandbox import Guarantee, Isolation, Limits, Status
 
 pytestmark = pytest.mark.sandbox
 
-BACKENDS = [
-    pytest.param("bwrap", marks=needs_bwrap),
-    pytest.param("unshare", marks=needs_unshare),
-    "env",
-]
 NAMESPACE_BACKENDS = BACKENDS[:2]
 
 
