@@ -67,6 +67,18 @@ def cli(name, flag):
     pass
 """
 
+CLICK_GROUP = """
+import click
+
+@click.group()
+def cli():
+    pass
+
+@cli.command()
+def tags():
+    pass
+"""
+
 ARGPARSE_STAR_CHOICES = """
 import argparse
 parser = argparse.ArgumentParser(prog="prog")
@@ -109,6 +121,16 @@ CASES: list[tuple[str, str, str, list[tuple[list[str], dict[str, bool]]]]] = [
         "click",
         CLICK_APP,
         [(["--name", "x", "--flag", ""], {"8.1": False, "8.2+": True})],
+    ),
+    (
+        "click 8.2: an unknown option-like subcommand word is re-parsed with the rest",
+        "click",
+        CLICK_GROUP,
+        [
+            (["--", "--bogus", "--help", "tags"], {"8.1": True, "8.2+": False}),
+            (["--", "--bogus", "tags"], {"any": False}),
+            (["--", "--help"], {"8.1": False, "8.2+": True}),
+        ],
     ),
     (
         "argparse 3.12: an empty nargs='*' positional with choices",

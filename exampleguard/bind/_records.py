@@ -186,6 +186,10 @@ class FrameworkRules:
     separates the next option's value (``-ft=x`` gives ``-t`` the value ``x``, not ``=x``); a
     switch given ``=value`` (``-f=x``) is an error; an unknown letter ends the bundle as an
     unrecognized argument."""
+    reparse_skips_command_word: bool = False
+    """Click 8.1 and before: when a group's first leftover word looks like an option and names
+    no subcommand, the group re-parses only the words after it (8.2 re-parses from that word
+    on), so ``-- --bogus --help`` shows help where 8.2 reports ``--bogus``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,8 +208,9 @@ class _ClickBinder(BinderBase):
         self.binding.path = node.path
         self.binding.node = node
         if _split_opt(word.text)[0]:
-            # Click re-parses the group's words to report the option; if that parse reaches
-            # an eager option (`-- -h`), help runs and the command line is accepted.
+            # Click re-parses the group's words (8.1: only those after this one) to report the
+            # option; if that parse reaches an eager option (`-- -h`), help runs and the
+            # command line is accepted.
             if self._reparse_reaches_eager(node, rest):
                 self.binding.eager = True
                 return
@@ -224,7 +225,8 @@ class _ClickBinder(BinderBase):
     def _reparse_reaches_eager(self, node: CommandNode, rest: list[Piece]) -> bool:
         problems = len(self.binding.problems)
         roles = list(self.binding.roles)
-        level = _ClickLevel(node, self.compiled(node, _click_table), list(rest))
+        words = rest[1:] if self.rules.reparse_skips_command_word else rest
+        level = _ClickLevel(node, self.compiled(node, _click_table), list(words))
         self._parse_level(level)
         reached = len(self.binding.problems) == problems and any(
             o.parameter.eager for o in level.occurrences
@@ -555,10 +557,15 @@ DIALECT = Dialect(
         RulesRow(
             "click",
             (8, 0),
-            FrameworkRules(choices_by_text=True, booleans=CLICK_81_BOOLEANS),
+            FrameworkRules(
+                choices_by_text=True,
+                booleans=CLICK_81_BOOLEANS,
+                reparse_skips_command_word=True,
+            ),
             "Click 8.1 and before: an empty boolean value is not a boolean; an explicit "
             "default=None does not satisfy required=True (read off the objects when the tree "
-            "is extracted, so the snapshot records it)",
+            "is extracted, so the snapshot records it); an unknown option-like subcommand "
+            "word is dropped before the group re-parses for help",
         ),
         RulesRow(
             "click",
