@@ -131,7 +131,8 @@ def _show(value: Any) -> str:
 
 
 def _same(left: Any, right: Any) -> bool:
-    if isinstance(left, list) and isinstance(right, list):
+    # Element by element: a NaN equals no NaN, not even itself inside a list or tuple.
+    if isinstance(left, list | tuple) and type(left) is type(right):
         return len(left) == len(right) and all(map(_same, left, right))
     if isinstance(left, float) and isinstance(right, float) and math.isnan(left):
         return math.isnan(right)

@@ -827,7 +827,7 @@ def disagreement(
             tool = tool_of(binding)
             real = real_arguments(tool, app.contract, judged)
             model = arguments_of(tool, binding)
-            if real != model or not all(same(real[k], model[k]) for k in real):
+            if real.keys() != model.keys() or not all(same(real[k], model[k]) for k in real):
                 return framework, (
                     f"the real-parser check's values differ for {app.program} {list(argv)!r}: "
                     f"{real!r} against the model's {model!r}"
@@ -914,6 +914,10 @@ PINNED: dict[str, tuple[tuple[str, ...], ...]] = {
         ("delete", "--format", "JSON"),
         ("delete", "--ratio", "0"),
         ("delete", "--ratio", "0.5"),
+        # NaN passes FloatRange's bounds and is a value no NaN equals.
+        ("delete", "--ratio", "nan"),
+        ("--", "--bogus", "--help", "tags"),
+        ("add", "x", "--priority", "1", "--point", "nan", "1"),
         ("delete", "--limit", "٣"),
         ("delete", "--limit", "11"),
         ("delete", "-q", "3"),

@@ -38,6 +38,7 @@ import argparse
 import datetime
 import enum
 import io
+import math
 import os
 import uuid
 from collections.abc import Iterator
@@ -84,9 +85,11 @@ def as_argument(value: Any) -> Any:
 
 
 def same(framework: Any, ours: Any) -> bool:
-    """Exact equality, type included, through lists."""
-    if isinstance(framework, list) and isinstance(ours, list):
+    """Exact equality, type included, through lists and tuples; a NaN equals a NaN."""
+    if isinstance(framework, list | tuple) and type(framework) is type(ours):
         return len(framework) == len(ours) and all(map(same, framework, ours))
+    if isinstance(framework, float) and isinstance(ours, float) and math.isnan(framework):
+        return math.isnan(ours)
     return type(framework) is type(ours) and framework == ours
 
 
