@@ -502,8 +502,10 @@ DRYRUN_DISABLED = _code(
     Stage.RULES,
     "An example of a tool with a dry run turns its own preview off",
     what="The tool has a reviewed `dry_run` capability, and the example gives the negation of "
-    "its dry-run flag (`--no-dry-run`, also before or after `--dry-run`) or a value that turns "
-    "it off (`--dry-run=false`, `--dry-run no`, `0`, `off`).",
+    "its dry-run flag (`--no-dry-run`, also before or after `--dry-run`), a value that turns "
+    "it off (`--dry-run=false`, `--dry-run no`, `0`, `off`), or another switch that stores "
+    "into the same place (`--apply` next to `--dry-run`, Click feature switches both setting "
+    "`mode`).",
     why="`exampleguard dryrun` runs such an example for real instead of as a preview, and an "
     "agent that copies it runs the destructive command it was shown as safe to try.",
     example="notes delete 3 --no-dry-run",

@@ -138,6 +138,10 @@ class Parameter(StrictRecord):
     confirmation: Flag = False
     """A yes/no prompt the command always asks unless the flag is given, whose value the command
     never sees (Click's ``confirmation_option``): giving the flag only skips a confirmation."""
+    destination: NonEmpty | None = None
+    """Where the framework stores the value, recorded only when other parameters of the command
+    store into it too (Click's ``--upper``/``--lower`` both setting ``transform``, argparse's
+    shared ``dest``): each keeps a ``name`` of its own, and giving one overwrites the others."""
     case_sensitive: Flag = True
     min: Number | None = None
     max: Number | None = None

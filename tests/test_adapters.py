@@ -104,9 +104,10 @@ CLICK: dict[tuple[str, ...], tuple[dict[str, Any], list[dict[str, Any]]]] = {
             option("priority", "--priority", type="integer", required=True),
             option("point", "--point", type="number", nargs=2),
             option("pair", "--pair", type=["string", "integer"], nargs=2),
-            # flag_value options sharing one destination: each a valueless flag.
-            option(ANY, "--upper", type="boolean"),
-            option(ANY, "--lower", type="boolean"),
+            # flag_value options sharing one destination: each a valueless flag that records
+            # the destination; the one chosen by default has no boolean default to invert.
+            option(ANY, "--upper", type="boolean", destination="transform"),
+            option(ANY, "--lower", type="boolean", destination="transform"),
             option("archived", "--archived", type="boolean", nargs=1),
             option("when", "--when", type="datetime", formats=["%Y-%m-%d"]),
             option("note_id", "--id", type="uuid"),
@@ -445,8 +446,8 @@ ARGPARSE: dict[tuple[str, ...], tuple[dict[str, Any], list[dict[str, Any]]]] = {
             option("tags", "--tags", nargs="+"),
             option("extra", "--extra", multiple=True, nargs="*"),
             # Two store_const actions sharing one dest get one name each.
-            option("mode", "--mode", type="boolean"),
-            option("slow", "--slow", type="boolean"),
+            option("mode", "--mode", type="boolean", destination="mode"),
+            option("slow", "--slow", type="boolean", destination="mode"),
         ],
     ),
     ("sync",): (

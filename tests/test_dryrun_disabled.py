@@ -1,10 +1,11 @@
 """``dryrun-disabled``: an example of a previewable tool that turns its own preview off.
 
-A real Click application written here has three ways to spell a preview: a boolean flag pair
-(``--dry-run/--no-dry-run``), a plain boolean flag, and an option whose value may turn it off
-(``--dry-run[=BOOL]``). Each example is checked by ``validate`` and offered to ``dryrun``; an
-example that switches its preview off must fail with the new code and never run, whatever
-the spelling, and the same examples with the preview on must pass and run.
+A real Click application written here has four ways to spell a preview: a boolean flag pair
+(``--dry-run/--no-dry-run``), a plain boolean flag, an option whose value may turn it off
+(``--dry-run[=BOOL]``), and feature switches (``--dry-run``/``--apply`` both storing ``mode``).
+Each example is checked by ``validate`` and offered to ``dryrun``; an example that switches
+its preview off must fail with the new code and never run, whatever the spelling, and the same
+examples with the preview on must pass and run.
 """
 
 from __future__ import annotations
@@ -33,10 +34,19 @@ KINDS = {
         '@click.option("--name")',
         "dry_run, name",
     ),
+    # Click's feature switches: two flags storing into one destination, the last given wins.
+    "switch": (
+        '@click.option("--dry-run", "mode", flag_value="preview", default=True)\n'
+        '@click.option("--apply", "mode", flag_value="apply")\n@click.argument("name")',
+        "mode, name",
+    ),
 }
 
+RESULT = {"switch": 'mode == "preview"'}
+"""What a command returns, when its preview is not the parameter ``dry_run``."""
 
-STRICTER = {"--no-dry-run a --dry-run"}
+
+STRICTER = {"--no-dry-run a --dry-run", "--apply a --dry-run"}
 """Refused on purpose although Click keeps the preview on (the last flag wins): an example
 that shows the negation teaches it."""
 
@@ -48,7 +58,7 @@ def _app(commands: list[tuple[str, str]]) -> str:
         decorators, arguments = KINDS[kind]
         lines += ["", "", f"@cli.command({name!r})", decorators, f"def _{name}({arguments}):"]
         lines.append(f'    """A command previewed with a {kind} option."""')
-        lines.append("    return dry_run")
+        lines.append(f"    return {RESULT.get(kind, 'dry_run')}")
     return "\n".join(lines) + "\n"
 
 
@@ -78,6 +88,11 @@ CASES: list[tuple[str, str, str | None]] = [
     ("value", "--dry-run=No --name a", "dryrun-disabled"),
     ("value", "--dry-run 0 --name a", "dryrun-disabled"),
     ("value", "--dry-run=off --name a", "dryrun-disabled"),
+    ("switch", "a --dry-run", None),
+    ("switch", "a", None),
+    ("switch", "a --apply", "dryrun-disabled"),
+    ("switch", "--dry-run a --apply", "dryrun-disabled"),
+    ("switch", "--apply a --dry-run", "dryrun-disabled"),
 ]
 
 

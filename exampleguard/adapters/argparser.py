@@ -12,6 +12,7 @@ import enum
 import inspect
 import pathlib
 import platform
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -75,13 +76,14 @@ def _walk(
     subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     actions = [a for a in parser._actions if not isinstance(a, argparse._SubParsersAction)]
     names = _unique_names(actions)
+    shared = _shared_destinations(actions)
     constraints = _constraints(parser, names)
     entry: dict[str, Any] = {
         "path": path,
         "aliases": aliases,
         "runnable": not any(sub.required for sub in subparsers),
         "hidden": hidden,
-        "parameters": [_parameter(action, names[id(action)]) for action in actions],
+        "parameters": [_parameter(action, names[id(action)], shared) for action in actions],
         "settings": {
             "allow_abbrev": bool(parser.allow_abbrev),
             "prefix_chars": parser.prefix_chars,
@@ -136,6 +138,12 @@ def _unique_names(actions: list[argparse.Action]) -> dict[int, str]:
     return names
 
 
+def _shared_destinations(actions: list[argparse.Action]) -> frozenset[str]:
+    """The destinations more than one action stores into."""
+    counts = Counter(action.dest for action in actions if action.dest != argparse.SUPPRESS)
+    return frozenset(dest for dest, count in counts.items() if count > 1)
+
+
 def _prefix_characters(option: str) -> str:
     return "".join(sorted({char for char in option if not char.isalnum()}))
 
@@ -154,8 +162,10 @@ def _constraints(
     return {"require_one_of": one_of, "require_together": [], "mutually_exclusive": exclusive}
 
 
-def _parameter(action: argparse.Action, name: str) -> dict[str, Any]:
+def _parameter(action: argparse.Action, name: str, shared: frozenset[str]) -> dict[str, Any]:
     record: dict[str, Any] = {"name": name}
+    if action.dest in shared:
+        record["destination"] = action.dest
     if action.option_strings:
         flags, negations = _split_negations(action)
         record["flags"] = flags

@@ -18,6 +18,7 @@ import pathlib
 import sys
 import typing
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -256,11 +257,15 @@ def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give parameters that share a destination names of their own, after their longest flag.
 
     ``--upper`` and ``--lower`` both storing into ``transform`` become ``transform`` and
-    ``lower``: constraints and argument objects need one name per parameter.
+    ``lower``: constraints and argument objects need one name per parameter. Each keeps the
+    shared name as its ``destination``.
     """
+    shared = Counter(record["name"] for record in records)
     used: set[str] = set()
     for record in records:
         name = record["name"]
+        if shared[name] > 1:
+            record["destination"] = name
         if name in used and record.get("flags"):
             longest = max(record["flags"], key=len)
             name = longest.lstrip("-+/").replace("-", "_") or name
@@ -375,6 +380,10 @@ def _option(param: Any) -> dict[str, Any]:
     if param.is_eager and is_flag and not getattr(param, "expose_value", True):
         record["eager"] = True
     _common(param, record)
+    if is_flag and not getattr(param, "is_bool_flag", True) and isinstance(param.default, bool):
+        # A feature switch's boolean default says whether it is the switch chosen by default,
+        # not a value: given, it stores its flag_value, never "not the default".
+        record.pop("default", None)
     return record
 
 

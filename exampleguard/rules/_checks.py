@@ -400,18 +400,41 @@ def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
     """``dryrun-disabled``: an example of a previewable tool that turns its preview off.
 
     Any occurrence counts, even one a later ``--dry-run`` overrides: the negation of the
-    dry-run flag (``--no-dry-run``), or that flag's parameter given a value that means off
-    (``--dry-run=false``). The dry run would otherwise run the real command.
+    dry-run flag (``--no-dry-run``), that flag's parameter given a value that means off
+    (``--dry-run=false``), or another switch storing into the same destination (``--apply``
+    next to ``--dry-run``, both setting ``mode``). The dry run would otherwise run the real
+    command.
     """
     capability = subject.tool.dry_run
     binding = subject.bound
     if capability is None or capability.flag is None or binding is None:
         return _NOTHING
     flag = capability.flag.partition("=")[0]
+    node = binding.node
+    # A switch sharing the preview's destination (Click's feature switches, argparse's shared
+    # dest) overwrites the value the preview flag sets, whichever of them comes last.
+    destinations = {
+        p.destination
+        for p in (node.accepted() if node is not None else ())
+        if p.destination is not None and flag in p.flags
+    }
     findings: list[Finding] = []
     for occurrence in binding.occurrences:
         parameter = occurrence.parameter
-        if parameter.positional or flag not in parameter.flags:
+        if parameter.positional:
+            continue
+        if flag not in parameter.flags:
+            if parameter.destination in destinations:
+                findings.append(
+                    Finding(
+                        DRYRUN_DISABLED,
+                        f"{occurrence.spelling} stores into {parameter.destination!r}, where the "
+                        f"preview flag {flag} keeps its setting: the dry run could run the real "
+                        "command",
+                        hint=f"Remove it; the dry run adds {capability.flag} itself.",
+                        span=subject.span(occurrence.word, occurrence.offset, occurrence.length),
+                    )
+                )
             continue
         if occurrence.negated:
             what = f"{occurrence.spelling} is the negation of the preview flag {flag}"
