@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from exampleguard.adapters._child import FRAME_LENGTH_BYTES
 from exampleguard.adapters.verdict import ParseVerdict
@@ -51,8 +51,10 @@ from exampleguard.treecache import TreeCache
 
 __all__ = [
     "TREE_FORMAT",
+    "HelpExample",
     "JudgedTree",
     "ParserSettings",
+    "SourcePlace",
     "Tree",
     "TreeCommand",
     "TreeSpec",
@@ -84,8 +86,36 @@ class ParserSettings(StrictModel):
     prefix_chars: NonEmpty = "-"
 
 
+class SourcePlace(StrictModel):
+    """Where a help text's line is written in the application's Python source (a live tree)."""
+
+    file: NonEmpty
+    line: Annotated[int, Strict(), Field(ge=1)]
+    column: Annotated[int, Strict(), Field(ge=1)] = 1
+
+
+class HelpExample(StrictModel):
+    """A command line the command's own help text shows (README, "Examples in help text").
+
+    ``command`` is the line as the help shows it, a continued command's physical lines joined
+    by newlines; ``field`` names the help text it is in (``help``, ``epilog``, ``description``,
+    ``usage``, ``help of --format``); ``line`` and ``column`` place it in that text. ``source``
+    is where a live tree's adapter found it written in the Python source, when it did.
+    """
+
+    command: NonEmpty
+    field: NonEmpty = "help"
+    line: Annotated[int, Strict(), Field(ge=1)] | None = None
+    column: Annotated[int, Strict(), Field(ge=1)] | None = None
+    source: SourcePlace | None = None
+
+
 class TreeCommand(StrictModel):
-    """One command or group of the executable tree."""
+    """One command or group of the executable tree.
+
+    ``help_examples`` (an addition to the format; absent in older snapshots) are the command
+    lines its help text shows, checked like documentation examples.
+    """
 
     path: list[NonEmpty]
     aliases: list[Alias] = Field(default_factory=list)
@@ -97,6 +127,7 @@ class TreeCommand(StrictModel):
     default_command: NonEmpty | None = None
     default_if_no_args: bool = False
     settings: ParserSettings = Field(default_factory=ParserSettings)
+    help_examples: list[HelpExample] = Field(default_factory=list)
 
 
 class Tree(StrictModel):

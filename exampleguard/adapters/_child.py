@@ -142,7 +142,8 @@ def _snapshot(
             parser = resolve_parser(target)
         except TypeError as error:
             raise _AdapterError(str(error)) from None
-        return extract_argparse(parser, program), ArgparseJudge(parser).judge
+        sources = (target, imported) if target is not parser else (imported,)
+        return extract_argparse(parser, program, sources), ArgparseJudge(parser).judge
     try:
         command = as_click_command(target)
     except TypeError as error:

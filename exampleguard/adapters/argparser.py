@@ -13,10 +13,11 @@ import inspect
 import pathlib
 import platform
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
+from exampleguard.adapters._helptext import help_examples, place_in_source
 
 __all__ = ["action_names", "extract_argparse", "resolve_parser"]
 
@@ -55,9 +56,16 @@ def resolve_parser(target: Any) -> argparse.ArgumentParser:
     )
 
 
-def extract_argparse(parser: argparse.ArgumentParser, program: str | None) -> dict[str, Any]:
-    """Snapshot ``parser`` as ``exampleguard.tree/v1`` data."""
+def extract_argparse(
+    parser: argparse.ArgumentParser, program: str | None, sources: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """Snapshot ``parser`` as ``exampleguard.tree/v1`` data.
+
+    ``sources`` are the objects (the factory, its module) whose Python source the command lines
+    of help texts are looked for in: a parser does not know where it was built.
+    """
     name = program or parser.prog
+    where = tuple(sources)
     return {
         "format": "exampleguard.tree/v1",
         "program": name,
@@ -66,12 +74,18 @@ def extract_argparse(parser: argparse.ArgumentParser, program: str | None) -> di
         # argparse is part of CPython: its rules are those of the interpreter that imported it.
         "framework": "argparse",
         "framework_version": platform.python_version(),
-        "commands": list(_walk(parser, [], [], hidden=False)),
+        "commands": list(_walk(parser, [], [], hidden=False, program=name, where=where)),
     }
 
 
 def _walk(
-    parser: argparse.ArgumentParser, path: list[str], aliases: list[list[str]], *, hidden: bool
+    parser: argparse.ArgumentParser,
+    path: list[str],
+    aliases: list[list[str]],
+    *,
+    hidden: bool,
+    program: str,
+    where: tuple[Any, ...],
 ) -> Iterator[dict[str, Any]]:
     subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     actions = [a for a in parser._actions if not isinstance(a, argparse._SubParsersAction)]
@@ -94,6 +108,9 @@ def _walk(
         entry["description"] = description
     if any(constraints.values()):
         entry["constraints"] = constraints
+    examples = _help_examples(parser, actions, " ".join([program, *path]), program, where)
+    if examples:
+        entry["help_examples"] = examples
     yield entry
     for sub in subparsers:
         help_by_name = {choice.dest: choice.help for choice in sub._choices_actions}
@@ -103,7 +120,48 @@ def _walk(
                 [*path, child_name],
                 [[*path, alias] for alias in child_aliases],
                 hidden=help_by_name.get(child_name) == argparse.SUPPRESS,
+                program=program,
+                where=where,
             )
+
+
+def _help_examples(
+    parser: argparse.ArgumentParser,
+    actions: list[argparse.Action],
+    prog: str,
+    program: str,
+    where: tuple[Any, ...],
+) -> list[dict[str, Any]]:
+    """The command lines of the parser's description, epilog, usage and its actions' help."""
+    raw: dict[str, Any] = {field: getattr(parser, field, None) for field in _PARSER_TEXTS}
+    for action in actions:
+        raw[f"help of {max(action.option_strings, key=len, default=action.dest)}"] = action.help
+    texts = [(field, _shown_text(text, prog)) for field, text in raw.items()]
+    here = pathlib.Path.cwd()
+    found: list[dict[str, Any]] = []
+    for line in help_examples(texts, program):
+        # The source spells the line with `%(prog)s`: the same line of the unfilled text.
+        unfilled = _shown_text(raw[line.field], None) or ""
+        spelled = unfilled.split("\n")[line.line - 1][line.column - 1 :]
+        place = (place_in_source(w, line, here, spelled) for w in where)
+        found.append(line.to_json(next(filter(None, place), None)))
+    return found
+
+
+_PARSER_TEXTS = ("description", "epilog", "usage")
+
+
+def _shown_text(text: Any, prog: str | None) -> str | None:
+    """A help text as argparse prints it: ``%(prog)s`` is the command, ``%%`` a percent sign.
+
+    With ``prog`` ``None``, the text as written, dedented the same way.
+    """
+    if not isinstance(text, str) or text == argparse.SUPPRESS or not text.strip():
+        return None
+    # Only the program's name is filled in: other %(...)s keys are the action's own values.
+    # Filling it in changes no line's indentation, so both texts have the same lines.
+    shown = text if prog is None else text.replace("%(prog)s", prog).replace("%%", "%")
+    return inspect.cleandoc(shown)
 
 
 def action_names(parser: argparse.ArgumentParser) -> dict[int, str]:

@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import enum
 import importlib.metadata
+import inspect
 import io
 import pathlib
 import sys
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
+from exampleguard.adapters._helptext import help_examples, normalise_click_help, place_in_source
 
 __all__ = [
     "as_click_command",
@@ -227,6 +229,9 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
     if default_name is not None:
         entry["default_command"] = default_name
         entry["default_if_no_args"] = bool(getattr(command, "default_if_no_args", False))
+    examples = _help_examples(command, context)
+    if examples:
+        entry["help_examples"] = examples
     yield entry
     for name, child, child_aliases in children:
         child_context = _context(child, name, context)
@@ -236,6 +241,36 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             [*path, name],
             [[*path, alias] for alias in child_aliases],
         )
+
+
+def _help_examples(command: Any, context: Any) -> list[dict[str, Any]]:
+    """The command lines of the command's help, epilog and parameters' help, placed in source."""
+    root = context
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    program = str(root.info_name)
+    texts: list[tuple[str, str | None]] = [
+        ("help", normalise_click_help(getattr(command, "help", None))),
+        ("epilog", normalise_click_help(getattr(command, "epilog", None))),
+    ]
+    for param in command.get_params(context):
+        opts = [opt for opt in getattr(param, "opts", None) or () if isinstance(opt, str)]
+        named = max(opts, key=len) if opts else getattr(param, "name", None)
+        texts.append((f"help of {named}", normalise_click_help(getattr(param, "help", None))))
+    lines = help_examples(texts, program)
+    if not lines:
+        return []
+    callback = getattr(command, "callback", None)
+    # The function holds its docstring and decorators; a text kept in a constant is found in
+    # its module.
+    if callable(callback):
+        callback = inspect.unwrap(callback)
+    where = [callback, inspect.getmodule(callback)] if callable(callback) else []
+    here = pathlib.Path.cwd()
+    return [
+        line.to_json(next(filter(None, (place_in_source(w, line, here) for w in where)), None))
+        for line in lines
+    ]
 
 
 def named_parameters(command: Any, context: Any) -> list[tuple[Any, dict[str, Any]]]:
