@@ -8,6 +8,7 @@ line and column of the tool or parameter it is about. Its examples become record
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -191,6 +192,7 @@ def load_catalog(path: Path, display: str) -> LoadedCatalog:
 
 
 _TOOL = TypeAdapter(Tool)
+_PARAMETER = TypeAdapter(Parameter)
 
 
 def _load_streamed(document: Document) -> LoadedCatalog:
@@ -199,14 +201,19 @@ def _load_streamed(document: Document) -> LoadedCatalog:
     stream = JsonArrayStream(document.text, "tools")
     tools: list[Tool] = []
     stated = _StatedKeys()
-    shared: dict[str, str] = {}
+    parameters = _SharedParameters()
     for data in stream:
-        _share_parameter_strings(data, shared)
+        raw = data.get("parameters") if isinstance(data, dict) else None
+        if isinstance(raw, list):
+            data["parameters"] = parameters.records(raw)
         tools.append(_TOOL.validate_python(data))
+        if isinstance(raw, list):
+            data["parameters"] = raw
         stated.note(data)
     if stream.head.get("format") != CATALOG_FORMAT:
         raise NotStreamable
     head = Catalog.model_validate({**stream.head, "tools": []})
+    _unshare_groups(tools)
     return LoadedCatalog(head.model_copy(update={"tools": tools}), document, stated.per_tool)
 
 
@@ -222,23 +229,77 @@ def _load_whole(document: Document) -> LoadedCatalog:
     return LoadedCatalog(catalog, document, stated.per_tool)
 
 
-def _share_parameter_strings(tool: Any, shared: dict[str, str]) -> None:
-    # Parameter names, flags, types and choices recur across the tools of a program (every
-    # command has its --format and --verbose): one string object each, not one per tool.
-    parameters = tool.get("parameters") if isinstance(tool, dict) else None
-    if not isinstance(parameters, list):
-        return
-    for parameter in parameters:
-        if not isinstance(parameter, dict):
-            continue
-        for key, value in parameter.items():
-            if isinstance(value, str):
-                parameter[key] = shared.setdefault(value, value)
-            elif isinstance(value, list):
-                parameter[key] = [
-                    shared.setdefault(item, item) if isinstance(item, str) else item
-                    for item in value
-                ]
+class _SharedParameters:
+    """One validated record for each distinct parameter of a catalog, shared by its tools.
+
+    The options of a program recur from command to command (``--format``, ``--verbose``,
+    ``--json``): a large catalog written out in full states the same parameter thousands of
+    times. Records are immutable, so the tools that state a parameter identically can hold one
+    record, validated once. The key is the parameter's parsed data exactly (``repr`` tells
+    ``1`` from ``1.0`` and ``true``), so only identical statements share.
+
+    A record is never shared within one tool: the binder tells a command's parameters apart by
+    identity. Between tools, :func:`_unshare_groups` keeps it to commands that can never meet
+    on one command line.
+    """
+
+    def __init__(self) -> None:
+        self._records: dict[str, Parameter] = {}
+        self._strings: dict[str, str] = {}
+
+    def records(self, parameters: list[Any]) -> list[Any]:
+        """``parameters`` (raw data) as records; what is not an object stays raw data.
+
+        Raises :class:`~pydantic.ValidationError` for an invalid parameter, like the tool's own
+        validation would.
+        """
+        result: list[Any] = []
+        taken: set[int] = set()
+        for data in parameters:
+            if not isinstance(data, dict):
+                # The tool's validation rejects it, and the whole reading says where.
+                result.append(data)
+                continue
+            key = repr(data)
+            record = self._records.get(key)
+            if record is None or id(record) in taken:
+                _share_strings(data, self._strings)
+                record = _PARAMETER.validate_python(data)
+                self._records.setdefault(key, record)
+            taken.add(id(record))
+            result.append(record)
+        return result
+
+
+def _unshare_groups(tools: list[Tool]) -> None:
+    """Give the commands that have subcommands records of their own.
+
+    One command line can pass through a group and reach a command below it; were a record of the
+    group's also one of that command's, the binder could not tell the two levels' occurrences
+    apart. A command without subcommands (no other path starts with its own) is the last level
+    of every command line that reaches it, so two of them never meet on one line.
+    """
+    prefixes = {
+        tuple(path[:length])
+        for tool in tools
+        for path in (tool.command, *tool.aliases)
+        for length in range(len(path))
+    }
+    for tool in tools:
+        if tuple(tool.command) in prefixes:
+            tool.parameters[:] = [copy.copy(parameter) for parameter in tool.parameters]
+
+
+def _share_strings(parameter: dict[str, Any], shared: dict[str, str]) -> None:
+    # Names, flags, types and choices recur across parameters that differ in some other key
+    # (every command has a --format, with its own choices): one string object each.
+    for key, value in parameter.items():
+        if isinstance(value, str):
+            parameter[key] = shared.setdefault(value, value)
+        elif isinstance(value, list):
+            parameter[key] = [
+                shared.setdefault(item, item) if isinstance(item, str) else item for item in value
+            ]
 
 
 OVERLAY_KEYS = frozenset({"type", "choices", "multiple", "count", "nargs"})

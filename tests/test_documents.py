@@ -27,6 +27,7 @@ from exampleguard.documents import (
     parse_document,
 )
 from exampleguard.sources.catalog import catalog_examples
+from tests.support.project import make_project, run_cli
 
 
 def position_of(text: str, marker: str, nth: int = 0) -> tuple[int, int]:
@@ -710,3 +711,60 @@ def test_a_defect_found_while_streaming_is_reported_exactly_as_when_read_whole(
     assert location is not None
     assert location.line is not None
     assert location.line > 1 or "format" in replacement
+
+
+# -- one record for a parameter that tools state identically ------------------------------------
+
+LIMIT = {"name": "limit", "flags": ["--limit"], "type": "integer", "min": 1}
+
+
+def _catalog_of(tmp_path: Path, tools: list[dict[str, object]]) -> Path:
+    path = tmp_path / "catalog.json"
+    catalog = {"format": "exampleguard.catalog/v1", "program": "notes", "tools": tools}
+    path.write_text(json.dumps(catalog), encoding="utf-8")
+    return path
+
+
+def test_commands_stating_a_parameter_alike_share_one_record(tmp_path: Path) -> None:
+    other = {**LIMIT, "min": 1.0}
+    path = _catalog_of(
+        tmp_path,
+        [
+            {"id": "a", "command": ["a"], "parameters": [LIMIT, LIMIT]},
+            {"id": "b", "command": ["b"], "parameters": [LIMIT, other]},
+        ],
+    )
+    a, b = load_catalog(path, path.name).catalog.tools
+
+    assert a.parameters[0] is b.parameters[0]
+    # Never twice in one command, and only for data that is identical (1.0 is not 1).
+    assert a.parameters[1] is not a.parameters[0]
+    assert a.parameters[1] == a.parameters[0]
+    assert b.parameters[1] is not b.parameters[0]
+    assert b.parameters[1].min == 1.0
+
+
+def test_a_group_and_its_command_stating_one_option_alike_keep_their_levels_apart(
+    tmp_path: Path,
+) -> None:
+    examples = [
+        {"command": "notes g --limit 5 c --limit 7"},
+        {"command": "notes g c --limit 5 --limit 9"},
+    ]
+    make_project(
+        tmp_path,
+        [
+            {"id": "g", "command": ["g"], "parameters": [LIMIT]},
+            {"id": "g.c", "command": ["g", "c"], "parameters": [LIMIT], "examples": examples},
+        ],
+    )
+    group, command = load_catalog(tmp_path / "catalog.json", "catalog.json").catalog.tools
+    assert group.parameters[0] is not command.parameters[0]
+
+    result = run_cli(["validate", "--format", "concise"], cwd=tmp_path)
+
+    # Once at each level is fine; twice at the command's level repeats a single-valued option.
+    assert result.stdout.splitlines()[:-1] == [
+        "catalog.json:43:43: repeated-option g.c[1]: --limit is given more than once; only the "
+        "last value takes effect"
+    ]
