@@ -47,6 +47,7 @@ from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
 from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS, check_reachable, lease_uid, within
 from sandbox._seccomp import syscall_filter
+from sandbox._stagebin import compiled_stage, python_stage_chosen
 from sandbox._types import (
     CONTRACT_GUARANTEES,
     LANDLOCK_GUARANTEES,
@@ -102,6 +103,10 @@ class BubblewrapProbe(Probe):
     python: str = ""
     python_prefix: str = ""
     candidates: tuple[BwrapCandidate, ...] = ()
+    stage_fd: int | None = None
+    """The compiled stage's descriptor (see ``_stagebin``) if it passed the trial run here."""
+    stage_detail: str = ""
+    """How the compiled stage was built, or why the Python stage runs."""
 
 
 def wheel_bwrap() -> str | None:
@@ -173,10 +178,10 @@ class Bubblewrap:
             return BwrapCandidate(path, version, False, unsupported), None
         probe = replace(base, available=True, executable=path, version=version)
         if not base.privileged:
-            with_flag = replace(probe, disable_userns=True)
-            if _trial(with_flag) is None:
+            with_flag, why = _with_stage(replace(probe, disable_userns=True))
+            if why is None:
                 return BwrapCandidate(path, version, True), with_flag
-        why = _trial(probe)
+        probe, why = _with_stage(probe)
         if why is None:
             return BwrapCandidate(path, version, True), probe
         return BwrapCandidate(path, version, False, why), None
@@ -198,7 +203,7 @@ class Bubblewrap:
     def launch(self, probe: Probe, request: Request) -> Launch:
         """bwrap, its mounts and filter, the stage and its settings, then the program."""
         assert isinstance(probe, BubblewrapProbe)
-        return _build(probe, request)
+        return _build(probe, request, stage_in_use(probe))
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """Judge by the stage's report alone; bubblewrap's own status only explains a failure."""
@@ -223,6 +228,29 @@ class Bubblewrap:
         return ExitVerdict(
             Status.CRASHED, None, "the sandbox's own process reported no exit status"
         )
+
+
+def _with_stage(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
+    """The probe with the compiled stage if it passes a trial run, else with the Python one.
+
+    Also why the last trial failed (None: it passed).
+    """
+    compiled = compiled_stage()
+    if compiled.fd is not None:
+        with_compiled = replace(probe, stage_fd=compiled.fd, stage_detail=compiled.detail)
+        why = _trial(with_compiled)
+        if why is None:
+            return with_compiled, None
+        detail = f"the compiled stage {compiled.path} failed its trial run: {why}"
+    else:
+        detail = compiled.detail
+    python = replace(probe, stage_fd=None, stage_detail=detail)
+    return python, _trial(python)
+
+
+def stage_in_use(probe: BubblewrapProbe) -> int | None:
+    """The compiled stage's descriptor for a run now; None for the Python stage."""
+    return None if python_stage_chosen() else probe.stage_fd
 
 
 def _parse_report(data: bytes) -> dict[str, str]:
@@ -262,7 +290,8 @@ def _trial(probe: BubblewrapProbe) -> str | None:
         return f"no uid to run as: {exc}"
     try:
         uid = lease.uid if lease is not None else None
-        launch = _build(probe, Request(policy, work, env, "/bin/true", _HELPER_ENV, uid))
+        request = Request(policy, work, env, "/bin/true", _HELPER_ENV, uid)
+        launch = _build(probe, request, probe.stage_fd)
         try:
             execution = execute(launch, policy.limits, None, ProcessRegistry())
         finally:
@@ -280,7 +309,8 @@ def _trial(probe: BubblewrapProbe) -> str | None:
     return None
 
 
-def _build(probe: BubblewrapProbe, request: Request) -> Launch:
+def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> Launch:
+    """The launch of one run; ``stage_fd`` is the compiled stage's, None for the Python one."""
     assert probe.executable is not None
     policy, work, limits = request.policy, request.work, request.policy.limits
     guarantees = Bubblewrap().guarantees(
@@ -349,9 +379,16 @@ def _build(probe: BubblewrapProbe, request: Request) -> Launch:
         pass_fds.append(control_read)
         stage.append(f"control={control_read}")
         stage += _stage_settings(probe, request)
-        # Some 20 KB, far below a pipe's capacity: written whole before the spawn.
-        loader = stage_loader(_pipe_holding(stage_code(), launch, pass_fds))
-        argv += ["--", probe.python, "-I", "-S", "-c", loader, *stage, "--"]
+        if stage_fd is not None:
+            # Exactly the file checked once per process (see _stagebin): bubblewrap execs it
+            # by descriptor, the binary needs no path inside. The descriptor is the process's:
+            # it stays open after the spawn.
+            pass_fds.append(stage_fd)
+            argv += ["--", f"/proc/self/fd/{stage_fd}", *stage, "--"]
+        else:
+            # Some 20 KB, far below a pipe's capacity: written whole before the spawn.
+            loader = stage_loader(_pipe_holding(stage_code(), launch, pass_fds))
+            argv += ["--", probe.python, "-I", "-S", "-c", loader, *stage, "--"]
         launch.argv = [*argv, *policy.argv]
         launch.pass_fds = tuple(pass_fds)
     except BaseException:
@@ -581,4 +618,12 @@ def probe_host(*, path: str | None = None) -> HostReport:
         pids_cgroup=str(host.pids_cgroup) if host.pids_cgroup else None,
         memory_cgroup=str(host.memory_cgroup) if host.memory_cgroup else None,
         detail=probe.detail,
+        stage=_stage_name(probe),
+        stage_detail=probe.stage_detail or None,
     )
+
+
+def _stage_name(probe: BubblewrapProbe) -> str | None:
+    if not probe.available:
+        return None
+    return "python" if stage_in_use(probe) is None else "compiled"

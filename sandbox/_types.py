@@ -383,6 +383,11 @@ class HostReport:
     """The first and last uid of :data:`sandbox.RUN_UIDS` (a root caller only)."""
     lease_dir: str | None = None
     """Where a root caller's runs lease their uids (``/run/sandbox-uids``)."""
+    stage: str | None = None
+    """The sandbox's own process bubblewrap runs start: ``compiled`` (built from ``_stage.c``)
+    or ``python`` (the fallback, same guarantees); ``None`` without bubblewrap."""
+    stage_detail: str | None = None
+    """How the compiled stage was built, or why the Python stage runs."""
 
 
 class IsolationUnavailable(RuntimeError):

@@ -286,6 +286,8 @@ def _host_lines(host: sandbox.HostReport) -> list[str]:
                 f"  tried {candidate.path} ({candidate.origin or 'unknown origin'}, version "
                 f"{candidate.version or 'unknown'}): {candidate.detail or 'not usable'}"
             )
+    if host.stage is not None:
+        lines.append(f"sandbox stage: {host.stage} ({host.stage_detail or 'no detail'})")
     landlock = (
         f"ABI {host.landlock_abi}" + _landlock_layers(host.landlock_abi)
         if host.landlock_abi

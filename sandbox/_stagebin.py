@@ -1,0 +1,193 @@
+"""The compiled stage: ``_stage.c``, built once per user with the system C compiler and cached.
+
+A Python stage pays for an interpreter's start in every run (some 20 ms); the same steps in C
+cost well under one. The package ships the C source, not a binary, so that the wheel stays
+pure: the first bubblewrap probe of a process looks for ``stage-KEY`` in the user's cache dir
+(``$XDG_CACHE_HOME/sandbox-stage``, else ``~/.cache/sandbox-stage``), where KEY hashes the
+source, the compiler (its real path, size and mtime), the flags and the machine, and builds it
+there if it is missing: ``cc -O2 -Wall -Wextra -Werror``, from the bytes just hashed, into a
+temporary name that is renamed into place (concurrent builders each rename a whole file).
+
+What is run must be ours alone: the cache dir must be a directory owned by this euid that
+nobody else can write to, and the binary a regular file owned by this euid, not group- or
+world-writable, opened through the checked directory with ``O_NOFOLLOW``. The descriptor stays
+open for the life of the process and bubblewrap execs exactly that file (``/proc/self/fd/N``),
+so nothing can be swapped in between the check and the exec, and the binary needs no path
+inside the sandbox (it lives in a home the sandbox masks).
+
+No compiler, a failed build or a cache that fails the checks: the Python stage runs, with the
+same guarantees, and :class:`CompiledStage` says why. ``SANDBOX_STAGE=python`` in the caller's
+environment chooses the Python stage even when the compiled one is there (for comparison).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["STAGE_ENV", "CompiledStage", "compiled_stage", "locate", "python_stage_chosen"]
+
+STAGE_ENV = "SANDBOX_STAGE"
+"""The caller's variable that chooses the Python stage (``python``) over the compiled one."""
+
+_SOURCE = Path(__file__).with_name("_stage.c")
+_FLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
+_COMPILER_PATH = "/usr/local/bin:/usr/bin:/bin"
+_BUILD_ENV = {"PATH": _COMPILER_PATH, "LC_ALL": "C"}
+"""The compiler's environment: fixed, never the caller's (no CFLAGS, LD_*, CPATH)."""
+_BUILD_TIMEOUT_S = 120.0
+_CACHE_NAME = "sandbox-stage"
+
+
+@dataclass(frozen=True)
+class CompiledStage:
+    """The compiled stage this process runs, or why it runs the Python stage instead."""
+
+    fd: int | None
+    """A close-on-exec descriptor on the checked binary, open for the process's life."""
+    path: str | None
+    detail: str
+    """How it was built (compiler and cache path), or why there is none."""
+
+
+_lock = threading.Lock()
+_found: CompiledStage | None = None
+
+
+def python_stage_chosen() -> bool:
+    """Whether the caller's environment asks for the Python stage."""
+    return os.environ.get(STAGE_ENV) == "python"
+
+
+def compiled_stage() -> CompiledStage:
+    """Find or build the compiled stage, once per process; never raises."""
+    global _found  # noqa: PLW0603 - one build and one descriptor per process
+    with _lock:
+        if _found is None:
+            _found = locate(_cache_dirs())
+        return _found
+
+
+def _cache_dirs() -> list[Path]:
+    """The user's cache dir, then this euid's own dir in the temp dir.
+
+    A home may be absent or read-only (nobody's); what is found in either passes the same checks.
+    """
+    configured = Path(os.environ.get("XDG_CACHE_HOME", ""))
+    base = configured if configured.is_absolute() else Path.home() / ".cache"
+    return [base / _CACHE_NAME, Path(tempfile.gettempdir()) / f"{_CACHE_NAME}-{os.geteuid()}"]
+
+
+def _key(source: bytes, compiler: str) -> str:
+    info = Path(compiler).stat()
+    digest = hashlib.sha256(source)
+    for part in (compiler, str(info.st_size), str(info.st_mtime_ns), *_FLAGS, platform.machine()):
+        digest.update(b"\0" + part.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:32]
+
+
+def _ours_alone(info: os.stat_result) -> bool:
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def locate(directories: list[Path]) -> CompiledStage:
+    """Find the compiled stage in the first of ``directories`` that passes the checks.
+
+    It is built there if it is missing. Never raises: a failure is the detail of the result.
+    """
+    found = shutil.which("cc", path=_COMPILER_PATH)
+    if found is None:
+        return CompiledStage(None, None, f"no C compiler (cc) on {_COMPILER_PATH}")
+    compiler = os.path.realpath(found)
+    try:
+        source = _SOURCE.read_bytes()
+        name = f"stage-{_key(source, compiler)}"
+    except OSError as exc:
+        return CompiledStage(None, None, f"no compiled stage: {exc}")
+    reasons = []
+    for directory in directories:
+        try:
+            stage = _locate_in(directory, name, compiler, source)
+        except OSError as exc:
+            stage = CompiledStage(None, None, f"no compiled stage in {directory}: {exc}")
+        if stage.fd is not None:
+            return stage
+        reasons.append(stage.detail)
+    return CompiledStage(None, None, "; ".join(reasons))
+
+
+def _locate_in(directory: Path, name: str, compiler: str, source: bytes) -> CompiledStage:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not _ours_alone(os.fstat(dir_fd)):
+            why = f"{directory} is not this user's alone (owner or group/world write)"
+            return CompiledStage(None, None, f"compiled stage refused: {why}")
+        path = directory / name
+        try:
+            fd = _open_checked(name, dir_fd, path)
+        except FileNotFoundError:
+            failed = _build(compiler, source, name, dir_fd, directory)
+            if failed is not None:
+                return CompiledStage(None, None, failed)
+            fd = _open_checked(name, dir_fd, path)
+        if isinstance(fd, str):
+            return CompiledStage(None, None, fd)
+        return CompiledStage(fd, str(path), f"compiled with {compiler} into {path}")
+    finally:
+        os.close(dir_fd)
+
+
+def _open_checked(name: str, dir_fd: int, path: Path) -> int | str:
+    """A descriptor on the binary if it passes the checks, else why it is refused."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and _ours_alone(info) and info.st_mode & stat.S_IXUSR:
+        return fd
+    os.close(fd)
+    return f"compiled stage refused: {path} is not a file of this user's alone"
+
+
+def _build(compiler: str, source: bytes, name: str, dir_fd: int, directory: Path) -> str | None:
+    """Compile ``source`` to ``name`` in the cache dir; None on success, else why not."""
+    temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    argv = [compiler, *_FLAGS, "-x", "c", "-o", str(directory / temporary), "-"]
+    try:
+        done = subprocess.run(
+            argv,
+            input=source,
+            capture_output=True,
+            env=_BUILD_ENV,
+            cwd=directory,
+            timeout=_BUILD_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        _remove(temporary, dir_fd)
+        return f"no compiled stage: {compiler} did not run: {exc}"
+    if done.returncode != 0:
+        _remove(temporary, dir_fd)
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        first = next((line for line in lines if "error" in line), lines[0] if lines else "")
+        return f"no compiled stage: {compiler} failed: {first or done.returncode}"
+    try:
+        os.chmod(temporary, 0o700, dir_fd=dir_fd)
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        _remove(temporary, dir_fd)
+        raise
+    return None
+
+
+def _remove(name: str, dir_fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)

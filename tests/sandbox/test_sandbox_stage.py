@@ -1,0 +1,178 @@
+"""The sandbox's own process: the compiled stage is used when it is built, and only then.
+
+conftest runs every bubblewrap test with each stage; these tests check which one really ran,
+how the compiled one is built and cached, and that the Python one takes over where it cannot be.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sbx_support import REPO, needs_bwrap, needs_root
+
+import sandbox
+import sandbox._bubblewrap
+import sandbox._stagebin
+from sandbox import Status
+from sandbox._stagebin import _FLAGS, _SOURCE, CompiledStage, compiled_stage, locate
+
+CC = shutil.which("cc", path="/usr/local/bin:/usr/bin:/bin")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on this host")
+
+pytestmark = pytest.mark.sandbox
+
+_PID1 = ("/bin/sh", "-c", "tr '\\0' ' ' < /proc/1/cmdline")
+
+
+def _pid1_argv0() -> str:
+    outcome = sandbox.run(
+        sandbox.Policy(argv=_PID1, source_env={"PATH": "/usr/bin:/bin", "HOME": "/"})
+    )
+    assert outcome.status is Status.PASSED, outcome
+    return outcome.stdout.split()[0]
+
+
+@needs_bwrap
+@needs_cc
+def test_the_compiled_stage_is_the_one_used_when_built(sandbox_stage: str) -> None:
+    built = compiled_stage()
+    assert built.fd is not None, built.detail
+    assert built.path is not None
+    report = sandbox.probe_host()
+    # conftest chose the stage: unset (the default) or SANDBOX_STAGE=python.
+    if sandbox_stage == "compiled":
+        assert report.stage == "compiled"
+        assert _pid1_argv0().startswith("/proc/self/fd/")
+    else:
+        assert report.stage == "python"
+        assert Path(_pid1_argv0()).name.startswith("python")
+    assert report.stage_detail == built.detail
+    text = _cli_text()
+    assert f"sandbox stage: {report.stage} ({built.detail})" in text.splitlines()
+
+
+def _cli_text() -> str:
+    """What ``exampleguard sandbox`` prints, run as a user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "exampleguard", "sandbox"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+    )
+    return done.stdout
+
+
+@needs_cc
+def test_the_stage_compiles_without_a_warning() -> None:
+    assert CC is not None
+    done = subprocess.run(
+        [CC, *_FLAGS, "-fsyntax-only", str(_SOURCE)], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def _built_in(cache: Path) -> Path:
+    """Build the stage into ``cache``; its path (the descriptor is closed)."""
+    built = locate([cache])
+    assert built.fd is not None, built.detail
+    assert built.path is not None
+    os.close(built.fd)
+    return Path(built.path)
+
+
+@needs_cc
+def test_a_build_is_cached_and_reused(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = locate([cache])
+    assert first.fd is not None, first.detail
+    assert first.path is not None
+    binary = Path(first.path)
+    assert binary.parent == cache
+    assert (cache.stat().st_mode & 0o777, binary.stat().st_mode & 0o777) == (0o700, 0o700)
+    assert not [p for p in cache.iterdir() if p != binary]  # no temporary left
+    mtime = binary.stat().st_mtime_ns
+    second = locate([cache])
+    assert (second.path, binary.stat().st_mtime_ns) == (first.path, mtime)
+    for found in (first, second):
+        assert found.fd is not None
+        os.close(found.fd)
+
+
+@needs_cc
+@pytest.mark.parametrize("spoil", ["group-writable file", "world-writable dir"])
+def test_a_cache_that_others_can_write_is_never_run(spoil: str, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    binary = _built_in(cache)
+    if spoil == "group-writable file":
+        binary.chmod(0o770)
+    else:
+        cache.chmod(0o777)
+    refused = locate([cache])
+    assert refused.fd is None
+    assert refused.detail.startswith("compiled stage refused:"), refused.detail
+    # The next place is tried, and checked the same way.
+    fallback = locate([cache, tmp_path / "other"])
+    assert fallback.fd is not None
+    assert fallback.path == str(tmp_path / "other" / binary.name)
+    os.close(fallback.fd)
+
+
+@needs_cc
+@needs_root
+def test_a_cached_binary_of_another_owner_is_never_run(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    binary = _built_in(cache)
+    os.chown(binary, 65534, 65534)
+    refused = locate([cache])
+    assert (refused.fd, refused.detail) == (
+        None,
+        f"compiled stage refused: {binary} is not a file of this user's alone",
+    )
+
+
+def test_without_a_compiler_there_is_no_compiled_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox._stagebin, "_COMPILER_PATH", str(tmp_path))
+    found = locate([tmp_path / "cache"])
+    assert found == CompiledStage(None, None, f"no C compiler (cc) on {tmp_path}")
+    assert not (tmp_path / "cache").exists()
+
+
+@needs_cc
+def test_a_failed_build_leaves_nothing_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "_stage.c"
+    broken.write_text("int main(void) { int unused; return 0; }\n", encoding="utf-8")
+    monkeypatch.setattr(sandbox._stagebin, "_SOURCE", broken)
+    found = locate([tmp_path / "cache"])
+    assert found.fd is None
+    assert "failed:" in found.detail, found.detail
+    assert "error: unused variable" in found.detail, found.detail
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+@needs_bwrap
+def test_the_python_stage_runs_where_none_is_compiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    why = "no C compiler (cc) on /nowhere"
+    monkeypatch.setattr(
+        sandbox._bubblewrap, "compiled_stage", lambda: CompiledStage(None, None, why)
+    )
+    # A PATH of its own: a fresh probe, which finds no compiled stage.
+    path = f"/usr/bin:/bin:{tmp_path}"
+    report = sandbox.probe_host(path=path)
+    assert (report.full_isolation, report.stage, report.stage_detail) == (True, "python", why)
+    outcome = sandbox.run(sandbox.Policy(argv=_PID1, source_env={"PATH": path, "HOME": "/"}))
+    assert outcome.status is Status.PASSED, outcome
+    assert Path(outcome.stdout.split()[0]).name.startswith("python")
