@@ -94,7 +94,9 @@ class Settings(StrictModel):
     ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
     (collect examples as test items without ``--exampleguard``) are additions to the SPEC table,
     and so are ``docs`` (globs of the Markdown files whose command examples are checked; ``[]``
-    turns them off) and ``docs_code`` (which kinds of Markdown code hold examples).
+    turns them off), ``docs_code`` (which kinds of Markdown code hold examples) and
+    ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns them
+    off).
     """
 
     catalog: NonEmpty
@@ -108,6 +110,7 @@ class Settings(StrictModel):
     pytest: bool = False
     docs: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))
+    help_examples: bool = True
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
 

@@ -577,7 +577,7 @@ class DocReview:
 
     def excepting(self, record: ExampleRecord) -> Diagnostic | None:
         """The report that ``record`` is excepted, with its reason; ``None`` if it is not."""
-        if record.origin.kind != "markdown":
+        if record.tool is not None:
             return None
         found = self.excepted.get((record.origin.file, record.text))
         if found is None:
@@ -602,9 +602,8 @@ def check_doc_exceptions(
     is stale; a second record for the same file and text is a duplicate.
     """
     review = DocReview()
-    present = {
-        (record.origin.file, record.text) for record in examples if record.origin.kind == "markdown"
-    }
+    # Every example of no catalog tool (documentation, help text) names its file and its text.
+    present = {(record.origin.file, record.text) for record in examples if record.tool is None}
     for record in loaded.doc_exceptions:
         value = record.value
         key = (shown(value.file), value.command)

@@ -55,9 +55,22 @@ from exampleguard.rules import (
     arguments_of,
     word_span,
 )
-from exampleguard.sources import ExampleRecord, Examples, SourceContext, load_examples
+from exampleguard.sources import (
+    ExampleRecord,
+    Examples,
+    LoadedTree,
+    SourceContext,
+    load_examples,
+)
 from exampleguard.tokenize import Tokens, tokenize
-from exampleguard.tree import Tree, Verdicts, load_judged_tree, parse_tree_spec
+from exampleguard.tree import (
+    JudgedTree,
+    Tree,
+    TreeSpec,
+    Verdicts,
+    load_judged_tree,
+    parse_tree_spec,
+)
 from exampleguard.treecache import TreeCache
 from exampleguard.verdicts import compare, real_arguments, real_problem
 
@@ -167,7 +180,17 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
         examples = load_examples(SourceContext(config, catalog))
     except SourceError as error:
         errors.append(error.diagnostic)
-    tree, verdicts = _load_tree(config, catalog, examples, errors)
+    judged = _load_tree(config, catalog, examples, errors)
+    tree, verdicts = (judged[0].tree, judged[0].verdicts) if judged is not None else (None, {})
+    if judged is not None and catalog is not None:
+        # The help text's examples come with the tree: read once it is loaded.
+        loaded = LoadedTree(
+            judged[0].tree, judged[0].document, judged[1].framework != "snapshot", judged[2]
+        )
+        try:
+            examples = examples.merge(load_examples(SourceContext(config, catalog, loaded)))
+        except SourceError as error:
+            errors.append(error.diagnostic)
     try:
         records = load_dispositions(
             config.dispositions_path, config.root, config.display(config.dispositions_path)
@@ -186,10 +209,10 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
 
 def _load_tree(
     config: Config, catalog: LoadedCatalog | None, examples: Examples, errors: list[Diagnostic]
-) -> tuple[Tree | None, Verdicts]:
-    """The configured tree (or ``None``) and, for a live one, the framework's verdicts.
+) -> tuple[JudgedTree, TreeSpec, str] | None:
+    """The configured tree with, for a live one, the framework's verdicts; its spec and name.
 
-    Notes in ``errors`` why the tree cannot be loaded.
+    ``None`` without a tree; notes in ``errors`` why the tree cannot be loaded.
     """
     settings = config.settings
     if settings.tree is None:
@@ -202,12 +225,12 @@ def _load_tree(
                     location=catalog.document.location(()),
                 )
             )
-        return None, {}
+        return None
     try:
         spec = parse_tree_spec(settings.tree, config.root)
     except ValueError as error:
         errors.append(CONFIG_INVALID.diagnostic(str(error), location=config.location("tree")))
-        return None, {}
+        return None
     display = config.display(spec.path) if spec.path is not None else str(spec)
     # Only a live tree's own parser is asked about the examples; a snapshot's model judges them.
     live = spec.framework != "snapshot"
@@ -229,8 +252,8 @@ def _load_tree(
             # Point at the setting people edit, not at the spec string.
             diagnostic = replace(diagnostic, location=config.location("tree"))
         errors.append(diagnostic)
-        return None, {}
-    return judged.tree, judged.verdicts
+        return None
+    return judged, spec, display
 
 
 def _questions(

@@ -128,7 +128,7 @@ def pytest_collection_modifyitems(
     items.extend(catalog.collect())
 
 
-def _state(node: pytest.Item) -> dict[str, Any]:
+def _state(node: pytest.Item | pytest.File) -> dict[str, Any]:
     state = node.config.stash[_STATE_KEY]
     if "evaluation" not in state:
         from exampleguard.commands.validate import run_evaluation
@@ -186,9 +186,10 @@ class CatalogFile(pytest.File):
         from exampleguard.sources import SOURCES, SourceContext
 
         config = self.config.stash[_STATE_KEY]["config"]
+        seen: set[str] = set()
         # Every source but the catalog, whose examples are the TOOL[INDEX] items above.
         for source in SOURCES:
-            if source.name == "catalog":
+            if source.name == "catalog" or source.reads_tree:
                 continue
             try:
                 examples = source.read(SourceContext(config, loaded))
@@ -197,11 +198,18 @@ class CatalogFile(pytest.File):
                     self, name=source.name, problem=error.diagnostic.message
                 )
                 continue
-            yield from self._located(config, examples)
+            yield from self._located(config, examples.named, seen)
+        if any(source.reads_tree for source in SOURCES):
+            # The examples that come with the tree (help text): only the evaluation loads it,
+            # importing a live tree once for the whole session.
+            evaluation = _state(self)["evaluation"]
+            named = [r for r in evaluation.examples if r.tool is None] if evaluation else []
+            yield from self._located(config, [r for r in named if r.address not in seen], seen)
 
-    def _located(self, config: Any, examples: Any) -> Iterator[pytest.Item]:
+    def _located(self, config: Any, records: Any, seen: set[str]) -> Iterator[pytest.Item]:
         """An item per example of one source, named by its address."""
-        for record in examples.named:
+        for record in records:
+            seen.add(record.address)
             place = record.location()
             yield DocExampleItem.from_parent(
                 self,

@@ -92,6 +92,9 @@ class SourcePlace(StrictModel):
     file: NonEmpty
     line: Annotated[int, Strict(), Field(ge=1)]
     column: Annotated[int, Strict(), Field(ge=1)] = 1
+    written: NonEmpty | None = None
+    """The first line as the source spells it, where that differs from the help text (a
+    docstring's doubled backslashes, argparse's ``%(prog)s``)."""
 
 
 class HelpExample(StrictModel):

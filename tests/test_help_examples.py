@@ -8,14 +8,22 @@ run extracts them (imported in a child process), then validated like a user's pr
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from exampleguard.adapters._helptext import help_examples, normalise_click_help
+from exampleguard.report import render
 from exampleguard.tree import Tree, load_tree, parse_tree_spec
+from tests.support.project import run_cli, write_config
+from tests.support.sarif import sarif_errors
+from tests.test_docs_examples import SAMPLE, report_of
+
+pytest_plugins = ["pytester"]
 
 # -- the rule: one table per construct ----------------------------------------------------------
 
@@ -305,9 +313,9 @@ def test_argparse_adapter_fills_in_prog_and_reads_epilog_description_usage(
     ]
     # The source spells them with `%(prog)s`: that is what is looked for in the factory's module.
     assert [h.get("source") for h in found] == [
-        {"file": "argshelp.py", "line": 5, "column": 3},
-        {"file": "argshelp.py", "line": 6, "column": 3},
-        {"file": "argshelp.py", "line": 21, "column": 64},
+        {"file": "argshelp.py", "line": 5, "column": 3, "written": "%(prog)s --tag draft 3"},
+        {"file": "argshelp.py", "line": 6, "column": 3, "written": "%(prog)s --all"},
+        {"file": "argshelp.py", "line": 21, "column": 64, "written": "%(prog)s --tag x"},
     ]
 
 
@@ -321,3 +329,378 @@ def test_a_snapshot_without_help_examples_still_loads(tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
     tree = extract(tmp_path, "old.json")
     assert tree.commands[0].help_examples == []
+
+
+# -- checked like documentation examples, located at the command whose help holds them ----------
+
+HELP_LINES = """\
+      "help_examples": [
+        {"command": "notes delete 3 --dry-run"},
+        {"command": "notes rm --tag x --all", "field": "epilog", "line": 2},
+        {"command": "notes delete --frmat json | jq ."}
+      ],
+"""
+
+
+def snapshot_project(root: Path, **settings: Any) -> Path:
+    """The sample project, its ``delete`` command's help showing three examples."""
+    for name in ("catalog.json", "exampleguard-counts.json"):
+        shutil.copy(SAMPLE / name, root / name)
+    shutil.copytree(SAMPLE / "dispositions", root / "dispositions")
+    tree = (SAMPLE / "notes.tree.json").read_text(encoding="utf-8")
+    anchor = '      "path": ["delete"],\n'
+    assert anchor in tree
+    (root / "notes.tree.json").write_text(
+        tree.replace(anchor, anchor + HELP_LINES), encoding="utf-8"
+    )
+    write_config(root, {"catalog": "catalog.json", "tree": "notes.tree.json", **settings})
+    return root
+
+
+def line_of(root: Path, file: str, text: str) -> int:
+    """The 1-based line of ``file`` that holds ``text``."""
+    lines = (root / file).read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def column_of(root: Path, file: str, text: str, word: str) -> int:
+    line = (root / file).read_text(encoding="utf-8").splitlines()[line_of(root, file, text) - 1]
+    return line.index(word) + 1
+
+
+def test_snapshot_help_examples_are_reported_at_the_snapshot_entry(tmp_path: Path) -> None:
+    root = snapshot_project(tmp_path)
+    report = report_of(root)
+    helps = {e.address: e.ok for e in report.examples if e.source == "help"}
+    first = line_of(root, "notes.tree.json", "notes delete 3 --dry-run")
+    assert helps == {
+        f"notes.tree.json:{first}": True,
+        f"notes.tree.json:{first + 1}": False,
+        f"notes.tree.json:{first + 2}": False,
+    }
+    located = sorted(
+        (d.location.line, d.location.column, d.code)
+        for d in report.diagnostics
+        if d.file == "notes.tree.json" and d.location is not None
+    )
+    assert located == [
+        (first + 1, column_of(root, "notes.tree.json", "--all", "--all"), "mutually-exclusive"),
+        (
+            first + 2,
+            column_of(root, "notes.tree.json", "--frmat", "--frmat"),
+            "unknown-flag",
+        ),
+        # Once --frmat is unknown, its value is taken for an id, as Click would.
+        (first + 2, column_of(root, "notes.tree.json", "--frmat", "json"), "bad-type"),
+    ]
+    assert report.counts.doc_examples == {"help": 3}
+
+
+def test_every_output_format_points_at_the_help_example(tmp_path: Path) -> None:
+    root = snapshot_project(tmp_path)
+    report = report_of(root)
+    line = line_of(root, "notes.tree.json", "--frmat")
+    column = column_of(root, "notes.tree.json", "--frmat", "--frmat")
+    text = render(report, "text")
+    assert f"notes.tree.json:{line}:{column}: unknown-flag --frmat" in text
+    data = json.loads(render(report, "json"))
+    entry = next(e for e in data["examples"] if e["address"] == f"notes.tree.json:{line}")
+    assert (entry["source"], entry["command"], entry["ok"]) == (
+        "help",
+        "notes delete --frmat json",
+        False,
+    )
+    github = render(report, "github")
+    assert f"::error file=notes.tree.json,line={line},col={column},title=unknown-flag::" in github
+    sarif = json.loads(render(report, "sarif"))
+    assert sarif_errors(sarif) == []
+    regions = [
+        r["locations"][0]["physicalLocation"]
+        for r in sarif["runs"][0]["results"]
+        if r["ruleId"] == "unknown-flag"
+    ]
+    assert [(p["artifactLocation"]["uri"], p["region"]["startLine"]) for p in regions] == [
+        ("notes.tree.json", line)
+    ]
+    junit = ET.fromstring(render(report, "junit"))
+    names = {case.get("name") for case in junit.iter("testcase")}
+    assert f"notes.tree.json:{line}" in names
+
+
+def test_help_examples_false_turns_them_off(tmp_path: Path) -> None:
+    report = report_of(snapshot_project(tmp_path, help_examples=False))
+    assert [e for e in report.examples if e.source == "help"] == []
+    assert report.counts.doc_examples == {}
+
+
+def test_counts_record_the_help_examples(tmp_path: Path) -> None:
+    root = snapshot_project(tmp_path)
+    assert run_cli(["counts", "--write"], cwd=root).returncode == 0
+    written = json.loads((root / "exampleguard-counts.json").read_text(encoding="utf-8"))
+    assert written["doc_examples"] == {"help": 3}
+    drift = [d for d in report_of(root).diagnostics if d.code == "counts-drift"]
+    assert drift == []
+
+
+def test_a_doc_exception_exempts_a_help_example(tmp_path: Path) -> None:
+    root = snapshot_project(tmp_path)
+    (root / "dispositions" / "doc-exceptions.toml").write_text(
+        "[[doc_exception]]\n"
+        'file = "notes.tree.json"\n'
+        'command = "notes rm --tag x --all"\n'
+        'reason_code = "counter-example"\n'
+        'reason = "The help shows what --all may not be combined with."\n',
+        encoding="utf-8",
+    )
+    report = report_of(root)
+    line = line_of(root, "notes.tree.json", "--all")
+    entry = next(e for e in report.examples if e.address == f"notes.tree.json:{line}")
+    assert [d.code for d in entry.diagnostics] == ["doc-example-excepted"]
+    assert "mutually-exclusive" not in {d.code for d in report.diagnostics}
+
+
+LIVE_APP = '''\
+import click
+
+
+@click.group()
+def cli():
+    """Keep notes."""
+
+
+@cli.command(epilog="Examples:\\n  notes delete --tag draft --all")
+@click.argument("ids", nargs=-1, type=int)
+@click.option("--tag")
+@click.option("--all", "all_", is_flag=True)
+def delete(ids, tag, all_):
+    """Delete notes.
+
+    Examples:
+
+    \\b
+        notes delete 3 4
+        notes delete --tga old
+    """
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--priority", type=click.IntRange(1, 5))
+def add(text, priority):
+    """Add a note.
+
+    $ notes add "buy milk" \\\\
+        --priority 9
+    """
+'''
+
+LIVE_CATALOG = {
+    "format": "exampleguard.catalog/v1",
+    "program": "notes",
+    "tools": [
+        {
+            "id": "notes.delete",
+            "command": ["delete"],
+            "parameters": [{"name": "tag", "flags": ["--tag"]}],
+            "constraints": {"mutually_exclusive": [["tag", "all_"]]},
+        },
+        {"id": "notes.add", "command": ["add"]},
+    ],
+}
+
+
+def live_project(root: Path) -> Path:
+    (root / "liveapp.py").write_text(LIVE_APP, encoding="utf-8")
+    (root / "catalog.json").write_text(json.dumps(LIVE_CATALOG), encoding="utf-8")
+    write_config(root, {"catalog": "catalog.json", "tree": "click:liveapp:cli"})
+    run_cli(["counts", "--write", "--no-cache"], cwd=root)
+    return root
+
+
+def test_live_click_help_examples_are_reported_in_the_python_source(tmp_path: Path) -> None:
+    root = live_project(tmp_path)
+    result = run_cli(["validate", "--no-cache", "--format", "concise"], cwd=root)
+    assert result.returncode == 1, result.stderr
+    tga = line_of(root, "liveapp.py", "--tga")
+    nine = line_of(root, "liveapp.py", "--priority 9")
+    epilog = line_of(root, "liveapp.py", "--tag draft --all")
+    col = column_of
+    assert [line for line in result.stdout.splitlines() if line.startswith("liveapp.py:")] == [
+        # On the continuation's line, at its column in the source file.
+        f"liveapp.py:{nine}:{col(root, 'liveapp.py', '--priority 9', '9')}: bad-type '9' is "
+        "not in the range 1<=x<=5 for --priority",
+        f"liveapp.py:{tga}:{col(root, 'liveapp.py', '--tga', '--tga')}: unknown-flag --tga is "
+        "not an option of 'notes delete' (did you mean --tag?)",
+        f"liveapp.py:{tga}:{col(root, 'liveapp.py', '--tga', 'old')}: bad-type 'old' is not a "
+        "valid integer for IDS",
+        # The catalog's constraint applies to the help example of its tool's command.
+        f"liveapp.py:{epilog}:{col(root, 'liveapp.py', '--tag draft', '--all')}: "
+        "mutually-exclusive --all cannot be combined with --tag",
+    ]
+    data = json.loads(run_cli(["validate", "--no-cache", "--format", "json"], cwd=root).stdout)
+    helps = {e["address"]: e["ok"] for e in data["examples"] if e["source"] == "help"}
+    assert helps == {
+        f"liveapp.py:{epilog}": False,
+        f"liveapp.py:{tga - 1}": True,
+        f"liveapp.py:{tga}": False,
+        f"liveapp.py:{nine - 1}": False,
+    }
+
+
+def test_help_examples_are_pytest_items(pytester: pytest.Pytester) -> None:
+    snapshot_project(pytester.path)
+    run_cli(["counts", "--write"], cwd=pytester.path)
+    result = pytester.runpytest("--exampleguard", "-v", "-p", "no:cacheprovider")
+    outcomes = {
+        report.nodeid: report.outcome
+        for report in result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+        if report.when == "call"
+    }
+    line = line_of(pytester.path, "notes.tree.json", "notes delete 3 --dry-run")
+    assert outcomes[f"catalog.json::notes.tree.json:{line}"] == "passed"
+    assert outcomes[f"catalog.json::notes.tree.json:{line + 2}"] == "failed"
+    assert f"notes.tree.json:{line + 2}:" in result.stdout.str()
+
+
+# -- a real third-party CLI ----------------------------------------------------------------------
+
+
+def test_sqlite_utils_help_examples_pass_and_a_planted_error_is_found(tmp_path: Path) -> None:
+    import sqlite_utils.cli
+
+    catalog = {"format": "exampleguard.catalog/v1", "program": "sqlite-utils", "tools": []}
+    (tmp_path / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    write_config(tmp_path, {"catalog": "catalog.json", "tree": "click:sqlite_utils.cli:cli"})
+    result = run_cli(["validate", "--no-cache", "--format", "json"], cwd=tmp_path)
+    data = json.loads(result.stdout)
+    helps = [e for e in data["examples"] if e["source"] == "help"]
+    # Its commands' docstrings show dozens of examples under "Example:" headings.
+    assert len(helps) >= 30
+    assert [(e["address"], e["diagnostics"]) for e in helps if not e["ok"]] == []
+    source = Path(sqlite_utils.cli.__file__).resolve()
+    lines = source.read_text(encoding="utf-8").splitlines()
+    for entry in helps:
+        file, _, line = entry["address"].rpartition(":")
+        assert Path(file).resolve() == source
+        # Each is reported on the source line that holds its first line.
+        assert entry["command"].split("\n")[0].rstrip("\\ ") in lines[int(line) - 1]
+    # The same tree read from a snapshot, one example broken: reported at the snapshot's entry.
+    snapshot = json.loads(
+        run_cli(
+            ["tree", "--tree", "click:sqlite_utils.cli:cli", "--format", "json"], cwd=tmp_path
+        ).stdout
+    )
+    tables = next(c for c in snapshot["commands"] if c["path"] == ["tables"])
+    assert tables["help_examples"][0]["command"] == "sqlite-utils tables trees.db"
+    tables["help_examples"][0]["command"] = "sqlite-utils tables trees.db --cvs"
+    (tmp_path / "tree.json").write_text(json.dumps(snapshot, indent=1), encoding="utf-8")
+    write_config(tmp_path, {"catalog": "catalog.json", "tree": "tree.json"})
+    report = report_of(tmp_path)
+    wrong = [d for d in report.diagnostics if d.code == "unknown-flag"]
+    line = line_of(tmp_path, "tree.json", "--cvs")
+    assert [(d.file, d.location and d.location.line, d.message) for d in wrong] == [
+        (
+            "tree.json",
+            line,
+            "--cvs is not an option of 'sqlite-utils tables'",
+        )
+    ]
+
+
+TYPER_PLANTED = '''\
+import typer
+
+app = typer.Typer()
+
+
+@app.command(epilog="Examples:\\n\\n  notes sync --dry-rn")
+def sync(dry_run: bool = typer.Option(False, "--dry-run")):
+    """Sync notes.
+
+    $ notes sync --dry-run
+    """
+
+
+@app.command()
+def add(text: str):
+    """Add a note."""
+'''
+
+ARGPARSE_PLANTED = '''\
+import argparse
+
+EPILOG = """examples:
+  %(prog)s --all
+  %(prog)s 3 --all
+"""
+
+
+def build():
+    parser = argparse.ArgumentParser(prog="notes")
+    sub = parser.add_subparsers(dest="command", required=True)
+    delete = sub.add_parser("delete", epilog=EPILOG)
+    group = delete.add_mutually_exclusive_group(required=True)
+    group.add_argument("ids", nargs="*", type=int, default=[])
+    group.add_argument("--all", action="store_true")
+    sub.add_parser("add").add_argument("text")
+    return parser
+'''
+
+
+@pytest.mark.parametrize(
+    ("spec", "source", "tools", "good", "bad", "word", "code"),
+    [
+        pytest.param(
+            "typer:plantedapp:app",
+            TYPER_PLANTED,
+            ["sync", "add"],
+            "$ notes sync --dry-run",
+            "notes sync --dry-rn",
+            "--dry-rn",
+            "unknown-flag",
+            id="typer",
+        ),
+        pytest.param(
+            "argparse:plantedapp:build",
+            ARGPARSE_PLANTED,
+            ["delete", "add"],
+            "%(prog)s --all",
+            "%(prog)s 3 --all",
+            "--all",
+            "mutually-exclusive",
+            id="argparse",
+        ),
+    ],
+)
+def test_live_typer_and_argparse_help_examples(
+    tmp_path: Path,
+    spec: str,
+    source: str,
+    tools: list[str],
+    good: str,
+    bad: str,
+    word: str,
+    code: str,
+) -> None:
+    (tmp_path / "plantedapp.py").write_text(source, encoding="utf-8")
+    catalog = {
+        "format": "exampleguard.catalog/v1",
+        "program": "notes",
+        "tools": [{"id": f"notes.{name}", "command": [name]} for name in tools],
+    }
+    (tmp_path / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    write_config(tmp_path, {"catalog": "catalog.json", "tree": spec})
+    run_cli(["counts", "--write", "--no-cache"], cwd=tmp_path)
+    data = json.loads(run_cli(["validate", "--no-cache", "--format", "json"], cwd=tmp_path).stdout)
+    good_line = line_of(tmp_path, "plantedapp.py", good)
+    bad_line = line_of(tmp_path, "plantedapp.py", bad)
+    helps = {e["address"]: e["ok"] for e in data["examples"] if e["source"] == "help"}
+    assert helps == {f"plantedapp.py:{good_line}": True, f"plantedapp.py:{bad_line}": False}
+    found = [
+        (d["file"], d["location"]["line"], d["location"]["column"])
+        for d in data["diagnostics"]
+        if d["code"] == code
+    ]
+    column = column_of(tmp_path, "plantedapp.py", bad, word)
+    assert found == [("plantedapp.py", bad_line, column)]
+    assert data["counts"]["doc_examples"] == {"help": 2}

@@ -208,11 +208,16 @@ def place_in_source(
             match = pattern.search(text)
             if match is not None:
                 column = match.start()
-                return {
+                place: dict[str, Any] = {
                     "file": _shown(Path(file), root),
                     "line": first + offset,
                     "column": column + 1,
                 }
+                shown = line.command.split("\n", 1)[0].rstrip("\\").rstrip()
+                if spelling != shown:
+                    # Columns past what the source spells otherwise are mapped through it.
+                    place["written"] = spelling
+                return place
     return None
 
 

@@ -16,10 +16,12 @@ from exampleguard.sources._records import (
     ExampleRecord,
     Examples,
     ExampleSource,
+    LoadedTree,
     Origin,
     SourceContext,
 )
 from exampleguard.sources.catalog import CatalogSource
+from exampleguard.sources.help import HelpSource
 from exampleguard.sources.markdown import MarkdownSource
 
 __all__ = [
@@ -28,18 +30,25 @@ __all__ = [
     "ExampleRecord",
     "ExampleSource",
     "Examples",
+    "LoadedTree",
     "Origin",
     "SourceContext",
     "load_examples",
 ]
 
-SOURCES: tuple[ExampleSource, ...] = (CatalogSource(), MarkdownSource())
+SOURCES: tuple[ExampleSource, ...] = (CatalogSource(), MarkdownSource(), HelpSource())
 """Every source of examples, in the order their examples are checked and reported."""
 
 
 def load_examples(context: SourceContext) -> Examples:
-    """Every example of the run, from every source (``SourceError`` for an unusable file)."""
+    """The examples of every source the context is for (``SourceError`` for an unusable file).
+
+    Without a tree in ``context``, those of the sources that do not read the tree; with one,
+    those of the sources that do.
+    """
     examples = Examples()
+    with_tree = context.tree is not None
     for source in SOURCES:
-        examples = examples.merge(source.read(context))
+        if source.reads_tree == with_tree:
+            examples = examples.merge(source.read(context))
     return examples

@@ -29,7 +29,9 @@ from exampleguard.diagnostics import Span
 __all__ = [
     "PLACEHOLDER_RULE",
     "Command",
+    "LineExample",
     "blank_continuations",
+    "line_examples",
     "mask_placeholders",
     "placeholders",
     "program_commands",
@@ -61,6 +63,45 @@ class Command:
 
     start: int
     end: int
+
+
+@dataclass(frozen=True, slots=True)
+class LineExample:
+    """One example of a command line: ``[start, end)`` of the line, its text, what it holds.
+
+    ``placeholders`` and ``blanks`` are spans of ``text`` (see
+    :class:`~exampleguard.sources._records.ExampleRecord`).
+    """
+
+    start: int
+    end: int
+    text: str
+    placeholders: tuple[Span, ...]
+    blanks: tuple[Span, ...]
+
+
+def line_examples(text: str, program: str) -> list[LineExample]:
+    """The examples of one logical command line of documentation or help text.
+
+    Every simple command that runs ``program`` (:func:`program_commands`), with the
+    placeholders that fall inside it and the backslash-newlines that blanks may stand for.
+    """
+    spans = placeholders(text)
+    # `<name>` would be a redirection to the shell: split with it masked. A `...` means
+    # nothing to the shell and stays, so the example's text keeps it.
+    kept = tuple(s for s in spans if text[s.start : s.end] != "...")
+    found: list[LineExample] = []
+    for command in program_commands(mask_placeholders(text, kept), program):
+        start, end = command.start, command.end
+        own = tuple(
+            Span(span.start - start, span.end - start)
+            for span in spans
+            if span.start >= start and span.end <= end
+        )
+        own_text = text[start:end]
+        blanks = blank_continuations(own_text) if "\\\n" in own_text else ()
+        found.append(LineExample(start, end, own_text, own, blanks))
+    return found
 
 
 @dataclass(slots=True)

@@ -95,6 +95,7 @@ class CatalogSource:
     """The catalog's own examples: always read, since the catalog is required."""
 
     name = "catalog"
+    reads_tree = False
 
     def read(self, context: SourceContext) -> Examples:
         """Every example of the run's catalog."""

@@ -21,23 +21,23 @@ diagnostic points at the offending word in the file.
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.diagnostics import Location, Span
 from exampleguard.documents import read_text
-from exampleguard.sources._records import ExampleList, ExampleRecord, Examples, SourceContext
-from exampleguard.sources._shell import (
-    blank_continuations,
-    mask_placeholders,
-    placeholders,
-    program_commands,
+from exampleguard.sources._records import (
+    ExampleList,
+    ExampleRecord,
+    Examples,
+    Layout,
+    SourceContext,
 )
+from exampleguard.sources._shell import line_examples
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -62,28 +62,12 @@ _CONTINUATION_PROMPT = "> "
 _NOT_DOCS = frozenset({"node_modules", "__pycache__", "site-packages"})
 
 
-@dataclass(frozen=True, slots=True)
-class _Layout:
-    """Where one example's text is in its file: each piece's offset in the text, line, column."""
-
-    offsets: tuple[int, ...]
-    lines: tuple[int, ...]
-    columns: tuple[int, ...]
-    address: str
-
-    def place(self, offset: int) -> tuple[int, int]:
-        """The 1-based line and column of character ``offset`` of the example's text."""
-        piece = bisect.bisect_right(self.offsets, offset) - 1
-        piece = max(piece, 0)
-        return self.lines[piece], self.columns[piece] + offset - self.offsets[piece]
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class MarkdownOrigin:
     """The examples of one Markdown file, each located line by line in it."""
 
     display: str
-    layouts: list[_Layout] = field(default_factory=list)
+    layouts: list[Layout] = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -101,19 +85,14 @@ class MarkdownOrigin:
 
     def location(self, index: int, span: Span | None = None) -> Location:
         """Where example ``index`` (or ``span`` of its text) is in the file."""
-        layout = self.layouts[index]
-        if span is None:
-            line, column = layout.place(0)
-            return Location(self.display, line, column)
-        line, column = layout.place(span.start)
-        end_line, end_column = layout.place(max(span.end - 1, span.start))
-        return Location(self.display, line, column, end_line=end_line, end_column=end_column)
+        return self.layouts[index].location(self.display, span)
 
 
 class MarkdownSource:
     """The examples of the configuration's ``docs`` files."""
 
     name = "docs"
+    reads_tree = False
 
     def read(self, context: SourceContext) -> Examples:
         """Every example of every Markdown file the ``docs`` globs name."""
@@ -277,16 +256,6 @@ def _inline_line(child: Any, parent: Any, source: list[str]) -> _Line:
     return _Line(content, start + 1, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class _CommandLine:
-    """One logical command line: its text, its physical pieces and where each starts in it."""
-
-    text: str
-    pieces: list[_Line]
-    starts: list[int]
-    spans: tuple[Span, ...]
-
-
 class _Builder:
     """Turns the lines of code blocks into located example records."""
 
@@ -328,49 +297,22 @@ class _Builder:
         for piece in pieces:
             starts.append(position)
             position += len(piece.text) + 1
-        line = _CommandLine(text, pieces, starts, placeholders(text))
-        # `<name>` would be a redirection to the shell: split with it masked. A `...` means
-        # nothing to the shell and stays, so the example's text keeps it.
-        kept = tuple(s for s in line.spans if text[s.start : s.end] != "...")
-        for command in program_commands(mask_placeholders(text, kept), self.program):
-            self._record(line, command.start, command.end)
-
-    def _record(self, command_line: _CommandLine, start: int, end: int) -> None:
-        text, pieces, starts, spans = (
-            command_line.text,
-            command_line.pieces,
-            command_line.starts,
-            command_line.spans,
-        )
-        first = bisect.bisect_right(starts, start) - 1
-        offsets = [0]
-        lines = [pieces[first].line]
-        columns = [pieces[first].column + start - starts[first]]
-        for index in range(first + 1, len(pieces)):
-            if starts[index] >= end:
-                break
-            offsets.append(starts[index] - start)
-            lines.append(pieces[index].line)
-            columns.append(pieces[index].column)
-        line = lines[0]
-        address = f"{self.origin.display}:{line}"
-        if line in self._lines_used:
-            address += f":{columns[0]}"
-        self._lines_used.add(line)
-        self.origin.layouts.append(_Layout(tuple(offsets), tuple(lines), tuple(columns), address))
-        own = tuple(
-            Span(span.start - start, span.end - start)
-            for span in spans
-            if span.start >= start and span.end <= end
-        )
-        own_text = text[start:end]
-        self.records.append(
-            ExampleRecord(
-                None,
-                len(self.origin.layouts) - 1,
-                own_text,
-                self.origin,
-                own,
-                blank_continuations(own_text) if "\\\n" in own_text else (),
+        places = [(piece.line, piece.column) for piece in pieces]
+        for found in line_examples(text, self.program):
+            layout = Layout.of(starts, places, found.start, found.end)
+            line = layout.lines[0]
+            address = f"{self.origin.display}:{line}"
+            if line in self._lines_used:
+                address += f":{layout.columns[0]}"
+            self._lines_used.add(line)
+            self.origin.layouts.append(replace(layout, address=address))
+            self.records.append(
+                ExampleRecord(
+                    None,
+                    len(self.origin.layouts) - 1,
+                    found.text,
+                    self.origin,
+                    found.placeholders,
+                    found.blanks,
+                )
             )
-        )
