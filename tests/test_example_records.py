@@ -243,8 +243,10 @@ def test_examples_of_two_sources_merge_tool_by_tool() -> None:
     assert Examples().merge(theirs) is theirs
 
 
-def test_the_catalog_and_the_docs_are_registered_sources() -> None:
-    assert [source.name for source in SOURCES] == ["catalog", "docs"]
+def test_the_catalog_the_docs_and_the_help_text_are_registered_sources() -> None:
+    assert [source.name for source in SOURCES] == ["catalog", "docs", "help_examples"]
+    # Only the help text comes with the tree, which is loaded after the others are read.
+    assert [source.reads_tree for source in SOURCES] == [False, False, True]
 
 
 ESCAPED_CHOICE = {
