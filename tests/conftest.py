@@ -12,10 +12,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-# The suite stays fast and deterministic; `--hypothesis-profile=long` (or `--run-slow` for the
-# marked fuzz tests) runs far more examples.
+# The suite stays fast and deterministic (the same examples on every run, so a red CI always
+# reproduces); `--hypothesis-profile=long` (or `--run-slow` for the marked fuzz tests) runs far
+# more examples, drawn at random, to find new ones.
 settings.register_profile(
-    "default", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "default",
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
     "long", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
