@@ -304,7 +304,11 @@ class _CompiledTool:
         if any(len(group & names) > 1 for group in groups.exclusive):
             return False
         properties = self.properties
-        return all(properties[name](value) for name, value in arguments.items())
+        # A loop, not all() over a generator: this runs for every example's argument object.
+        for name, value in arguments.items():  # noqa: SIM110
+            if not properties[name](value):
+                return False
+        return True
 
 
 def compile_schema(schema: dict[str, Any] | bool) -> Predicate:
@@ -323,18 +327,65 @@ def compile_schema(schema: dict[str, Any] | bool) -> Predicate:
     kind = schema.get("type")
     if kind is not None:
         kinds = [kind] if isinstance(kind, str) else list(kind)
-        checks.append(lambda value: any(_is_type(value, k) for k in kinds))
+        if len(kinds) == 1 and kinds[0] in _TYPE_CHECKS:
+            checks.append(_TYPE_CHECKS[kinds[0]])
+        else:
+            checks.append(lambda value: any(_is_type(value, k) for k in kinds))
     if "enum" in schema:
-        options = list(schema["enum"])
-        checks.append(lambda value: any(json_equal(value, option) for option in options))
+        checks.append(_enum(list(schema["enum"])))
     checks.extend(_bounds(schema))
     checks.extend(_array_checks(schema))
     if "anyOf" in schema:
         branches = [compile_schema(branch) for branch in schema["anyOf"]]
         checks.append(lambda value: any(branch(value) for branch in branches))
+    return _all_of(checks)
+
+
+def _all_of(checks: list[Predicate]) -> Predicate:
+    # Every example's every value goes through these: two checks (a type and an enum, a type
+    # and a bound) are the common case, and a plain conjunction costs less than a generator.
+    if not checks:
+        return partial(_constant, True)
     if len(checks) == 1:
         return checks[0]
-    return lambda value: all(check(value) for check in checks)
+    if len(checks) == 2:
+        first, second = checks
+        return lambda value: first(value) and second(value)
+
+    def every(value: Any) -> bool:
+        for check in checks:  # noqa: SIM110 - see above
+            if not check(value):
+                return False
+        return True
+
+    return every
+
+
+def _enum(options: list[Any]) -> Predicate:
+    """``enum``: equal (as JSON Schema compares) to one of ``options``."""
+    if options and all(isinstance(option, str) for option in options):
+        # Choices are strings: a string equals one exactly, and nothing else equals a string.
+        strings = frozenset(options)
+        return lambda value: isinstance(value, str) and value in strings
+    return lambda value: any(json_equal(value, option) for option in options)
+
+
+def _is_string(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_boolean(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
 _COMPILED_KEYWORDS = frozenset(
@@ -385,21 +436,27 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_TYPE_CHECKS: dict[str, Predicate] = {
+    "string": _is_string,
+    "boolean": _is_boolean,
+    "array": _is_array,
+    "integer": _is_integer,
+    "number": _is_number,
+}
+"""One type's check, for a schema that names one: the same verdicts as :func:`_is_type`."""
+
+
 def _bounds(schema: dict[str, Any]) -> Iterator[Predicate]:
     """The numeric bounds of ``schema``; each ignores values that are not numbers."""
-    comparisons: dict[str, Callable[[Any, Any], bool]] = {
-        "minimum": lambda value, bound: value >= bound,
-        "maximum": lambda value, bound: value <= bound,
-        "exclusiveMinimum": lambda value, bound: value > bound,
-        "exclusiveMaximum": lambda value, bound: value < bound,
+    comparisons: dict[str, Callable[[Any], Predicate]] = {
+        "minimum": lambda bound: lambda value: not _is_number(value) or value >= bound,
+        "maximum": lambda bound: lambda value: not _is_number(value) or value <= bound,
+        "exclusiveMinimum": lambda bound: lambda value: not _is_number(value) or value > bound,
+        "exclusiveMaximum": lambda bound: lambda value: not _is_number(value) or value < bound,
     }
-    for keyword, holds in comparisons.items():
+    for keyword, bounded in comparisons.items():
         if keyword in schema:
-            yield partial(_bounded, holds, schema[keyword])
-
-
-def _bounded(holds: Callable[[Any, Any], bool], bound: Any, value: Any) -> bool:
-    return not _is_number(value) or holds(value, bound)
+            yield bounded(schema[keyword])
 
 
 def _array_checks(schema: dict[str, Any]) -> Iterator[Predicate]:
