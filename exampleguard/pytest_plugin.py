@@ -10,11 +10,22 @@ dispositions, coverage). ``--exampleguard-dryrun`` adds one item per dry run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    # Only for annotations: the plugin imports exampleguard when it is enabled, so that a
+    # pytest run without it pays nothing.
+    from exampleguard.catalog import LoadedCatalog
+    from exampleguard.config import Config
+    from exampleguard.diagnostics import Diagnostic
+    from exampleguard.pipeline import Evaluation, ExampleResult
+    from exampleguard.report.data import DryRunEntry
+    from exampleguard.sources import ExampleRecord
 
 __all__ = [
     "CatalogFile",
@@ -28,7 +39,85 @@ __all__ = [
     "pytest_configure",
 ]
 
-_STATE_KEY = pytest.StashKey[dict[str, Any]]()
+
+@dataclass(frozen=True)
+class _Evaluated:
+    """``validate``'s evaluation, once per session, with its results by item name."""
+
+    evaluation: Evaluation | None
+    unusable: list[Diagnostic]
+    by_example: dict[tuple[str, int], ExampleResult]
+    by_address: dict[str, ExampleResult]
+
+    def usable(self) -> Evaluation:
+        """The evaluation; fail the item with why there is none."""
+        if self.evaluation is None:
+            raise ExampleFailure(_lines(self.unusable))
+        return self.evaluation
+
+
+@dataclass
+class _Session:
+    """What the plugin knows in one pytest session; ``config`` is set whenever it is enabled."""
+
+    enabled: bool
+    config: Config | None
+    dry: bool
+    collected: bool = False
+    """Whether the catalog was collected as a file, so its items are not appended again."""
+    _evaluated: _Evaluated | None = field(default=None, repr=False)
+    _dry_runs: dict[tuple[str, int], DryRunEntry] | str | None = field(default=None, repr=False)
+
+    @property
+    def settings(self) -> Config:
+        """The configuration of an enabled session."""
+        assert self.config is not None, "an enabled session has a configuration"
+        return self.config
+
+    def evaluated(self) -> _Evaluated:
+        """Run ``validate``'s evaluation on first use; every item reads the same one."""
+        if self._evaluated is None:
+            from exampleguard.commands.validate import run_evaluation
+
+            evaluation, unusable = run_evaluation(self.settings)
+            by_example: dict[tuple[str, int], ExampleResult] = {}
+            by_address: dict[str, ExampleResult] = {}
+            for result in evaluation.examples if evaluation is not None else ():
+                if result.tool is None:
+                    by_address.setdefault(result.address, result)
+                else:
+                    by_example.setdefault((result.tool, result.index), result)
+            self._evaluated = _Evaluated(evaluation, unusable, by_example, by_address)
+        return self._evaluated
+
+    def dry_runs(self) -> dict[tuple[str, int], DryRunEntry]:
+        """Every dry run, run once on first use; fail the item with why they cannot run."""
+        if self._dry_runs is None:
+            evaluated = self.evaluated()
+            if evaluated.evaluation is None:
+                self._dry_runs = _lines(evaluated.unusable)
+            else:
+                from exampleguard.commands.dryrun import dry_run
+
+                # The contract verdicts the example items used: validated once per session.
+                outcome = dry_run(
+                    self.settings,
+                    jobs=None,
+                    tools=[],
+                    examples=[],
+                    shard=None,
+                    evaluation=evaluated.evaluation,
+                )
+                if outcome.unusable or outcome.report is None:
+                    self._dry_runs = _lines(outcome.unusable)
+                else:
+                    self._dry_runs = {(r.tool, r.index): r for r in outcome.report.dry_runs}
+        if isinstance(self._dry_runs, str):
+            raise ExampleFailure(self._dry_runs)
+        return self._dry_runs
+
+
+_SESSION_KEY = pytest.StashKey[_Session]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,7 +149,7 @@ def _enabled(config: pytest.Config) -> tuple[bool, bool]:
     return wanted, dry
 
 
-def _load(config: pytest.Config) -> tuple[Any, str | None]:
+def _load(config: pytest.Config) -> tuple[Config | None, str | None]:
     """The exampleguard configuration, or ``None`` and why it cannot be used."""
     from exampleguard.config import ConfigError, load_config
 
@@ -75,15 +164,15 @@ def _load(config: pytest.Config) -> tuple[Any, str | None]:
         return None, error.diagnostic.message
 
 
-def _state_for(config: pytest.Config) -> dict[str, Any] | None:
-    """The plugin's state when it is enabled (set up on first use), else ``None``."""
-    if _STATE_KEY in config.stash:
-        state = config.stash[_STATE_KEY]
-        return state if state.get("enabled") else None
+def _session_for(config: pytest.Config) -> _Session | None:
+    """The plugin's session when it is enabled (set up on first use), else ``None``."""
+    if _SESSION_KEY in config.stash:
+        session = config.stash[_SESSION_KEY]
+        return session if session.enabled else None
     wanted, dry = _enabled(config)
     settings, problem = _load(config)
     enabled = wanted or (settings is not None and settings.settings.pytest)
-    config.stash[_STATE_KEY] = {"enabled": enabled, "config": settings, "dry": dry}
+    session = config.stash[_SESSION_KEY] = _Session(enabled, settings, dry)
     if not enabled:
         return None
     if settings is None:
@@ -93,18 +182,23 @@ def _state_for(config: pytest.Config) -> dict[str, Any] | None:
             f"exampleguard: the catalog {settings.catalog_path} does not exist "
             f"(`catalog` in {settings.source})"
         )
-    return config.stash[_STATE_KEY]
+    return session
+
+
+def _session(node: pytest.Item | pytest.File) -> _Session:
+    """The session of a collected node: the plugin was enabled to collect it."""
+    return node.config.stash[_SESSION_KEY]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Stop the session before collection when the plugin is enabled but cannot work."""
-    _state_for(config)
+    _session_for(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collect the catalog when pytest is pointed at it (``pytest catalog.json::TOOL[0]``)."""
-    state = _state_for(parent.config)
-    if state is None or file_path != state["config"].catalog_path:
+    session = _session_for(parent.config)
+    if session is None or file_path != session.settings.catalog_path:
         return None
     # pytest makes a collector for every file of each folder it walks through, also on the way
     # to `testpaths` or a named test: only collecting the catalog's items counts as collecting
@@ -121,29 +215,11 @@ def pytest_collection_modifyitems(
     Whatever ``testpaths`` and the arguments select, an enabled plugin checks the catalog: its
     items are added first (``tryfirst``), so ``-k``, ``-m`` and ``--deselect`` still apply to them.
     """
-    state = _state_for(config)
-    if state is None or state.get("collected"):
+    plugin = _session_for(config)
+    if plugin is None or plugin.collected:
         return
-    catalog = CatalogFile.from_parent(session, path=state["config"].catalog_path)
+    catalog = CatalogFile.from_parent(session, path=plugin.settings.catalog_path)
     items.extend(catalog.collect())
-
-
-def _state(node: pytest.Item | pytest.File) -> dict[str, Any]:
-    state = node.config.stash[_STATE_KEY]
-    if "evaluation" not in state:
-        from exampleguard.commands.validate import run_evaluation
-
-        evaluation, unusable = run_evaluation(state["config"])
-        state["evaluation"], state["unusable"] = evaluation, unusable
-        results: dict[tuple[str | None, int], Any] = {}
-        named: dict[str, Any] = {}
-        for result in evaluation.examples if evaluation is not None else ():
-            if result.tool is None:
-                named.setdefault(result.address, result)
-            else:
-                results.setdefault((result.tool, result.index), result)
-        state["results"], state["named"] = results, named
-    return state
 
 
 class CatalogFile(pytest.File):
@@ -151,7 +227,7 @@ class CatalogFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         """Yield an item per example, the repository checks, and (optionally) the dry runs."""
-        self.config.stash[_STATE_KEY]["collected"] = True
+        _session(self).collected = True
         from exampleguard.catalog import load_catalog
         from exampleguard.documents import SourceError
         from exampleguard.sources.catalog import catalog_examples
@@ -168,7 +244,7 @@ class CatalogFile(pytest.File):
             )
         yield from self._documentation(loaded)
         yield RepositoryItem.from_parent(self, name="repository")
-        if self.config.stash[_STATE_KEY]["dry"]:
+        if _session(self).dry:
             for position, tool in enumerate(loaded.catalog.tools):
                 if tool.capability is None:
                     continue
@@ -180,12 +256,12 @@ class CatalogFile(pytest.File):
                         index=record.index,
                     )
 
-    def _documentation(self, loaded: Any) -> Iterator[pytest.Item]:
+    def _documentation(self, loaded: LoadedCatalog) -> Iterator[pytest.Item]:
         """An item per example of the documentation, named where it is (``README.md:42``)."""
         from exampleguard.documents import SourceError
         from exampleguard.sources import SOURCES, SourceContext
 
-        config = self.config.stash[_STATE_KEY]["config"]
+        config = _session(self).settings
         seen: set[str] = set()
         # Every source but the catalog, whose examples are the TOOL[INDEX] items above.
         for source in SOURCES:
@@ -202,11 +278,13 @@ class CatalogFile(pytest.File):
         if any(source.reads_tree for source in SOURCES):
             # The examples that come with the tree (help text): only the evaluation loads it,
             # importing a live tree once for the whole session.
-            evaluation = _state(self)["evaluation"]
+            evaluation = _session(self).evaluated().evaluation
             named = [r for r in evaluation.examples if r.tool is None] if evaluation else []
             yield from self._located(config, [r for r in named if r.address not in seen], seen)
 
-    def _located(self, config: Any, records: Any, seen: set[str]) -> Iterator[pytest.Item]:
+    def _located(
+        self, config: Config, records: Iterable[ExampleRecord], seen: set[str]
+    ) -> Iterator[pytest.Item]:
         """An item per example of one source, named by its address."""
         for record in records:
             seen.add(record.address)
@@ -224,7 +302,7 @@ class ExampleFailure(Exception):
     """An example (or a repository check) has defects; the message lists them."""
 
 
-def _lines(diagnostics: list[Any]) -> str:
+def _lines(diagnostics: Iterable[Diagnostic]) -> str:
     from exampleguard.report import diagnostic_entry
     from exampleguard.report.text import diagnostic_lines
 
@@ -240,14 +318,16 @@ class ExampleItem(pytest.Item):
 
     def runtest(self) -> None:
         """Fail with the example's diagnostics if it has any error."""
-        state = _state(self)
-        if state["evaluation"] is None:
-            raise ExampleFailure(_lines(state["unusable"]))
-        result = state["results"].get((self.tool, self.index))
+        evaluated = _session(self).evaluated()
+        evaluated.usable()
+        result = self._result(evaluated)
         if result is None:
-            raise ExampleFailure(f"{self.tool}[{self.index}] was not evaluated")
+            raise ExampleFailure(f"{self.name} was not evaluated")
         if not result.ok:
-            raise ExampleFailure(f"$ {result.command}\n{_lines(list(result.diagnostics))}")
+            raise ExampleFailure(f"$ {result.command}\n{_lines(result.diagnostics)}")
+
+    def _result(self, evaluated: _Evaluated) -> ExampleResult | None:
+        return evaluated.by_example.get((self.tool, self.index))
 
     def repr_failure(
         self,
@@ -273,16 +353,8 @@ class DocExampleItem(ExampleItem):
         super().__init__(tool="", index=-1, **kwargs)
         self.address, self.file, self.line = address, file, line
 
-    def runtest(self) -> None:
-        """Fail with the example's diagnostics if it has any error."""
-        state = _state(self)
-        if state["evaluation"] is None:
-            raise ExampleFailure(_lines(state["unusable"]))
-        result = state["named"].get(self.address)
-        if result is None:
-            raise ExampleFailure(f"{self.address} was not evaluated")
-        if not result.ok:
-            raise ExampleFailure(f"$ {result.command}\n{_lines(list(result.diagnostics))}")
+    def _result(self, evaluated: _Evaluated) -> ExampleResult | None:
+        return evaluated.by_address.get(self.address)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         """The Markdown file and line of the example."""
@@ -300,10 +372,7 @@ class RepositoryItem(ExampleItem):
         """Fail with every diagnostic that is not about one example."""
         if self.problem is not None:
             raise ExampleFailure(self.problem)
-        state = _state(self)
-        if state["evaluation"] is None:
-            raise ExampleFailure(_lines(state["unusable"]))
-        evaluation = state["evaluation"]
+        evaluation = _session(self).evaluated().usable()
         owned = {id(d) for result in evaluation.examples for d in result.diagnostics}
         failing = [d for d in evaluation.diagnostics if d.is_error and id(d) not in owned]
         if failing:
@@ -315,31 +384,11 @@ class DryRunItem(ExampleItem):
 
     def runtest(self) -> None:
         """Run the example through the sandbox (all dry runs run once, on the first item)."""
-        state = _state(self)
-        if "dry_runs" not in state and state["evaluation"] is None:
-            state["dry_runs"] = _lines(state["unusable"])
-        elif "dry_runs" not in state:
-            from exampleguard.commands.dryrun import dry_run
-
-            # The contract verdicts the example items used: validated once per session.
-            outcome = dry_run(
-                state["config"],
-                jobs=None,
-                tools=[],
-                examples=[],
-                shard=None,
-                evaluation=state["evaluation"],
-            )
-            if outcome.unusable or outcome.report is None:
-                state["dry_runs"] = _lines(outcome.unusable)
-            else:
-                state["dry_runs"] = {(r.tool, r.index): r for r in outcome.report.dry_runs}
-        runs = state["dry_runs"]
-        if isinstance(runs, str):
-            raise ExampleFailure(runs)
+        session = _session(self)
+        runs = session.dry_runs()
         run = runs.get((self.tool, self.index))
         if run is None:
-            evaluation = state["evaluation"]
+            evaluation = session.evaluated().evaluation
             if evaluation is not None and (self.tool, self.index) in evaluation.review.narrowed:
                 pytest.skip("narrowed by a reviewed disposition; contract validation still ran")
             # A contract failure is never executed, and never counts as a pass.
