@@ -55,6 +55,11 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _REDIRECT = re.compile(r"(?:[0-9]+|\{[A-Za-z_]\w*\})?(?:&>>?|>>?&?|<<<|<<-?|<>|<&?)")
 _OPEN, _CLOSE = "\u1438", "\u1433"
 _SEPARATORS = ("||", "&&", "|&", "|", ";;", ";", "&", "(", ")")
+# Characters that mean something to the scan; a line without any is plain words.
+_SPECIAL = re.compile(r"[\\#|&;()'\"$`<>]")
+# A run of characters inside a word that need no look: everything the scan does not stop at.
+_WORD_RUN = re.compile(r"[^\s|;&\\'\"$<>`()]+")
+_WORD = re.compile(r"[^ \t\n]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +187,12 @@ def program_commands(text: str, program: str) -> list[Command]:
     ``text`` is one logical command line (backslash-newlines included), with placeholders
     already masked. Commands inside ``$(...)`` and backquotes are searched too.
     """
+    if _SPECIAL.search(text) is None:
+        # Most documentation lines are plain words: the scan would find just this.
+        words = [_Word(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+        plain: list[Command] = []
+        _command(words, program, plain)
+        return plain
     found: list[Command] = []
     _scan(text, 0, len(text), program, found)
     return sorted(found, key=lambda command: command.start)
@@ -204,7 +215,9 @@ def _scan(text: str, start: int, end: int, program: str, found: list[Command]) -
             newline = text.find("\n", i, end)
             i = end if newline < 0 else newline
             continue
-        separator = next((s for s in _SEPARATORS if text.startswith(s, i)), None)
+        separator = (
+            next((s for s in _SEPARATORS if text.startswith(s, i)), None) if ch in "|;&()" else None
+        )
         if separator is not None and not _is_redirect_ampersand(text, i, words):
             _command(words, program, found)
             words = []
@@ -228,6 +241,10 @@ def _is_redirect_ampersand(text: str, i: int, words: list[_Word]) -> bool:
 def _word_end(text: str, i: int, end: int, program: str, found: list[Command]) -> int:
     """Where the shell word starting at ``i`` ends; substitutions in it are scanned too."""
     while i < end:
+        run = _WORD_RUN.match(text, i, end)
+        if run is not None:
+            i = run.end()
+            continue
         ch = text[i]
         if ch in " \t\n" or (ch in "|;&" and not _glued_ampersand(text, i)):
             return i
@@ -338,6 +355,8 @@ def _last_own_word(words: list[_Word]) -> int:
 
 
 def _single_quoted(text: str) -> list[tuple[int, int]]:
+    if "'" not in text:
+        return []
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(text):

@@ -100,8 +100,11 @@ class MarkdownSource:
         settings = config.settings
         program = context.catalog.catalog.program
         records: list[ExampleRecord] = []
+        # Every file is under the configuration's folder: shown as that folder is, plus the rest.
+        shown_root = config.display(config.root)
+        prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
         for path in doc_files(config.root, settings.docs):
-            display = config.display(path)
+            display = prefix + path.relative_to(config.root).as_posix()
             text = read_text(path, display)
             if program not in text:
                 # Most files of a docs tree never name the program: nothing to parse.
@@ -180,16 +183,24 @@ def _subdirectories(directory: Path) -> Iterator[Path]:
         yield path
 
 
-_PARSER: list[MarkdownIt] = []
+_PARSERS: dict[bool, MarkdownIt] = {}
 
 
-def _parser() -> MarkdownIt:
-    """One CommonMark parser for the run (imported only when a file names the program)."""
-    if not _PARSER:
+def _parser(*, inline: bool) -> MarkdownIt:
+    """One CommonMark parser for the run (imported only when a file names the program).
+
+    Without ``inline``, the parse stops after the blocks: code blocks and fences are block
+    tokens, and parsing the inline content of every paragraph is most of the rest of the work.
+    """
+    parser = _PARSERS.get(inline)
+    if parser is None:
         from markdown_it import MarkdownIt  # noqa: PLC0415 - only runs that have docs need it
 
-        _PARSER.append(MarkdownIt("commonmark"))
-    return _PARSER[0]
+        parser = MarkdownIt("commonmark")
+        if not inline:
+            parser.disable("inline")
+        _PARSERS[inline] = parser
+    return parser
 
 
 @dataclass(slots=True)
@@ -212,7 +223,7 @@ def markdown_examples(
     origin = MarkdownOrigin(display)
     source_lines = text.splitlines()
     builder = _Builder(origin, program)
-    for token in _parser().parse(text):
+    for token in _parser(inline="inline" in code).parse(text):
         if token.type == "fence" and "fenced" in code and token.map is not None:
             language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
             if language in SHELL_LANGUAGES:
