@@ -91,12 +91,13 @@ class DryRunSettings(StrictModel):
 class Settings(StrictModel):
     """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
 
-    ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
-    (collect examples as test items without ``--exampleguard``) are additions to the SPEC table,
-    and so are ``docs`` (globs of the Markdown files whose command examples are checked; ``[]``
-    turns them off), ``docs_code`` (which kinds of Markdown code hold examples) and
-    ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns them
-    off).
+    ``tree_timeout`` (seconds allowed for importing the application's tree),
+    ``tree_isolation`` (``auto``: the sandbox where the machine has it, plus the child's own
+    guard; ``guard``: the guard alone) and ``pytest`` (collect examples as test items without
+    ``--exampleguard``) are additions to the SPEC table, and so are ``docs`` (globs of the
+    Markdown files whose command examples are checked; ``[]`` turns them off), ``docs_code``
+    (which kinds of Markdown code hold examples) and ``help_examples`` (check the command lines
+    of the tree's help texts; ``false`` turns them off).
     """
 
     catalog: NonEmpty
@@ -107,6 +108,7 @@ class Settings(StrictModel):
     reason_codes: dict[ReasonCode, NonEmpty] = Field(default_factory=dict)
     max_example_chars: PositiveInt = 4096
     tree_timeout: Seconds = 60.0
+    tree_isolation: Literal["auto", "guard"] = "auto"
     pytest: bool = False
     docs: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))

@@ -245,6 +245,7 @@ def _load_tree(
             argvs=argvs,
             paths=paths,
             cache=TreeCache() if config.tree_cache else None,
+            isolation=settings.tree_isolation,
         )
     except SourceError as error:
         diagnostic = error.diagnostic

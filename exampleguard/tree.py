@@ -25,7 +25,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
-from exampleguard.adapters._child import FRAME_LENGTH_BYTES
+import sandbox
+from exampleguard.adapters._child import FRAME_LENGTH_BYTES, TEXT_FRAMES
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.codes import TREE_UNAVAILABLE
 from exampleguard.diagnostics import Diagnostic, Location
@@ -57,6 +58,7 @@ __all__ = [
     "SourcePlace",
     "Tree",
     "TreeCommand",
+    "TreeIsolation",
     "TreeSpec",
     "Verdicts",
     "load_judged_tree",
@@ -211,6 +213,10 @@ class JudgedTree:
     verdicts: Verdicts
 
 
+TreeIsolation = Literal["auto", "guard"]
+"""How the child that imports a live tree is contained (the ``tree_isolation`` setting)."""
+
+
 def load_tree(
     spec: TreeSpec, *, root: Path, display: str, timeout: float = 60.0, program: str | None = None
 ) -> tuple[Tree, Document]:
@@ -233,8 +239,14 @@ def load_judged_tree(
     argvs: Sequence[Sequence[str]] = (),
     paths: Sequence[Sequence[str]] = (),
     cache: TreeCache | None = None,
+    isolation: TreeIsolation = "auto",
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
+
+    A live tree is imported in a child process that cannot change the project: under
+    ``isolation`` ``auto`` in the sandbox (:mod:`sandbox`, bubblewrap) where this machine has
+    it — project read-only, no network, a home of its own — and everywhere under the child's
+    own guard (:mod:`exampleguard.adapters._guard`); ``guard`` uses the guard alone.
 
     ``paths`` are the command paths and aliases the catalog declares: a live Click group's own
     routing is probed for them, so aliases it resolves dynamically are in the tree. The argvs
@@ -251,12 +263,24 @@ def load_judged_tree(
     request = {"argvs": [list(a) for a in unique], "paths": [list(p) for p in paths]}
 
     def extract(asked: dict[str, Any]) -> tuple[str, list[Any], dict[str, Any] | None]:
-        return _extract_in_child(spec, root=root, timeout=timeout, program=program, request=asked)
+        contained = None
+        if isolation == "auto":
+            contained = _extract_contained(
+                spec, root=root, timeout=timeout, program=program, request=asked
+            )
+        return contained or _extract_in_child(
+            spec, root=root, timeout=timeout, program=program, request=asked
+        )
 
     if cache is None:
         text, records, _ = extract(request)
     else:
-        identity = {"tree": str(spec), "root": str(root), "program": program}
+        identity = {
+            "tree": str(spec),
+            "root": str(root),
+            "program": program,
+            "isolation": isolation,
+        }
         text, records = cache.through(identity, request, extract)
     verdicts = [ParseVerdict.from_json(record) for record in records]
     document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
@@ -294,6 +318,106 @@ def _extract_in_child(
             expect_inputs=bool(request.get("inputs")),
             scratch=scratch,
         )
+
+
+_REQUEST_FILE = "request.json"
+
+
+def _extract_contained(
+    spec: TreeSpec, *, root: Path, timeout: float, program: str | None, request: dict[str, Any]
+) -> tuple[str, list[Any], dict[str, Any] | None] | None:
+    """Import the tree in the sandbox, or return ``None`` where the sandbox cannot run here.
+
+    The project is visible read-only; the child's home, cache and temporary directory are in
+    the run's fresh work dir, the only writable place; it has no network. The request travels
+    as a file of the work dir, and the frames come back as text on the child's standard output
+    (the application's own output goes to /dev/null). The whole filesystem is seen read-only at
+    its own paths, so the files the child reports having read are the host's.
+    """
+    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    package_root = str(Path(__file__).resolve().parent.parent)
+    # PYTHONPATH does not pass into a sandbox (it steers the interpreter): the child is told
+    # where to import from instead, the project's directory first.
+    search = [str(root), *entries, package_root]
+    code = (
+        f"import sys; sys.path[:0] = {search!r}; "
+        "from exampleguard.adapters._child import main; main()"
+    )
+    with tempfile.TemporaryDirectory(prefix="exampleguard-request-") as fixtures:
+        request_path = Path(fixtures, _REQUEST_FILE)
+        request_path.write_text(json.dumps(request, ensure_ascii=True), encoding="ascii")
+        # Copied in by the sandbox's own uid (a root caller's runs read only what every user
+        # may); the examples it holds are the catalog's, which the project shows anyway.
+        Path(fixtures).chmod(0o755)
+        request_path.chmod(0o644)
+        argv = [sys.executable, "-c", code, spec.framework, spec.module, spec.attribute]
+        argv += [TEXT_FRAMES, program or "", f"@{_REQUEST_FILE}", ".", str(root)]
+        policy = sandbox.Policy(
+            argv=tuple(argv),
+            fixtures=Path(fixtures),
+            project_dir=root,
+            readable=_python_paths([*entries, package_root]),
+            # An import may map much more memory than it uses, and start threads; the guard
+            # refuses new processes, and the timeout bounds the run. (A process limit counts
+            # the sandbox uid's tasks across concurrent runs, so it is left to the dry runs.)
+            limits=sandbox.Limits(
+                timeout_s=timeout,
+                output_bytes=sandbox.MAX_OUTPUT_BYTES,
+                memory_mb=None,
+                max_processes=None,
+            ),
+        )
+        try:
+            outcome = sandbox.run(policy)
+        except sandbox.IsolationUnavailable:
+            return None
+    if outcome.status is sandbox.Status.TIMED_OUT:
+        raise SourceError(
+            _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
+        )
+    result = _ChildOutcome(bytearray(), bytearray(outcome.stderr.encode("utf-8", "replace")))
+    result.too_large = outcome.stdout_truncated
+    result.frames = _text_frames(outcome.stdout)
+    if not result.frames and _sandbox_failed(outcome):
+        # The sandbox itself could not run here (a project directory its uid cannot read, the
+        # sandbox's own process lost): like a machine without one, the guard alone remains.
+        return None
+    return _frames_result(spec, result, outcome.exit_code, expect_verdicts=bool(request["argvs"]))
+
+
+def _sandbox_failed(outcome: sandbox.Outcome) -> bool:
+    """Whether the sandbox failed on its own account, before or around the child (not the child)."""
+    if outcome.status is sandbox.Status.NOT_STARTED:
+        return True
+    detail = outcome.detail or ""
+    return outcome.status is sandbox.Status.CRASHED and (
+        "reported no exit status" in detail or detail.startswith("bubblewrap failed")
+    )
+
+
+def _text_frames(stdout: str) -> dict[bytes, bytes]:
+    """The frames a child sent as text (kind, 16 hexadecimal digits of length, JSON)."""
+    data = stdout.encode("ascii", "replace")
+    frames: dict[bytes, bytes] = {}
+    width = 2 * FRAME_LENGTH_BYTES
+    at = 0
+    while at + 1 + width <= len(data):
+        try:
+            length = int(data[at + 1 : at + 1 + width], 16)
+        except ValueError:
+            break
+        start = at + 1 + width
+        if start + length > len(data):
+            break
+        frames[data[at : at + 1]] = data[start : start + length]
+        at = start + length
+    return frames
+
+
+def _python_paths(entries: Sequence[str]) -> tuple[Path, ...]:
+    """What the interpreter needs to see: its installations, and where it imports from."""
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *entries}
+    return tuple(Path(p) for p in sorted(found) if p and Path(p).exists())
 
 
 def _run_child(
@@ -355,14 +479,21 @@ def _run_child(
         raise SourceError(
             _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
         )
+    return _frames_result(spec, outcome, process.returncode, expect_verdicts=expect_verdicts)
+
+
+def _frames_result(
+    spec: TreeSpec, outcome: _ChildOutcome, returncode: int | None, *, expect_verdicts: bool
+) -> tuple[str, list[Any], dict[str, Any] | None]:
+    """The tree text, verdict records and inputs a child sent, or its failure as an error."""
     tree = outcome.frame(_TREE)
     if tree is None or outcome.too_large or outcome.frame(_ERROR) is not None:
-        raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
+        raise SourceError(_unavailable(spec, _child_failure(outcome, returncode)))
     records: list[Any] = []
     if expect_verdicts:
         judged = outcome.frame(_VERDICTS)
         if judged is None:
-            raise SourceError(_unavailable(spec, _child_failure(outcome, process.returncode)))
+            raise SourceError(_unavailable(spec, _child_failure(outcome, returncode)))
         records = json.loads(judged).get("verdicts", [])
     read = outcome.frame(_INPUTS)
     inputs = json.loads(read) if read is not None else None
@@ -537,10 +668,11 @@ def _child_failure(outcome: _ChildOutcome, returncode: int | None) -> str:
     return f"exited with status {returncode} while importing, before producing a tree{detail}"
 
 
-def _unavailable(spec: TreeSpec, reason: str) -> Diagnostic:
+def _unavailable(spec: TreeSpec, reason: str, hint: str | None = None) -> Diagnostic:
     return TREE_UNAVAILABLE.diagnostic(
         message=f"tree {spec}: {reason}",
-        hint="The tree is imported in a child process from the configuration's directory; "
+        hint=hint
+        or "The tree is imported in a child process from the configuration's directory; "
         "check that `python -c 'import MODULE'` works there.",
         location=Location(str(spec)),
     )

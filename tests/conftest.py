@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,6 +27,37 @@ settings.register_profile(
     "long", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
 )
 settings.load_profile("default")
+
+
+class ReadableTempPaths:
+    """pytest's temporary-directory factory, making directories readable like a checkout.
+
+    A root caller's sandboxed runs (dry runs, a live tree's import) execute as the sandbox's own
+    uid, which reads only what every user may; pytest makes its temporary dirs 0700.
+    """
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self._factory = factory
+
+    def mktemp(self, basename: str, numbered: bool = True) -> Path:
+        path = self._factory.mktemp(basename, numbered)
+        path.chmod(0o755)
+        return path
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._factory, name)
+
+
+@pytest.fixture(scope="session")
+def tmp_path_factory(tmp_path_factory: pytest.TempPathFactory) -> ReadableTempPaths:
+    return ReadableTempPaths(tmp_path_factory)
+
+
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """pytest's temporary directory, readable like a checkout (see :class:`ReadableTempPaths`)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -646,7 +646,9 @@ def child_project(root: Path, source: str, timeout: float = 30) -> None:
     (root / "app_module.py").write_text(source, encoding="utf-8")
     (root / "catalog.json").write_text(json.dumps(CHILD_CATALOG), encoding="utf-8")
     (root / "exampleguard.toml").write_text(
-        f'catalog = "catalog.json"\ntree = "click:app_module:cli"\ntree_timeout = {timeout}\n',
+        f'catalog = "catalog.json"\ntree = "click:app_module:cli"\ntree_timeout = {timeout}\n'
+        # The plain child's own handling of a misbehaving import is what is tested here.
+        'tree_isolation = "guard"\n',
         encoding="utf-8",
     )
 

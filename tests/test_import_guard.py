@@ -2,10 +2,11 @@
 
 The child that imports a tree runs the application's code under a guard (an audit hook that
 refuses writes outside a scratch directory, starting programs and network use) with a home of
-its own in that scratch directory; a tree spec is checked before anything is called: a Click
-command named with ``argparse:`` is refused with the right spelling, and only a zero-argument
-factory is called. Each case ends in exit 2 ``tree-unavailable`` with nothing in the project
-changed.
+its own in that scratch directory, and — with ``tree_isolation = "auto"``, where the machine
+has bubblewrap — inside the sandbox too (project read-only, no network). A tree spec is checked
+before anything is called: a Click command named with ``argparse:`` is refused with the right
+spelling, and only a zero-argument factory is called. Each case ends in exit 2
+``tree-unavailable`` with nothing in the project changed, with the sandbox and without it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+import sandbox
 from tests.support.project import app_project_files, run_cli
+from tests.support.unguarded import UNGUARDED
 
 MODULE = "app_module"
 
@@ -70,10 +73,28 @@ def cli(x):
 """
 
 
-def _project(root: Path, module: str, tree: str) -> dict[str, str]:
-    files = app_project_files(module=MODULE)
+def _bubblewrap() -> bool:
+    return any(r.name == "bwrap" and r.available for r in sandbox.probe_backends())
+
+
+# "auto" is the sandbox only where the machine has it; without it, auto is the guard alone.
+ISOLATIONS = [
+    pytest.param(
+        "auto",
+        marks=pytest.mark.skipif(not _bubblewrap(), reason="bubblewrap is not available here"),
+        id="with-bubblewrap",
+    ),
+    pytest.param("guard", id="without-bubblewrap"),
+]
+
+
+def _project(root: Path, module: str, tree: str, isolation: str = "guard") -> dict[str, str]:
+    files = app_project_files(module=MODULE, isolation=isolation)
     files[f"{MODULE}.py"] = module
-    files["exampleguard.toml"] = f'catalog = "catalog.json"\ntree = "{tree}"\ntree_timeout = 20\n'
+    files["exampleguard.toml"] = (
+        f'catalog = "catalog.json"\ntree = "{tree}"\ntree_timeout = 20\n'
+        f'tree_isolation = "{isolation}"\n'
+    )
     for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
     return files
@@ -124,10 +145,11 @@ def _unchanged(root: Path, files: dict[str, str]) -> None:
         "a-function-named-as-click",
     ],
 )
+@pytest.mark.parametrize("isolation", ISOLATIONS)
 def test_what_would_change_the_project_is_refused_and_nothing_changes(
-    tmp_path: Path, module: str, tree: str, message: str
+    tmp_path: Path, module: str, tree: str, message: str, isolation: str
 ) -> None:
-    files = _project(tmp_path, module, tree)
+    files = _project(tmp_path, module, tree, isolation)
     result = run_cli(["validate"], cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "tree-unavailable" in result.stderr
@@ -136,7 +158,10 @@ def test_what_would_change_the_project_is_refused_and_nothing_changes(
     _unchanged(tmp_path, files)
 
 
-def test_an_import_may_write_to_its_own_home_and_temporary_directory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_an_import_may_write_to_its_own_home_and_temporary_directory(
+    tmp_path: Path, isolation: str
+) -> None:
     module = (
         "import os, pathlib, tempfile\n"
         "cache = pathlib.Path.home() / '.cache' / 'app'\n"
@@ -145,11 +170,32 @@ def test_an_import_may_write_to_its_own_home_and_temporary_directory(tmp_path: P
         "tempfile.NamedTemporaryFile(delete=False).write(b'x')\n"
         "assert not str(pathlib.Path.home()).startswith(os.getcwd())\n" + CLICK_TAIL
     )
-    files = _project(tmp_path, module, "click:app_module:cli")
+    files = _project(tmp_path, module, "click:app_module:cli", isolation)
     result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["ok"] is True
     _unchanged(tmp_path, files)
+
+
+# A write through libc, which the guard's audit hook cannot see.
+WRITES_BELOW_THE_GUARD = UNGUARDED + "write_file('created-below-the-guard.txt', 'x')\n" + CLICK_TAIL
+
+
+@pytest.mark.skipif(not _bubblewrap(), reason="bubblewrap is not available here")
+def test_the_sandbox_holds_where_the_guard_is_bypassed(tmp_path: Path) -> None:
+    files = _project(tmp_path, WRITES_BELOW_THE_GUARD, "click:app_module:cli", "auto")
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    # The project is read-only in the sandbox: the write failed, the import went on.
+    _unchanged(tmp_path, files)
+
+
+def test_the_guard_alone_does_not_see_below_python(tmp_path: Path) -> None:
+    """The documented limit of the guard (why the sandbox is used where the machine has it)."""
+    _project(tmp_path, WRITES_BELOW_THE_GUARD, "click:app_module:cli", "guard")
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "created-below-the-guard.txt").exists()
 
 
 def test_a_zero_argument_factory_is_called(tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
 """The tree cache: a live tree is imported again exactly when something it came from changed.
 
 Each test runs the real CLI on a project whose tree is a live Click application, with the
-cache in a directory of the test's own (``XDG_CACHE_HOME``). Whether a run imported the
-application is seen from outside: the application refuses to be imported while ``REFUSE`` is
-set in the environment, which is not part of the cache key, so a run with it set succeeds only
-from the cache.
+cache in a directory of the test's own (``XDG_CACHE_HOME``), and the import contained as it is
+by default (in the sandbox where the machine has bubblewrap). Whether a run imported the
+application is seen from outside: the application refuses to be imported while a file
+``control/refuse`` exists in the project, which is not part of the cache key (the import never
+lists that directory), so a run with it there succeeds only from the cache. A file, not an
+environment variable: the sandbox gives the import an environment of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import click
 
 from app_options import NAME
 
-if os.environ.get("REFUSE"):
+if os.path.exists(os.path.join(os.path.dirname(__file__), "control", "refuse")):
     raise RuntimeError("imported although cached")
 
 
@@ -60,6 +62,7 @@ def project(tmp_path: Path) -> Path:
     )
     (root / "app_module.py").write_text(APP, encoding="utf-8")
     (root / "app_options.py").write_text('NAME = "--x"\n', encoding="utf-8")
+    (root / "control").mkdir()
     counts = run_cli(["counts", "--write", "--no-cache"], cwd=root)
     assert counts.returncode == 0, counts.stderr
     settle(root)
@@ -75,10 +78,13 @@ def cache(tmp_path: Path) -> Path:
 def validate(root: Path, cache: Path, *args: str, refuse: bool = False) -> tuple[int, str]:
     """Run ``validate`` in ``root``; its exit code and its output, stdout then stderr."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    env.pop("REFUSE", None)
+    marker = root / "control" / "refuse"
     if refuse:
-        env["REFUSE"] = "1"
-    result = run_cli(["validate", *args], cwd=root, env=env)
+        marker.write_text("", encoding="utf-8")
+    try:
+        result = run_cli(["validate", *args], cwd=root, env=env)
+    finally:
+        marker.unlink(missing_ok=True)
     return result.returncode, result.stdout + result.stderr
 
 
@@ -135,7 +141,6 @@ def test_a_module_added_where_it_shadows_an_imported_one_is_seen(
     (library / "app_options.py").write_text('NAME = "--x"\n', encoding="utf-8")
     settle(project)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(library)}
-    env.pop("REFUSE", None)
     assert run_cli(["validate"], cwd=project, env=env).returncode == 0
     (project / "app_options.py").write_text('NAME = "--w"\n', encoding="utf-8")
     result = run_cli(["validate"], cwd=project, env=env)

@@ -1,21 +1,25 @@
 """Entry point of the child process that imports an application and snapshots its tree.
 
-Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST_FD [SCRATCH]]``.
-The result is
-written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``V`` for verdicts,
-``E`` for an error), an 8-byte big-endian length, then that many bytes of JSON: the snapshot,
-the verdicts, or an ``{"error": ...}`` record. The application's own output is left alone.
+Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST [SCRATCH [ROOT]]]``.
+The result is written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``V``
+for verdicts, ``E`` for an error, ``I`` for inputs), an 8-byte big-endian length, then that many
+bytes of JSON: the snapshot, the verdicts, or an ``{"error": ...}`` record. The application's
+own output is left alone. ``FD`` ``stdout`` (inside a sandbox, where no descriptor passes in)
+sends the frames as text on standard output instead — the length as 16 hexadecimal digits,
+ASCII JSON — and sends the application's own output to /dev/null.
 Anything the application does — raising, exiting, printing — becomes an error record here, in
 the child, and never reaches exampleguard's process.
 
-``REQUEST_FD``, when given, is read to its end before the application is imported: a JSON
+``REQUEST`` (a descriptor, or ``@PATH`` for a file), when given, is read to its end before
+the application is imported: a JSON
 object with ``argvs`` (each example's words after the program, to be parsed by the framework's
 own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
 aliases a catalog declares, probed through the groups' own routing). A ``V`` frame with one
 verdict per argv, in order, follows the tree; with ``inputs`` true, an ``I`` frame listing
 the files and directories the import read comes last (:mod:`._inputs`). ``SCRATCH``, when
 given, is the only directory the application may write to while it is imported and judged
-(:mod:`._guard`).
+(:mod:`._guard`). ``ROOT``, when given, is the directory the application is imported from
+(the project's), entered once the guard is in place.
 
 The child ends with ``os._exit`` as soon as the frame is written: threads, ``atexit`` hooks and
 finalizers the application registered while imported must not hold up (or write over) a tree
@@ -29,6 +33,7 @@ import contextlib
 import importlib
 import json
 import os
+import pathlib
 import sys
 import traceback
 from collections.abc import Callable
@@ -47,19 +52,33 @@ from exampleguard.adapters.judge_argparse import ArgparseJudge
 from exampleguard.adapters.judge_click import ClickJudge
 from exampleguard.adapters.verdict import ParseVerdict
 
-__all__ = ["FRAME_LENGTH_BYTES", "main"]
+__all__ = ["FRAME_LENGTH_BYTES", "TEXT_FRAMES", "main"]
 
 FRAME_LENGTH_BYTES = 8
+TEXT_FRAMES = "stdout"
+"""The FD argument that sends the frames as text on standard output (inside a sandbox): the
+kind byte, the length as 16 hexadecimal digits, then ASCII JSON."""
+_TEXT_FRAMES = False
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Import the application named on the command line, write its frames, and exit."""
+    global _TEXT_FRAMES  # noqa: PLW0603 - one setting for the whole (short-lived) process
     arguments = argv or sys.argv[1:]
     framework, module, attribute, fd_text, program = arguments[:5]
-    fd = int(fd_text)
+    if fd_text == TEXT_FRAMES:
+        # Inside a sandbox the frames go out on standard output, as text; the application's
+        # own output goes to /dev/null so that it cannot be taken for a frame.
+        fd = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+        _TEXT_FRAMES = True
+    else:
+        fd = int(fd_text)
     # Programs the application starts with exec must not inherit the result pipe.
     os.set_inheritable(fd, False)
-    request = _read_request(int(arguments[5])) if len(arguments) > 5 else {}
+    request = _read_request(arguments[5]) if len(arguments) > 5 else {}
     recorder = InputRecorder(arguments[6:7])
     if request.get("inputs"):
         # What the import reads, for the tree cache to see when the tree is stale.
@@ -68,6 +87,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
         # From here on the application's code runs: it may not change anything outside the
         # scratch directory, start programs or use the network (see _guard for the limits).
         install_guard([arguments[6]])
+    if len(arguments) > 7 and arguments[7]:
+        # Imported from the project's directory, as running the application from there would.
+        os.chdir(arguments[7])
     # Each word as the program's own sys.argv would hold it: decoded afresh from bytes. argparse
     # tells a value from its default by identity, and which strings CPython shares (one
     # character long, from 3.13 on) differs between JSON's decoder and the command line's.
@@ -99,12 +121,15 @@ def main(argv: list[str] | None = None) -> NoReturn:
     _exit(True)
 
 
-def _read_request(request_fd: int) -> dict[str, Any]:
-    # Read before the application is imported, and closed, so its code never sees it.
-    chunks = []
-    with os.fdopen(request_fd, "rb") as stream:
-        chunks.append(stream.read())
-    data = json.loads(b"".join(chunks) or b"{}")
+def _read_request(source: str) -> dict[str, Any]:
+    # Read before the application is imported, and closed, so its code never sees it: a
+    # descriptor, or `@PATH` for a file (inside a sandbox, a file of the work dir).
+    if source.startswith("@"):
+        text = pathlib.Path(source[1:]).read_bytes()
+    else:
+        with os.fdopen(int(source), "rb") as stream:
+            text = stream.read()
+    data = json.loads(text or b"{}")
     return data if isinstance(data, dict) else {}
 
 
@@ -178,11 +203,16 @@ def _fail(fd: int, message: str) -> NoReturn:
 
 def _write(fd: int, kind: bytes, record: dict[str, Any]) -> None:
     try:
-        payload = json.dumps(record, ensure_ascii=False).encode("utf-8", errors="surrogatepass")
+        # As text frames, ASCII throughout: the JSON with its escapes.
+        text = json.dumps(record, ensure_ascii=_TEXT_FRAMES)
+        payload = text.encode("utf-8", errors="surrogatepass")
     except (TypeError, ValueError, RecursionError) as error:
         kind = b"E"
         payload = json.dumps({"error": f"produced a tree that is not JSON: {error}"}).encode()
-    frame = kind + len(payload).to_bytes(FRAME_LENGTH_BYTES, "big") + payload
+    if _TEXT_FRAMES:
+        frame = kind + b"%0*x" % (2 * FRAME_LENGTH_BYTES, len(payload)) + payload
+    else:
+        frame = kind + len(payload).to_bytes(FRAME_LENGTH_BYTES, "big") + payload
     view = memoryview(frame)
     with contextlib.suppress(OSError):
         while view:

@@ -189,9 +189,14 @@ def cli(x):
 
 
 def app_project_files(
-    source: str = "", *, timeout: float = 20, module: str = "app_module"
+    source: str = "", *, timeout: float = 20, module: str = "app_module", isolation: str = "guard"
 ) -> dict[str, str]:
-    """The files of a project whose tree is ``click:MODULE:cli``, imported after ``source`` ran."""
+    """The files of a project whose tree is ``click:MODULE:cli``, imported after ``source`` ran.
+
+    ``isolation`` is the project's ``tree_isolation``: ``guard`` (the default here) imports the
+    tree in a plain child process, whose own handling of a misbehaving import is what these
+    projects test; ``auto`` adds the sandbox where the machine has it.
+    """
     catalog = {
         "format": "exampleguard.catalog/v1",
         "program": "app",
@@ -209,6 +214,7 @@ def app_project_files(
     return {
         "exampleguard.toml": (
             f'catalog = "catalog.json"\ntree = "click:{module}:cli"\ntree_timeout = {timeout}\n'
+            f'tree_isolation = "{isolation}"\n'
         ),
         "catalog.json": json.dumps(catalog),
         "exampleguard-counts.json": json.dumps(counts),
