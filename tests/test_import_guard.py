@@ -11,7 +11,10 @@ spelling, and only a zero-argument factory is called. Each case ends in exit 2
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,6 +109,16 @@ def _unchanged(root: Path, files: dict[str, str]) -> None:
         assert (root / name).read_text(encoding="utf-8") == text, name
 
 
+def _refused_unchanged(root: Path, files: dict[str, str], message: str) -> None:
+    """``validate`` stops with exit 2 ``tree-unavailable`` saying ``message``; nothing changed."""
+    result = run_cli(["validate"], cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "tree-unavailable" in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    _unchanged(root, files)
+
+
 @pytest.mark.parametrize(
     ("module", "tree", "message"),
     [
@@ -149,13 +162,7 @@ def _unchanged(root: Path, files: dict[str, str]) -> None:
 def test_what_would_change_the_project_is_refused_and_nothing_changes(
     tmp_path: Path, module: str, tree: str, message: str, isolation: str
 ) -> None:
-    files = _project(tmp_path, module, tree, isolation)
-    result = run_cli(["validate"], cwd=tmp_path)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "tree-unavailable" in result.stderr
-    assert message in result.stderr
-    assert "Traceback" not in result.stderr
-    _unchanged(tmp_path, files)
+    _refused_unchanged(tmp_path, _project(tmp_path, module, tree, isolation), message)
 
 
 @pytest.mark.parametrize("isolation", ISOLATIONS)
@@ -198,6 +205,91 @@ def test_the_guard_alone_does_not_see_below_python(tmp_path: Path) -> None:
     assert (tmp_path / "created-below-the-guard.txt").exists()
 
 
+# Imports that need what the sandbox withholds, reached through libc below the guard, and that
+# stop when they do not get it (as an application that cannot do without them would).
+NEEDS_A_WRITE = (
+    UNGUARDED
+    + """
+fd = _libc.open(b"created-below-the-guard.txt", os.O_WRONLY | os.O_CREAT, 0o644)
+if fd < 0:
+    raise OSError(ctypes.get_errno(), "the project could not be written")
+_libc.close(fd)
+"""
+    + CLICK_TAIL
+)
+NEEDS_THE_NETWORK = (
+    UNGUARDED
+    + """
+import socket, struct
+
+PORT = {port}
+connection = socket.socket()
+address = struct.pack("=H", socket.AF_INET) + struct.pack("!H", PORT) + bytes([127, 0, 0, 1])
+address += bytes(8)
+if _libc.connect(connection.fileno(), address, len(address)) != 0:
+    raise OSError(ctypes.get_errno(), "the network could not be reached")
+"""
+    + CLICK_TAIL
+)
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A TCP listener on loopback, for an import to connect to."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+def _connections(server: socket.socket) -> int:
+    count = 0
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            server.accept()[0].close()
+            count += 1
+    return count
+
+
+@pytest.mark.skipif(not _bubblewrap(), reason="bubblewrap is not available here")
+@pytest.mark.enable_socket
+@pytest.mark.parametrize(
+    ("needs", "message"),
+    [
+        ("write", "the project could not be written"),
+        ("network", "the network could not be reached"),
+    ],
+)
+def test_an_import_below_the_guard_fails_cleanly_in_the_sandbox(
+    tmp_path: Path, listener: socket.socket, needs: str, message: str
+) -> None:
+    port = listener.getsockname()[1]
+    module = NEEDS_A_WRITE if needs == "write" else NEEDS_THE_NETWORK.replace("{port}", str(port))
+    files = _project(tmp_path, module, "click:app_module:cli", "auto")
+    # The application's own error, as it stopped: what it needed was not there.
+    _refused_unchanged(tmp_path, files, message)
+    assert _connections(listener) == 0
+
+
+@pytest.mark.enable_socket
+@pytest.mark.parametrize("needs", ["write", "network"])
+def test_the_guard_alone_lets_an_import_below_it_through(
+    tmp_path: Path, listener: socket.socket, needs: str
+) -> None:
+    """What the test above would see without the sandbox: the import gets what it needs."""
+    port = listener.getsockname()[1]
+    module = NEEDS_A_WRITE if needs == "write" else NEEDS_THE_NETWORK.replace("{port}", str(port))
+    _project(tmp_path, module, "click:app_module:cli", "guard")
+    result = run_cli(["validate"], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    if needs == "write":
+        assert (tmp_path / "created-below-the-guard.txt").exists()
+    else:
+        assert _connections(listener) == 1
+
+
 def test_a_zero_argument_factory_is_called(tmp_path: Path) -> None:
     files = _project(tmp_path, ARGPARSE_APP, "argparse:app_module:build")
     result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
@@ -228,3 +320,25 @@ def test_init_refuses_what_is_not_a_parser_and_changes_nothing(
     assert "changed nothing" in result.stderr
     assert "Traceback" not in result.stderr
     _unchanged(tmp_path, files)
+
+
+@pytest.mark.skipif(not _bubblewrap(), reason="bubblewrap is not available here")
+def test_a_run_reports_the_same_with_the_sandbox_and_without(tmp_path: Path) -> None:
+    files = app_project_files()
+    catalog = json.loads(files["catalog.json"])
+    # A defect the real parser finds, so that the reports have something to say.
+    catalog["tools"][0]["examples"].append({"command": "app --x one"})
+    files["catalog.json"] = json.dumps(catalog)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    config = tmp_path / "exampleguard.toml"
+    for output_format in ("text", "json", "sarif"):
+        outputs = []
+        for isolation in ("auto", "guard"):
+            config.write_text(
+                files["exampleguard.toml"].replace('"guard"', f'"{isolation}"'), encoding="utf-8"
+            )
+            result = run_cli(["validate", "--no-cache", "--format", output_format], cwd=tmp_path)
+            assert result.returncode == 1, result.stderr
+            outputs.append((result.stdout, result.stderr))
+        assert outputs[0] == outputs[1]
