@@ -884,7 +884,7 @@ def dispositions_list(
     ] = TextOrJson.text,
     config: ConfigOption = None,
 ) -> None:
-    """List every disposition and exclusion with its status."""
+    """List every disposition, exclusion and doc exception with its status."""
     from exampleguard.commands import records as command
 
     outcome = command.list_records(_load_config(config), as_json=output_format is TextOrJson.json)
@@ -893,7 +893,7 @@ def dispositions_list(
 
 @dispositions_app.command("check")
 def dispositions_check(config: ConfigOption = None) -> None:
-    """Check only the reviewer records and coverage; exit 1 on any defect."""
+    """Check only the reviewer records (doc exceptions too) and coverage; exit 1 on a defect."""
     from exampleguard.commands import records as command
 
     loaded = _load_config(config)

@@ -139,14 +139,21 @@ MATCHED = [
     "notes/cli.pyi",
     "notes.tree.json",
     "snapshots/tree.json",
-]
-NOT_MATCHED = [
+    # The Markdown docs and agent files, whose command examples are checked.
     "README.md",
     "dispositions/README.md",
+    "docs/catalog/index.md",
+    "AGENTS.md",
+    "skills/notes/SKILL.md",
+    "llms.txt",
+]
+NOT_MATCHED = [
     "my-pyproject.toml.bak",
     "setup.cfg",
-    "docs/catalog/index.md",
     "data/records.json",
+    "LICENSE",
+    "docs/notes.txt",
+    "README.md.orig",
 ]
 
 
@@ -313,12 +320,23 @@ def test_the_hook_imports_the_cli_and_fails_when_a_flag_is_renamed_in_its_source
     assert "Passed" in passing.stdout
 
     # A change to an unrelated file does not run it.
-    (root / "README.md").write_text("# notes\n\nMore.\n", encoding="utf-8")
-    _git(root, "add", "README.md", env=git_env)
+    (root / "LICENSE").write_text("All rights reserved.\n", encoding="utf-8")
+    _git(root, "add", "LICENSE", env=git_env)
     skipped = _pre_commit(root, git_env)
     assert skipped.returncode == 0, skipped.stdout + skipped.stderr
     assert "Skipped" in skipped.stdout
-    _git(root, "commit", "-q", "-m", "readme", "--no-verify", env=git_env)
+    _git(root, "commit", "-q", "-m", "licence", "--no-verify", env=git_env)
+
+    # A README change runs it: its command examples are checked.
+    readme = "# notes\n\n```sh\nnotes add --color red x\n```\n"
+    (root / "README.md").write_text(readme, encoding="utf-8")
+    _git(root, "add", "README.md", env=git_env)
+    documented = _pre_commit(root, git_env)
+    assert documented.returncode == 1, documented.stdout + documented.stderr
+    assert "README.md:4:11: unknown-flag --color is not an option of 'notes add'" in (
+        documented.stdout
+    )
+    _git(root, "checkout", "HEAD", "--", "README.md", env=git_env)
 
     # The flag renamed in the CLI's source: the hook runs and the catalog fails.
     _rename_the_flag(project, root, git_env)

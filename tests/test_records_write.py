@@ -678,10 +678,87 @@ def test_list_json_has_every_field(project: Path) -> None:
     ]
 
 
+DOC_EXCEPTIONS = """\
+[[doc_exception]]
+file = "README.md"
+command = "notes add x --prio 3"
+reason_code = "counter-example"
+reason = "Shows the misspelled --prio flag that the next line corrects."
+
+[[doc_exception]]
+file = "README.md"
+command = "notes add x --colour red"
+reason_code = "migration-note"
+reason = "Shows the flag the 2.0 release removed, next to its replacement."
+"""
+
+
+def _with_doc_exceptions(root: Path) -> None:
+    """A README with one wrong-on-purpose example, and two doc exceptions: one of them stale."""
+    (root / "README.md").write_text("```sh\nnotes add x --prio 3\n```\n", encoding="utf-8")
+    (root / "dispositions" / "doc-exceptions.toml").write_text(DOC_EXCEPTIONS, encoding="utf-8")
+
+
+def test_list_shows_doc_exceptions_with_their_status(project: Path) -> None:
+    _with_doc_exceptions(project)
+    result = run_cli(["dispositions", "list"], cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-4:] == [
+        "dispositions/doc-exceptions.toml:1: except README.md: 'notes add x --prio 3'  "
+        "counter-example  [applies]",
+        "    Shows the misspelled --prio flag that the next line corrects.",
+        "dispositions/doc-exceptions.toml:7: except README.md: 'notes add x --colour red'  "
+        "migration-note  [doc-exception-stale]",
+        "    Shows the flag the 2.0 release removed, next to its replacement.",
+    ]
+    entries = json.loads(run_cli(["dispositions", "list", "-f", "json"], cwd=project).stdout)
+    assert [e for e in entries if e["kind"] == "doc_exception"] == [
+        {
+            "kind": "doc_exception",
+            "example_file": "README.md",
+            "command": "notes add x --prio 3",
+            "reason_code": "counter-example",
+            "reason": "Shows the misspelled --prio flag that the next line corrects.",
+            "reviewer": None,
+            "file": "dispositions/doc-exceptions.toml",
+            "line": 1,
+            "status": "applies",
+        },
+        {
+            "kind": "doc_exception",
+            "example_file": "README.md",
+            "command": "notes add x --colour red",
+            "reason_code": "migration-note",
+            "reason": "Shows the flag the 2.0 release removed, next to its replacement.",
+            "reviewer": None,
+            "file": "dispositions/doc-exceptions.toml",
+            "line": 7,
+            "status": "doc-exception-stale",
+        },
+    ]
+
+
+def test_check_fails_on_a_stale_doc_exception_and_names_it(project: Path) -> None:
+    _with_doc_exceptions(project)
+    result = run_cli(["dispositions", "check"], cwd=project)
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = [line for line in result.stdout.splitlines() if "doc-exceptions.toml:" in line]
+    assert found == [
+        "dispositions/doc-exceptions.toml:7:1: doc-exception-stale doc exception for "
+        "'notes add x --colour red' in README.md: no documentation example of the file has "
+        "exactly this text"
+    ]
+    # The example the other record excepts is not checked here, or anywhere.
+    assert "unknown-flag" not in result.stdout
+
+
 def test_list_with_no_records(project: Path) -> None:
     shutil.rmtree(project / "dispositions")
     result = run_cli(["dispositions", "list"], cwd=project)
-    assert (result.returncode, result.stdout) == (0, "no dispositions or exclusions\n")
+    assert (result.returncode, result.stdout) == (
+        0,
+        "no dispositions, exclusions or doc exceptions\n",
+    )
     result = run_cli(["dispositions", "list", "--format", "json"], cwd=project)
     assert (result.returncode, json.loads(result.stdout)) == (0, [])
 

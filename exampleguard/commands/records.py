@@ -17,6 +17,8 @@ from pathlib import Path
 
 from exampleguard.codes import (
     DISPOSITION_INVALID,
+    DOC_EXCEPTION_DUPLICATE,
+    DOC_EXCEPTION_STALE,
     EXCLUSION_DUPLICATE,
     EXCLUSION_INVALID,
     EXCLUSION_STALE,
@@ -32,12 +34,14 @@ from exampleguard.contract import EffectiveTool, build_contract
 from exampleguard.dispositions import (
     EXCLUSIONS_FILE,
     Disposition,
+    DocException,
     Exclusion,
     LoadedDispositions,
     Record,
     RecordError,
     append_record,
     check_dispositions,
+    check_doc_exceptions,
     disposition_file,
     exact_command,
     has_wildcard,
@@ -50,6 +54,9 @@ from exampleguard.dispositions import (
 )
 from exampleguard.pipeline import InputError, Inputs, load_inputs, review_records
 from exampleguard.report import build_report
+
+AnyRecord = Record[Disposition] | Record[Exclusion] | Record[DocException]
+"""A reviewer record of any kind, as ``list`` shows them."""
 
 __all__ = [
     "add_disposition",
@@ -320,20 +327,24 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)
     review = review_records(inputs, build_contract(inputs.catalog, inputs.tree))
+    doc_review = check_doc_exceptions(
+        inputs.records, inputs.examples.named, lambda file: config.display(config.root / file)
+    )
     problems: dict[str, list[str]] = {}
-    for diagnostic in review.diagnostics:
+    for diagnostic in (*review.diagnostics, *doc_review.diagnostics):
         if lookup(diagnostic.code).stage is Stage.REVIEW and diagnostic.location:
             problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
-    records: list[Record[Disposition] | Record[Exclusion]] = [
+    records: list[AnyRecord] = [
         *inputs.records.dispositions,
         *inputs.records.exclusions,
+        *inputs.records.doc_exceptions,
     ]
     statuses = [", ".join(problems.get(str(r.location), [])) or "applies" for r in records]
     if as_json:
         entries = [_entry(record, status) for record, status in zip(records, statuses, strict=True)]
         return TextOutcome(json.dumps(entries, indent=2, ensure_ascii=False) + "\n")
     if not records:
-        return TextOutcome("no dispositions or exclusions\n")
+        return TextOutcome("no dispositions, exclusions or doc exceptions\n")
     lines = []
     for record, status in zip(records, statuses, strict=True):
         value = record.value
@@ -342,17 +353,19 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
                 subject = f"{value.tool}[{value.example}]  {value.reason_code}"
             case Exclusion():
                 subject = f"exclude '{' '.join(value.path)}'"
+            case DocException():
+                subject = f"except {value.file}: '{value.command}'  {value.reason_code}"
         where = f"{_shown(record)}:{record.location.line}"
         lines.append(f"{where}: {subject}  [{status}]\n    {value.reason}")
     return TextOutcome("\n".join(lines) + "\n")
 
 
-def _shown(record: Record[Disposition] | Record[Exclusion]) -> str:
+def _shown(record: AnyRecord) -> str:
     """The record's file, as people are shown it."""
     return record.document.display if record.document is not None else record.file
 
 
-def _entry(record: Record[Disposition] | Record[Exclusion], status: str) -> dict[str, object]:
+def _entry(record: AnyRecord, status: str) -> dict[str, object]:
     """What ``list --format json`` says of one record: its fields, its place and its status."""
     value = record.value
     fields: dict[str, object]
@@ -375,6 +388,15 @@ def _entry(record: Record[Disposition] | Record[Exclusion], status: str) -> dict
                 "reason": value.reason,
                 "reviewer": value.reviewer,
             }
+        case DocException():
+            fields = {
+                "kind": "doc_exception",
+                "example_file": value.file,
+                "command": value.command,
+                "reason_code": value.reason_code,
+                "reason": value.reason,
+                "reviewer": value.reviewer,
+            }
     return {**fields, "file": _shown(record), "line": record.location.line, "status": status}
 
 
@@ -383,7 +405,12 @@ def check_records(config: Config) -> ValidateOutcome:
     evaluation, unusable = run_evaluation(config)
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
-    # Exactly what checking the records found: the dispositions, the exclusions and coverage.
-    evaluation.diagnostics = list(evaluation.review.diagnostics)
+    # Exactly what checking the records found: the dispositions, the exclusions, coverage and
+    # the doc exceptions (checked against the documentation examples they are about).
+    doc_records = {DOC_EXCEPTION_STALE.name, DOC_EXCEPTION_DUPLICATE.name}
+    evaluation.diagnostics = [
+        *evaluation.review.diagnostics,
+        *(d for d in evaluation.diagnostics if d.code in doc_records),
+    ]
     evaluation.examples = []
     return ValidateOutcome(build_report(evaluation), evaluation)
