@@ -246,6 +246,7 @@ def _load_tree(
             paths=paths,
             cache=TreeCache() if config.tree_cache else None,
             isolation=settings.tree_isolation,
+            help_examples=settings.help_examples,
         )
     except SourceError as error:
         diagnostic = error.diagnostic

@@ -240,8 +240,12 @@ def load_judged_tree(
     paths: Sequence[Sequence[str]] = (),
     cache: TreeCache | None = None,
     isolation: TreeIsolation = "auto",
+    help_examples: bool = False,
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
+
+    With ``help_examples``, the child also judges the words of every example its tree's help
+    texts show, which only it knows before the tree comes back.
 
     A live tree is imported in a child process that cannot change the project: under
     ``isolation`` ``auto`` in the sandbox (:mod:`sandbox`, bubblewrap) where this machine has
@@ -260,7 +264,12 @@ def load_judged_tree(
         check_format(document, TREE_FORMAT)
         return JudgedTree(validate_model(Tree, document), document, {})
     unique = list(dict.fromkeys(tuple(argv) for argv in argvs))
-    request = {"argvs": [list(a) for a in unique], "paths": [list(p) for p in paths]}
+    request: dict[str, Any] = {
+        "argvs": [list(a) for a in unique],
+        "paths": [list(p) for p in paths],
+    }
+    if help_examples:
+        request["help_examples"] = True
 
     def extract(asked: dict[str, Any]) -> tuple[str, list[Any], dict[str, Any] | None]:
         contained = None
@@ -282,7 +291,7 @@ def load_judged_tree(
             "isolation": isolation,
         }
         text, records = cache.through(identity, request, extract)
-    verdicts = [ParseVerdict.from_json(record) for record in records]
+    verdicts = [ParseVerdict.from_json(record) for record in records[: len(unique)]]
     document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
     try:
         check_format(document, TREE_FORMAT)
@@ -291,7 +300,12 @@ def load_judged_tree(
         raise SourceError(_unavailable(spec, f"produced an invalid snapshot: {error}")) from None
     if len(verdicts) != len(unique):
         raise SourceError(_unavailable(spec, "did not judge every example"))
-    return JudgedTree(tree, document, dict(zip(unique, verdicts, strict=True)))
+    judged = dict(zip(unique, verdicts, strict=True))
+    # After the asked argvs come the help examples' own, each with its words.
+    for record in records[len(unique) :]:
+        helped = record["help"]
+        judged.setdefault(tuple(helped["argv"]), ParseVerdict.from_json(helped["verdict"]))
+    return JudgedTree(tree, document, judged)
 
 
 def _extract_in_child(
@@ -314,7 +328,7 @@ def _extract_in_child(
             timeout=timeout,
             program=program,
             request_fd=request_file.fileno(),
-            expect_verdicts=bool(request["argvs"]),
+            expect_verdicts=_asks_verdicts(request),
             expect_inputs=bool(request.get("inputs")),
             scratch=scratch,
         )
@@ -382,7 +396,7 @@ def _extract_contained(
         # The sandbox itself could not run here (a project directory its uid cannot read, the
         # sandbox's own process lost): like a machine without one, the guard alone remains.
         return None
-    return _frames_result(spec, result, outcome.exit_code, expect_verdicts=bool(request["argvs"]))
+    return _frames_result(spec, result, outcome.exit_code, expect_verdicts=_asks_verdicts(request))
 
 
 def _sandbox_failed(outcome: sandbox.Outcome) -> bool:
@@ -482,6 +496,11 @@ def _run_child(
     return _frames_result(spec, outcome, process.returncode, expect_verdicts=expect_verdicts)
 
 
+def _asks_verdicts(request: dict[str, Any]) -> bool:
+    """Whether the child is asked for verdicts (on argvs, or on its help examples)."""
+    return bool(request["argvs"]) or bool(request.get("help_examples"))
+
+
 def _frames_result(
     spec: TreeSpec, outcome: _ChildOutcome, returncode: int | None, *, expect_verdicts: bool
 ) -> tuple[str, list[Any], dict[str, Any] | None]:
@@ -494,7 +513,8 @@ def _frames_result(
         judged = outcome.frame(_VERDICTS)
         if judged is None:
             raise SourceError(_unavailable(spec, _child_failure(outcome, returncode)))
-        records = json.loads(judged).get("verdicts", [])
+        data = json.loads(judged)
+        records = [*data.get("verdicts", []), *({"help": h} for h in data.get("help", []))]
     read = outcome.frame(_INPUTS)
     inputs = json.loads(read) if read is not None else None
     return tree.decode("utf-8", errors="replace"), records, inputs

@@ -18,7 +18,7 @@ import pytest
 
 from exampleguard.adapters._helptext import help_examples, normalise_click_help
 from exampleguard.report import render
-from exampleguard.tree import Tree, load_tree, parse_tree_spec
+from exampleguard.tree import Tree, load_judged_tree, load_tree, parse_tree_spec
 from tests.support.project import run_cli, write_config
 from tests.support.sarif import sarif_errors
 from tests.test_docs_examples import SAMPLE, report_of
@@ -704,3 +704,30 @@ def test_live_typer_and_argparse_help_examples(
     column = column_of(tmp_path, "plantedapp.py", bad, word)
     assert found == [("plantedapp.py", bad_line, column)]
     assert data["counts"]["doc_examples"] == {"help": 2}
+
+
+def test_a_live_trees_own_parser_judges_its_help_examples(tmp_path: Path) -> None:
+    (tmp_path / "liveapp.py").write_text(LIVE_APP, encoding="utf-8")
+    spec = parse_tree_spec("click:liveapp:cli", tmp_path)
+    asked = ["add", "x"]
+    judged = load_judged_tree(
+        spec,
+        root=tmp_path,
+        display="click:liveapp:cli",
+        program="notes",
+        argvs=[asked],
+        help_examples=True,
+    )
+    verdicts = {argv: verdict.accepted for argv, verdict in judged.verdicts.items()}
+    # The asked argv first, then the words of every help example, as the run reads them.
+    assert verdicts == {
+        ("add", "x"): True,
+        ("delete", "--tag", "draft", "--all"): True,
+        ("delete", "3", "4"): True,
+        ("delete", "--tga", "old"): False,
+        ("add", "buy milk", "--priority", "9"): False,
+    }
+    without = load_judged_tree(
+        spec, root=tmp_path, display="click:liveapp:cli", program="notes", argvs=[asked]
+    )
+    assert list(without.verdicts) == [("add", "x")]

@@ -14,8 +14,10 @@ the child, and never reaches exampleguard's process.
 the application is imported: a JSON
 object with ``argvs`` (each example's words after the program, to be parsed by the framework's
 own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
-aliases a catalog declares, probed through the groups' own routing). A ``V`` frame with one
-verdict per argv, in order, follows the tree; with ``inputs`` true, an ``I`` frame listing
+aliases a catalog declares, probed through the groups' own routing), and ``help_examples``
+(true: the words of each help-text example of the tree are judged too). A ``V`` frame with
+one verdict per argv, in order, and under ``help`` each help example's words with their
+verdict, follows the tree; with ``inputs`` true, an ``I`` frame listing
 the files and directories the import read comes last (:mod:`._inputs`). ``SCRATCH``, when
 given, is the only directory the application may write to while it is imported and judged
 (:mod:`._guard`). ``ROOT``, when given, is the directory the application is imported from
@@ -40,6 +42,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from exampleguard.adapters._guard import install_guard
+from exampleguard.adapters._helptext import help_argvs
 from exampleguard.adapters._inputs import InputRecorder
 from exampleguard.adapters.argparser import extract_argparse, resolve_parser
 from exampleguard.adapters.clickfamily import (
@@ -90,12 +93,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if len(arguments) > 7 and arguments[7]:
         # Imported from the project's directory, as running the application from there would.
         os.chdir(arguments[7])
-    # Each word as the program's own sys.argv would hold it: decoded afresh from bytes. argparse
-    # tells a value from its default by identity, and which strings CPython shares (one
-    # character long, from 3.13 on) differs between JSON's decoder and the command line's.
-    argvs = [
-        [os.fsdecode(os.fsencode(word)) for word in words] for words in request.get("argvs", ())
-    ]
+    argvs = _decoded(request.get("argvs", ()))
     paths = [list(words) for words in request.get("paths", ())]
     try:
         snapshot, judge = _snapshot(framework, module, attribute, program or None, paths)
@@ -110,15 +108,27 @@ def main(argv: list[str] | None = None) -> NoReturn:
         at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
         _fail(fd, f"raised {type(error).__name__}: {error}{at}")
     _write(fd, b"T", snapshot)
-    if argvs:
+    # The help text's examples are known only now: asked for, they are judged here too.
+    helps = _decoded(help_argvs(snapshot)) if request.get("help_examples") else []
+    if argvs or request.get("help_examples"):
         try:
             verdicts = [judge(words).to_json() for words in argvs]
+            judged = [{"argv": words, "verdict": judge(words).to_json()} for words in helps]
         except BaseException as error:
             _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
-        _write(fd, b"V", {"verdicts": verdicts})
+        _write(fd, b"V", {"verdicts": verdicts, "help": judged})
     if request.get("inputs"):
         _write(fd, b"I", recorder.report())
     _exit(True)
+
+
+def _decoded(argvs: Any) -> list[list[str]]:
+    """Each word as the program's own sys.argv would hold it: decoded afresh from bytes.
+
+    argparse tells a value from its default by identity, and which strings CPython shares (one
+    character long, from 3.13 on) differs between JSON's decoder and the command line's.
+    """
+    return [[os.fsdecode(os.fsencode(word)) for word in words] for words in argvs]
 
 
 def _read_request(source: str) -> dict[str, Any]:

@@ -36,6 +36,7 @@ __all__ = [
     "HEADINGS",
     "PROMPT",
     "HelpLine",
+    "help_argvs",
     "help_examples",
     "normalise_click_help",
     "place_in_source",
@@ -226,3 +227,27 @@ def _shown(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def help_argvs(snapshot: dict[str, Any]) -> list[list[str]]:
+    """The words after the program of every help example of ``snapshot``, as a run asks them.
+
+    Exactly the words the parent reads from the same examples (the documentation's shell
+    policy, then the tokenizer), so that the framework's verdict on each is found by its words.
+    An example with a placeholder is judged by the model alone and is not asked about.
+    """
+    # Imported here: only a child asked about help examples needs the tokenizer.
+    from exampleguard.docshell import line_examples  # noqa: PLC0415
+    from exampleguard.tokenize import tokenize  # noqa: PLC0415
+
+    program = str(snapshot.get("program", ""))
+    argvs: list[list[str]] = []
+    for command in snapshot.get("commands", ()):
+        for example in command.get("help_examples", ()):
+            for found in line_examples(example["command"], program):
+                if found.placeholders:
+                    continue
+                words = [word.text for word in tokenize(found.text).words]
+                if words and words[0] == program:
+                    argvs.append(words[1:])
+    return list(map(list, dict.fromkeys(tuple(argv) for argv in argvs)))

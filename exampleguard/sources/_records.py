@@ -145,7 +145,7 @@ class ExampleRecord:
         """The text as it is tokenized: each placeholder a plain word of the same length."""
         if not self.placeholders and not self.blanks:
             return self.text
-        from exampleguard.sources._shell import mask_placeholders  # noqa: PLC0415 - docs only
+        from exampleguard.docshell import mask_placeholders  # noqa: PLC0415 - docs only
 
         text = mask_placeholders(self.text, self.placeholders)
         for span in self.blanks:

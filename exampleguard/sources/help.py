@@ -4,7 +4,7 @@ The tree adapters find the command lines of every help text of a command (its he
 docstring, epilog, argparse description and usage, its parameters' help) by the rule of
 :mod:`exampleguard.adapters._helptext`, and the tree snapshot carries them per command. Here
 each becomes examples exactly as a Markdown command line does
-(:func:`~exampleguard.sources._shell.line_examples`: every simple command that runs the
+(:func:`~exampleguard.docshell.line_examples`: every simple command that runs the
 program, placeholders noted) and is checked like any documentation example.
 
 Where an example is reported (README, "Examples in help text"):
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from exampleguard.diagnostics import Location, Span
+from exampleguard.docshell import line_examples
 from exampleguard.documents import Document, KeyPath
 from exampleguard.sources._records import (
     ExampleList,
@@ -33,7 +34,6 @@ from exampleguard.sources._records import (
     LoadedTree,
     SourceContext,
 )
-from exampleguard.sources._shell import line_examples
 
 if TYPE_CHECKING:
     from exampleguard.tree import HelpExample, TreeCommand

@@ -13,7 +13,7 @@ What is an example (README, "Examples in documentation"):
   ``console`` or ``shell-session`` block only prompted lines are, the rest is output. A line
   ending in a backslash continues on the next (a ``> `` prompt there is removed);
 * commands: every simple command of a command line that runs the catalog's ``program``
-  (:func:`~exampleguard.sources._shell.program_commands`), with its placeholders noted.
+  (:func:`~exampleguard.docshell.program_commands`), with its placeholders noted.
 
 Each example is located at the Markdown file's line and column of every character, so a
 diagnostic points at the offending word in the file.
@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.diagnostics import Location, Span
+from exampleguard.docshell import line_examples
 from exampleguard.documents import read_text
 from exampleguard.sources._records import (
     ExampleList,
@@ -37,7 +38,6 @@ from exampleguard.sources._records import (
     Layout,
     SourceContext,
 )
-from exampleguard.sources._shell import line_examples
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
