@@ -327,7 +327,7 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         if policy.project_dir is not None:
             needed.append((policy.project_dir, "project dir"))
         bound_below = tuple(Path(p) for p in [*homes, str(_TMP)])
-        check_reachable(needed, request.run_uid, bound_below=bound_below)
+        _check_reachable_once(needed, request.run_uid, bound_below)
     disk = _disk_bytes(limits)
     status_read, status_write = os.pipe()
     report_read, report_write = os.pipe()
@@ -348,12 +348,7 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         argv += _tmpfs("/tmp", disk, "1777")
         for home in homes:
             argv += _tmpfs(home, _HOME_MASK_BYTES, "0755")
-        made: set[Path] = set()
-        for path in bound:
-            # The mount points' parents, made traversable: bubblewrap would make them 0700 as
-            # root, which a root caller's run (another uid) could not enter.
-            argv += _parents(Path(path), [Path(h) for h in homes] + [_TMP], made)
-            argv += ["--ro-bind-try", path, path]
+        argv += _bind_words(bound, tuple(homes))
         stage = [f"report={report_write}", f"work={work.path}"]
         pass_fds = [status_write, report_write]
         if policy.fixtures is not None:
@@ -452,6 +447,20 @@ def _stage_settings(probe: BubblewrapProbe, request: Request) -> list[str]:
     return stage
 
 
+@functools.lru_cache(maxsize=256)
+def _bind_words(bound: tuple[str, ...], homes: tuple[str, ...]) -> tuple[str, ...]:
+    """The words that bind ``bound`` back read-only (by name alone: worked out once)."""
+    words: list[str] = []
+    made: set[Path] = set()
+    tops = [Path(h) for h in homes] + [_TMP]
+    for path in bound:
+        # The mount points' parents, made traversable: bubblewrap would make them 0700 as
+        # root, which a root caller's run (another uid) could not enter.
+        words += _parents(Path(path), tops, made)
+        words += ["--ro-bind-try", path, path]
+    return tuple(words)
+
+
 def _parents(path: Path, tops: list[Path], made: set[Path]) -> list[str]:
     """``--dir`` words (mode 0755) for the directories between a masking mount and ``path``."""
     top = next((t for t in tops if path != t and within(path, t)), None)
@@ -495,9 +504,41 @@ def _passwd_home(uid: int) -> str | None:
         return None
 
 
+_REACHABLE: set[tuple[object, ...]] = set()
+"""What :func:`check_reachable` passed in this process (it reads the "other" permission bits
+alone, so no leased uid differs from another); bounded, see below."""
+
+
+def _check_reachable_once(
+    needed: list[tuple[Path, str]], uid: int, bound_below: tuple[Path, ...]
+) -> None:
+    """:func:`check_reachable`, skipped for paths that passed it before in this process.
+
+    The check only turns an exec failure deep inside the sandbox into a clear message up
+    front; a path made unreachable later still fails the run, only with the plainer message.
+    """
+    key = (tuple(needed), bound_below)
+    if key in _REACHABLE:
+        return
+    check_reachable(needed, uid, bound_below=bound_below)
+    if len(_REACHABLE) >= 1024:
+        _REACHABLE.clear()
+    _REACHABLE.add(key)
+
+
 def _homes(source: Mapping[str, str]) -> list[str]:
     """List the invoking user's homes to mask: $HOME (ours, the source's) and the passwd one."""
-    candidates = [source.get("HOME"), os.environ.get("HOME"), _passwd_home(os.getuid())]
+    return list(_homes_of(source.get("HOME"), os.environ.get("HOME"), os.getuid()))
+
+
+@functools.lru_cache(maxsize=64)
+def _homes_of(source_home: str | None, own_home: str | None, uid: int) -> tuple[str, ...]:
+    """The homes of these HOME values and this uid, resolved once per process.
+
+    Homes do not come and go while a process runs, and no run can change them (the host is
+    read-only to it); every run would otherwise resolve each again.
+    """
+    candidates = [source_home, own_home, _passwd_home(uid)]
     homes: list[str] = []
     for candidate in candidates:
         if not candidate or not Path(candidate).is_absolute():
@@ -509,7 +550,7 @@ def _homes(source: Mapping[str, str]) -> list[str]:
             continue
         if str(real) not in homes:
             homes.append(str(real))
-    return homes
+    return tuple(homes)
 
 
 def is_installation(path: Path) -> bool:
@@ -524,7 +565,7 @@ def is_installation(path: Path) -> bool:
 
 def _binds(
     policy: Policy, executable: str, own_prefix: str, homes: list[str]
-) -> tuple[list[str], list[str], bool]:
+) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
     """Pick what to bind back into the masked homes and the private /tmp.
 
     The project dir, the executable (the file alone) and the stage's own interpreter prefix
@@ -533,28 +574,43 @@ def _binds(
     ``pyvenv.cfg``) can never uncover the rest of a home. Returns the paths bound, the readable
     paths refused, and whether a whole home is bound (the project dir being one).
     """
+    return _binds_of(policy.readable, policy.project_dir, executable, own_prefix, tuple(homes))
+
+
+@functools.lru_cache(maxsize=256)
+def _binds_of(
+    readable: tuple[Path, ...],
+    project_dir: Path | None,
+    executable: str,
+    own_prefix: str,
+    homes: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """:func:`_binds` of these inputs, once per process.
+
+    Each run of a dry-run session asks again for the same paths, and the installations
+    they are judged by (a ``pyvenv.cfg``, a ``lib/python3*/os.py``) do not change while it
+    runs; no run can change them.
+    """
     home_paths = [Path(h) for h in homes]
     trusted = [Path(own_prefix), Path(executable)]
-    if policy.project_dir is not None:
-        trusted.append(policy.project_dir)
+    if project_dir is not None:
+        trusted.append(project_dir)
     refused: list[str] = []
     wanted: list[Path] = []
-    for path in policy.readable:
+    for path in readable:
         ok = True
         for candidate in (path.absolute(), path.resolve()):
             home = next((h for h in home_paths if within(candidate, h)), None)
-            inside_project = policy.project_dir is not None and within(
-                candidate, policy.project_dir.resolve()
-            )
+            inside_project = project_dir is not None and within(candidate, project_dir.resolve())
             if home is not None and not inside_project and not _in_installation(candidate, home):
                 ok = False
         if ok:
             wanted.append(path)
         else:
             refused.append(str(path))
-    bound = _to_bind_back([*trusted, *wanted], homes)
+    bound = _to_bind_back([*trusted, *wanted], list(homes))
     whole = any(within(h, Path(b)) for h in home_paths for b in bound)
-    return bound, refused, whole
+    return tuple(bound), tuple(refused), whole
 
 
 def _in_installation(path: Path, home: Path) -> bool:
