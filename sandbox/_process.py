@@ -114,7 +114,6 @@ def execute(
             start=start,
             result=result,
             status=status,
-            report=report,
         )
     finally:
         # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
@@ -194,7 +193,6 @@ def _supervise(
     start: float,
     result: Execution,
     status: bytearray,
-    report: bytearray,
 ) -> None:
     """Drain the output and wait for the backend's exit, killing it on timeout or cancel."""
     assert proc.stdout is not None
@@ -209,7 +207,10 @@ def _supervise(
     # None while the run goes on; then how long to keep draining before giving up on the pipes.
     stop_draining: float | None = None
     with _ExitWatch(proc.pid) as exit_watch, selectors.DefaultSelector() as selector:
-        for watched in (*captures, launch.status_fd, launch.report_fd, exit_watch.fd):
+        # Not the status and report pipes: each gets a few short lines, far below a pipe's
+        # capacity, which are read once the backend is gone (_finish). Every wakeup here
+        # costs every run.
+        for watched in (*captures, exit_watch.fd):
             if watched is not None:
                 selector.register(watched, selectors.EVENT_READ)
         while True:
@@ -244,11 +245,6 @@ def _supervise(
                 chunk = os.read(fd, _READ_BYTES)
                 if not chunk:
                     selector.unregister(fd)
-                elif fd == launch.status_fd:
-                    status += chunk
-                elif fd == launch.report_fd:
-                    # A few lines from the sandbox's own process; bounded so nothing can flood.
-                    report += chunk[: max(0, _REPORT_BYTES - len(report))]
                 else:
                     captures[fd].feed(chunk)
     _parse_status(status, result)
