@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,10 +54,17 @@ _USER_FLAGS = ("--unshare-all", "--unshare-user")
 _COMMON = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
 
 
-def _timed(action: Callable[[], object]) -> float:
+def _timed(action: Callable[[], object]) -> tuple[float, float, float]:
+    """Wall time, this process's CPU time and its reaped children's CPU time, in ms."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time()
     start = time.perf_counter()
     action()
-    return (time.perf_counter() - start) * 1000
+    wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall * 1000, cpu * 1000, children * 1000
 
 
 def _sandboxed(
@@ -162,9 +170,14 @@ def measure(command: str, runs: int) -> dict[str, object]:
     for action in columns.values():
         action()  # warm-up: backend probe, page cache, first-import costs
     samples: dict[str, list[float]] = {name: [] for name in columns}
+    caller_cpu: dict[str, list[float]] = {name: [] for name in columns}
+    children_cpu: dict[str, list[float]] = {name: [] for name in columns}
     for _ in range(runs):
         for name, action in columns.items():
-            samples[name].append(_timed(action))
+            wall, cpu, children = _timed(action)
+            samples[name].append(wall)
+            caller_cpu[name].append(cpu)
+            children_cpu[name].append(children)
     bare = statistics.median(samples["bare"])
     results = {
         name: {
@@ -172,6 +185,9 @@ def measure(command: str, runs: int) -> dict[str, object]:
             "overhead_ms": round(statistics.median(values) - bare, 3),
             "ratio": round(statistics.median(values) / bare, 2),
             "p90_ms": round(sorted(values)[int(len(values) * 0.9) - 1], 3),
+            # Means: the kernel counts CPU time in ticks, a median of ticks says little.
+            "caller_cpu_ms": round(statistics.mean(caller_cpu[name]), 3),
+            "children_cpu_ms": round(statistics.mean(children_cpu[name]), 3),
         }
         for name, values in samples.items()
     }
@@ -229,12 +245,14 @@ def render(report: dict[str, object]) -> str:
     lines = [
         f"{report['command']}, median of {report['runs']} runs, load average "
         f"{machine['load_average_before'][0]} -> {machine['load_average_after'][0]}",
-        f"{'column':<30}{'median ms':>11}{'p90 ms':>9}{'overhead ms':>13}{'ratio':>8}",
+        f"{'column':<30}{'median ms':>11}{'p90 ms':>9}{'overhead ms':>13}{'ratio':>8}"
+        f"{'caller cpu':>12}{'child cpu':>11}",
     ]
     for name, row in columns.items():
         lines.append(
             f"{name:<30}{row['median_ms']:>11.2f}{row['p90_ms']:>9.2f}"
             f"{row['overhead_ms']:>13.2f}{row['ratio']:>7.2f}x"
+            f"{row['caller_cpu_ms']:>12.2f}{row['children_cpu_ms']:>11.2f}"
         )
     target = report["target"]
     assert isinstance(target, dict)
