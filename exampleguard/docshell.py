@@ -121,6 +121,8 @@ def placeholders(text: str) -> tuple[Span, ...]:
 
     Placeholders inside single quotes are text, not placeholders.
     """
+    if "<" not in text and "{" not in text and "..." not in text:
+        return ()
     quoted = _single_quoted(text)
     found = [
         Span(match.start(), match.end())

@@ -469,6 +469,7 @@ class _ExampleChecker:
         # What an example of no tool is checked as until it is bound to the command it names.
         nothing = EffectiveTool(tool=Tool(id=contract.program, command=[]), index=-1, node=None)
         self.unbound = ToolScope(self.context, nothing, 1)
+        self._named_scopes: dict[int, ToolScope] = {}
 
     def tool(self, tool: EffectiveTool, records: Iterable[ExampleRecord]) -> list[ExampleResult]:
         """Check every example of ``tool``, in order (later ones are compared with earlier)."""
@@ -558,7 +559,14 @@ class _ExampleChecker:
             node = self.contract.node_at(verdict.path) or node
         if node is None or not node.runnable:
             return
-        subject.rescope(ToolScope(self.context, self.contract.command_tool(node), 1))
+        tool = self.contract.command_tool(node)
+        scope = self._named_scopes.get(id(tool))
+        if scope is None:
+            # One scope per command for all its examples of no tool: what it resolves (banned
+            # spellings, requirements) is the command's, and no rule about a set of examples
+            # runs on them (NAMED_STAGES).
+            scope = self._named_scopes[id(tool)] = ToolScope(self.context, tool, 1)
+        subject.rescope(scope)
 
     def _verdict(self, words: list[str]) -> ParseVerdict | None:
         """The framework's own verdict on the example's words, when a live tree gave one."""

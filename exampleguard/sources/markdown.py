@@ -106,11 +106,30 @@ class MarkdownSource:
         for path in doc_files(config.root, settings.docs):
             display = prefix + path.relative_to(config.root).as_posix()
             text = read_text(path, display)
-            if program not in text:
-                # Most files of a docs tree never name the program: nothing to parse.
+            if not _may_hold_examples(text, program, settings.docs_code):
+                # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
             records.extend(markdown_examples(text, display, program, settings.docs_code))
         return ExampleList((), records) if records else Examples()
+
+
+def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
+    """Whether ``text`` can hold an example at all; false only when it certainly cannot.
+
+    An example's line names the program. When fences are the only code read, that line also
+    comes after a fence's opening line, which holds three backticks or tildes: a file that
+    names the program only before its first fence (an API page's prose) has no example.
+    """
+    first = text.find(program)
+    if first < 0:
+        return False
+    if any(kind != "fenced" for kind in code):
+        return True
+    fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
+    if not fences:
+        return False
+    opener_end = text.find("\n", min(fences))
+    return opener_end >= 0 and text.find(program, opener_end) >= 0
 
 
 def doc_files(root: Path, patterns: Sequence[str]) -> list[Path]:
