@@ -17,6 +17,7 @@ from sbx_support import REPO, needs_bwrap, needs_root
 
 import sandbox
 import sandbox._bubblewrap
+import sandbox._stage
 import sandbox._stagebin
 from sandbox import Status
 from sandbox._stagebin import _FLAGS, _SOURCE, CompiledStage, compiled_stage, locate
@@ -176,3 +177,144 @@ def test_the_python_stage_runs_where_none_is_compiled(
     outcome = sandbox.run(sandbox.Policy(argv=_PID1, source_env={"PATH": path, "HOME": "/"}))
     assert outcome.status is Status.PASSED, outcome
     assert Path(outcome.stdout.split()[0]).name.startswith("python")
+
+
+# The stage's own steps, run directly (no bubblewrap, no uid change, no Landlock): the fixture
+# bounds and the report lines, which the host-side checks keep every sandboxed run from
+# reaching, must fail closed the same way in both stages.
+
+STAGE_KINDS = [pytest.param("compiled", marks=needs_cc), "python"]
+
+
+def _stage_command(kind: str) -> list[str]:
+    if kind == "python":
+        return [sys.executable, "-I", "-S", str(Path(sandbox._stage.__file__))]
+    built = compiled_stage()
+    assert built.path is not None, built.detail
+    return [built.path]
+
+
+def _run_stage(
+    kind: str, tmp_path: Path, settings: list[str], argv: list[str]
+) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """Run the stage with ``settings`` around ``argv``; its report lines and its process."""
+    work = tmp_path / "work"
+    work.mkdir()
+    report_read, report_write = os.pipe()
+    control_read, control_write = os.pipe()
+    try:
+        words = [f"report={report_write}", f"control={control_read}", f"work={work}"]
+        done = subprocess.run(
+            [*_stage_command(kind), *words, *settings, "--", *argv],
+            pass_fds=(report_write, control_read),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=tmp_path,
+        )
+        os.close(report_write)
+        report_write = -1
+        with os.fdopen(report_read, "rb") as report:
+            report_read = -1
+            lines = report.read().decode("utf-8").splitlines()
+    finally:
+        for fd in (report_read, report_write, control_read, control_write):
+            if fd >= 0:
+                os.close(fd)
+    return lines, done
+
+
+def _fixtures(tmp_path: Path) -> Path:
+    fixtures = tmp_path / "fixtures"
+    (fixtures / "sub").mkdir(parents=True)
+    (fixtures / "data.txt").write_text("data\n", encoding="utf-8")
+    tool = fixtures / "sub" / "tool.sh"
+    tool.write_text("#!/bin/sh\necho tool\n", encoding="utf-8")
+    tool.chmod(0o755)
+    return fixtures
+
+
+def _bounds(entries: int = 100, size: int = 1 << 20) -> list[str]:
+    return [f"max_entries={entries}", f"max_bytes={size}"]
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_the_stage_lays_out_copies_and_reports_the_exit(kind: str, tmp_path: Path) -> None:
+    fixtures = _fixtures(tmp_path)
+    settings = [f"fixtures={fixtures}", *_bounds(), "dir=.home/.config", "dir=.tmp"]
+    lines, done = _run_stage(kind, tmp_path, settings, ["/bin/sh", "-c", "sub/tool.sh; exit 3"])
+    assert (lines, done.returncode, done.stdout) == (["exit 3"], 0, "tool\n")
+    work = tmp_path / "work"
+    assert (work / "data.txt").read_text(encoding="utf-8") == "data\n"
+    assert (work / "sub" / "tool.sh").stat().st_mode & 0o111
+    assert not (work / "data.txt").stat().st_mode & 0o111
+    assert (work / ".home" / ".config").is_dir()
+    assert (work / ".tmp").is_dir()
+    assert work.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+@pytest.mark.parametrize(
+    ("spoil", "error"),
+    [
+        ("entries", "fixtures: more than 2 entries"),
+        ("bytes", "fixtures: more bytes than the limit allows"),
+        ("symlink", "fixtures: link is not a regular file or directory"),
+        ("fifo", "fixtures: pipe is not a regular file or directory"),
+    ],
+)
+def test_a_fixture_the_stage_must_not_copy_stops_the_run(
+    kind: str, spoil: str, error: str, tmp_path: Path
+) -> None:
+    # The host checks the fixtures before a run; the stage checks again while copying
+    # (a tree may change in between), and then nothing runs.
+    fixtures = _fixtures(tmp_path)
+    bounds = _bounds()
+    if spoil == "entries":
+        bounds = _bounds(entries=2)
+    elif spoil == "bytes":
+        bounds = _bounds(size=7)
+    elif spoil == "symlink":
+        (fixtures / "link").symlink_to("/etc/passwd")
+    else:
+        os.mkfifo(fixtures / "pipe")
+    marker = tmp_path / "ran"
+    settings = [f"fixtures={fixtures}", *bounds]
+    lines, done = _run_stage(kind, tmp_path, settings, ["/bin/sh", "-c", f"touch {marker}"])
+    assert (lines, done.returncode) == ([f"error {error}"], 1)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_a_name_cannot_start_a_report_line_of_its_own(kind: str, tmp_path: Path) -> None:
+    fixtures = _fixtures(tmp_path)
+    (fixtures / "x\nexit 0").symlink_to("/etc/passwd")
+    lines, done = _run_stage(kind, tmp_path, [f"fixtures={fixtures}", *_bounds()], ["true"])
+    assert lines == ["error fixtures: x?exit 0 is not a regular file or directory"]
+    assert done.returncode == 1
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_the_stage_reports_a_signal_and_a_missing_program(kind: str, tmp_path: Path) -> None:
+    lines, _ = _run_stage(kind, tmp_path, [], ["/bin/sh", "-c", "kill -9 $$"])
+    assert lines == ["signal 9"]
+    (tmp_path / "work").rmdir()
+    lines, done = _run_stage(kind, tmp_path, [], ["no-such-program-for-stage-tests"])
+    assert lines == ["exit 127"]
+    assert done.stderr == (
+        "sandbox: execvp no-such-program-for-stage-tests: No such file or directory\n"
+    )
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_settings_the_stage_cannot_use_start_nothing(kind: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    lines, done = _run_stage(
+        kind, tmp_path, ["fixtures=/nonexistent-fixtures", *_bounds()], ["touch", str(marker)]
+    )
+    assert len(lines) == 1
+    assert lines[0].startswith("error "), lines
+    assert "nonexistent-fixtures" in lines[0]
+    assert done.returncode == 1
+    assert not marker.exists()
