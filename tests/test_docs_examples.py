@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from exampleguard.commands.validate import validate
 from exampleguard.config import load_config
 from exampleguard.report import Report, render
-from exampleguard.sources.markdown import doc_files, markdown_examples
+from exampleguard.sources.markdown import _may_hold_examples, doc_files, markdown_examples
 from tests.support.project import REPOSITORY, run_cli, write_config
 from tests.support.sarif import sarif_errors
 
@@ -711,3 +713,39 @@ def test_continuations_checked_as_blanks_give_bashs_words(line: str) -> None:
 
     (record,) = markdown_examples(f"```sh\n{line}\n```\n", "README.md", "notes")
     assert tokenize(record.checked_text) == tokenize(record.text)
+
+
+# -- the pre-filter: a file is left unparsed only when it cannot hold an example ----------------
+
+FRAGMENTS = [
+    "Talks to the notes service.\n",
+    "```python\nprint('notes')\n```\n",
+    "```sh\nnotes add x\n```\n",
+    "~~~bash\n$ notes list\n~~~\n",
+    "    notes add indented\n",
+    "Run `notes add x` inline.\n",
+    "> ```console\n> $ notes add quoted\n> ```\n",
+    "1. item\n\n   ```\n   notes add listed\n   ```\n",
+    "# Notes\n",
+    "\n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(FRAGMENTS), max_size=6),
+    code=st.sampled_from([("fenced",), ("fenced", "indented"), ("fenced", "inline"), ("inline",)]),
+)
+def test_the_prefilter_never_drops_an_example(parts: list[str], code: tuple[str, ...]) -> None:
+    text = "".join(parts)
+    found = markdown_examples(text, "README.md", "notes", code)
+    if not _may_hold_examples(text, "notes", code):
+        assert found == []
+
+
+def test_prose_that_names_the_program_before_any_fence_is_not_parsed() -> None:
+    prose = "The notes service keeps notes.\n\n```python\nclient.add('x')\n```\n"
+    assert not _may_hold_examples(prose, "notes", ("fenced",))
+    # With indented or inline code read, any mention may be code: it is parsed.
+    assert _may_hold_examples(prose, "notes", ("fenced", "inline"))
+    assert _may_hold_examples(prose + "```sh\nnotes add x\n```\n", "notes", ("fenced",))
