@@ -731,3 +731,18 @@ def test_a_live_trees_own_parser_judges_its_help_examples(tmp_path: Path) -> Non
         spec, root=tmp_path, display="click:liveapp:cli", program="notes", argvs=[asked]
     )
     assert list(without.verdicts) == [("add", "x")]
+
+
+@pytest.mark.parametrize(
+    ("spec", "program"),
+    [
+        # Rich markup naming its commands in prose ("equivalent to [bold]fastapi run[/bold]").
+        pytest.param("typer:fastapi_cli.cli:app", "fastapi", id="fastapi-cli"),
+        # A long argparse description that names the program in sentences.
+        pytest.param("argparse:isort.main:_build_arg_parser", "isort", id="isort"),
+    ],
+)
+def test_third_party_prose_help_holds_no_examples(tmp_path: Path, spec: str, program: str) -> None:
+    tree = extract(tmp_path, spec, program=program)
+    assert len(tree.commands) >= 1
+    assert [c.help_examples for c in tree.commands if c.help_examples] == []
