@@ -547,6 +547,20 @@ def test_live_click_help_examples_are_reported_in_the_python_source(tmp_path: Pa
     }
 
 
+def test_live_help_examples_are_named_from_where_the_run_started(tmp_path: Path) -> None:
+    (tmp_path / "packages" / "notes").mkdir(parents=True)
+    root = live_project(tmp_path / "packages" / "notes")
+    result = run_cli(
+        ["validate", "--no-cache", "--config", "packages/notes/exampleguard.toml", "-f", "json"],
+        cwd=tmp_path,
+    )
+    data = json.loads(result.stdout)
+    files = {d["file"] for d in data["diagnostics"] if d["code"] == "unknown-flag"}
+    assert files == {"packages/notes/liveapp.py"}
+    tga = line_of(root, "liveapp.py", "--tga")
+    assert f"packages/notes/liveapp.py:{tga}" in {e["address"] for e in data["examples"]}
+
+
 def test_help_examples_are_pytest_items(pytester: pytest.Pytester) -> None:
     snapshot_project(pytester.path)
     run_cli(["counts", "--write"], cwd=pytester.path)

@@ -20,6 +20,7 @@ Where an example is reported (README, "Examples in help text"):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -97,13 +98,25 @@ class HelpSource:
         """Every example of every command's help text."""
         if context.tree is None or not context.config.settings.help_examples:
             return Examples()
-        records = help_records(context.tree, context.catalog.catalog.program)
+        config = context.config
+        records = help_records(
+            context.tree,
+            context.catalog.catalog.program,
+            # The adapter names source files from the project's folder (where it imported the
+            # tree); outputs name every file from where the run started.
+            lambda file: config.display(config.root / file),
+        )
         return ExampleList((), records) if records else Examples()
 
 
-def help_records(loaded: LoadedTree, program: str) -> list[ExampleRecord]:
-    """The examples of every ``help_examples`` entry of the tree, each with its origin."""
-    builder = _Builder(loaded, program)
+def help_records(
+    loaded: LoadedTree, program: str, shown: Callable[[str], str] = str
+) -> list[ExampleRecord]:
+    """The examples of every ``help_examples`` entry of the tree, each with its origin.
+
+    ``shown`` turns a source file as the adapter recorded it into the file as outputs show it.
+    """
+    builder = _Builder(loaded, program, shown)
     for position, command in enumerate(loaded.tree.commands):
         for number, example in enumerate(command.help_examples):
             builder.add(position, command, number, example)
@@ -113,9 +126,10 @@ def help_records(loaded: LoadedTree, program: str) -> list[ExampleRecord]:
 class _Builder:
     """Turns help lines into located records, one origin per file they are located in."""
 
-    def __init__(self, loaded: LoadedTree, program: str) -> None:
+    def __init__(self, loaded: LoadedTree, program: str, shown: Callable[[str], str]) -> None:
         self.loaded = loaded
         self.program = program
+        self.shown = shown
         self.records: list[ExampleRecord] = []
         self._origins: dict[str, HelpOrigin] = {}
         self._used: set[str] = set()
@@ -165,8 +179,9 @@ class _Builder:
         source = example.source
         if source is not None:
             layout = _source_layout(example, start, end)
-            address = self._address(f"{source.file}:{layout.lines[0]}", layout.columns[0])
-            return (source.file, None), _Place(address, layout=replace(layout, address=address))
+            file = self.shown(source.file)
+            address = self._address(f"{file}:{layout.lines[0]}", layout.columns[0])
+            return (file, None), _Place(address, layout=replace(layout, address=address))
         shown = " ".join([self.program, *command.path])
         named = f"'{shown}' {example.field}" + (
             f", line {example.line}" if example.line is not None else ""
