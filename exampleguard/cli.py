@@ -270,7 +270,17 @@ def _color(output: Path | None) -> bool:
 # -- validate -----------------------------------------------------------------------------------
 
 
-@app.command()
+# The examples of the help text are checked with the rest (help_examples): `\b` keeps Click
+# from rewrapping them.
+_VALIDATE_EXAMPLES = """Examples:
+
+\b
+  exampleguard validate --format sarif --output exampleguard.sarif
+  exampleguard validate --fix
+"""
+
+
+@app.command(epilog=_VALIDATE_EXAMPLES)
 def validate(
     config: ConfigOption = None,
     output_format: FormatOption = OutputFormat.full,
@@ -874,7 +884,9 @@ def dispositions_exclude(
     _finish(outcome, summary="exampleguard refused the record; nothing was written")
 
 
-@dispositions_app.command("list")
+@dispositions_app.command(
+    "list", epilog="Examples:\n\n\b\n  exampleguard dispositions list -f json"
+)
 def dispositions_list(
     output_format: Annotated[
         TextOrJson,

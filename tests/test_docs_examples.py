@@ -694,7 +694,12 @@ def test_exampleguards_own_readme_examples_are_checked_and_pass() -> None:
     assert len(docs) >= 10
     assert all(e.address.startswith("README.md:") for e in docs if e.address)
     assert [(e.address, e.diagnostics) for e in docs if not e.ok] == []
-    assert outcome.report.counts.doc_examples == {"markdown": len(docs)}
+    # Its own CLI's help shows examples too, checked against the same tree.
+    helps = [e for e in outcome.report.examples if e.source == "help"]
+    assert [(e.address or "").split(":")[0] for e in helps] == ["exampleguard/cli.py"] * len(helps)
+    assert len(helps) >= 3
+    assert [(e.address, e.diagnostics) for e in helps if not e.ok] == []
+    assert outcome.report.counts.doc_examples == {"help": len(helps), "markdown": len(docs)}
     assert outcome.report.ok
 
 
