@@ -60,6 +60,11 @@ SECTIONS = [
         "Examples:\n  notes add x\nOptions:\n  notes list\n",
         [(2, 3, "notes add x")],
     ),
+    (
+        "markdown fence in the section (Typer's markdown help)",
+        "## Examples\n\n```bash\nnotes add x\n```\n",
+        [(4, 1, "notes add x")],
+    ),
     ("no section: plain lines are prose", "Use it like this:\n  notes add x\n", []),
     ("program inside a word", "Examples:\n  notesy add x\n  notes-cli add\n", []),
     ("another program in the section", "Examples:\n  git add x\n", []),

@@ -16,7 +16,8 @@ The rule (README, "Examples in help text"):
   a blank or the end of the line) is a command line too, unless the section is a session (one
   of its lines is prompted): then only prompted lines are, the rest is output;
 * the section ends before the next heading, or before the first non-blank line indented no more
-  than the heading that is not a command line (a paragraph of prose after the examples);
+  than the heading that is neither a command line nor a Markdown fence's line (a paragraph of
+  prose after the examples);
 * a command line that ends in a backslash continues on the next line, whose indentation stays
   part of the command as the shell keeps it; a ``> `` prompt on it is removed.
 
@@ -166,7 +167,9 @@ def _sections(lines: list[str], program: str) -> dict[int, bool]:
                 if _is_heading(text):
                     break
                 command = text.startswith(PROMPT) or _starts_with_program(text, program)
-                if _indent(line) <= heading_indent and not command:
+                # A Markdown fence's own lines (Typer's markdown help) frame the examples.
+                fence = text.startswith(("```", "~~~"))
+                if _indent(line) <= heading_indent and not (command or fence):
                     break
             continued = text.endswith("\\")
             members.append(j + 1)
