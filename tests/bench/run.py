@@ -289,6 +289,22 @@ def _own_catalog_project(scratch: Path) -> Path:
     return directory
 
 
+TYPER_APP = """
+from pathlib import Path
+from typing import Optional
+import typer
+app = typer.Typer()
+@app.command()
+def main(config: Optional[Path] = None, output: Optional[Path] = None, shard: str = "",
+         jobs: Optional[int] = None, quiet: bool = False) -> None:
+    pass
+app(["--quiet"], standalone_mode=False)
+"""
+"""The smallest Typer run with options like ``validate``'s: Typer 0.26 converts every option's
+value through a pydantic TypeAdapter built for it, so any such run imports and uses pydantic.
+It is printed beside the start-up rows as the floor below which no Typer command gets."""
+
+
 def bench_own_catalog(scratch: Path, repeat: int) -> dict[str, Any]:
     """Rows 4-6: the repository's own catalog, with a snapshot and with its live tree."""
     project = _own_catalog_project(scratch)
@@ -299,6 +315,7 @@ def bench_own_catalog(scratch: Path, repeat: int) -> dict[str, Any]:
     figures = interleaved(
         {
             "typer": process([sys.executable, "-c", "import typer"], REPO),
+            "typer_app": process([sys.executable, "-c", TYPER_APP], REPO),
             "cli": process([sys.executable, "-c", "import exampleguard.cli"], REPO),
             "snapshot": process(validate, project),
             "first": process(
@@ -315,6 +332,7 @@ def bench_own_catalog(scratch: Path, repeat: int) -> dict[str, Any]:
     allowance = {"wall_s": 0.2, "cpu_s": 0.2}
     return {
         "python_import_typer_s": figures["typer"]["wall_s"],
+        "typer_app": _pair(figures["typer_app"], figures["typer"]),
         "python_import_cli_s": figures["cli"]["wall_s"],
         "snapshot": _pair(figures["snapshot"], figures["typer"]),
         "live_first": _pair(figures["first"], figures["cli"], allowance),
@@ -487,6 +505,12 @@ def render(report: dict[str, Any]) -> str:
             f"{row['measure']:<54} {row['value']:>8.3f} {baseline:>8} {row['ratio']:>6.2f} "
             f"{cpu:>6} {row['target']:>6.2f}  {'yes' if row['met'] else 'NO ':<3}  "
             f"{row['load'][0]:.2f}-{row['load'][1]:.2f}"
+        )
+    floor = report["own_catalog"].get("typer_app")
+    if floor:
+        lines.append(
+            f"floor: a five-option Typer command run once: {floor['wall_s']:.3f} s = "
+            f"{floor['ratio']:.2f}x import typer (cpu {floor['cpu_ratio']:.2f}x)"
         )
     live = report["verdict"]["validate_live_tree"]
     lines.append(
