@@ -116,6 +116,8 @@ def tokenize(text: str) -> Tokens:
     Never raises: malformed, hostile or huge input becomes a ``parse-error`` problem.
     """
     fast = _fast_tokenize(text)
+    if fast is None and "\\\n" in text:
+        fast = _fast_tokenize_continued(text)
     if fast is not None:
         return fast
     try:
@@ -173,6 +175,45 @@ def _fast_tokenize(text: str) -> Tokens | None:
         value = _FAST_QUOTED.sub(_strip_quotes, raw) if quoted else raw
         words.append(Word(value, match.start(), match.end()))
     return Tokens(tuple(words), ())
+
+
+def _fast_tokenize_continued(text: str) -> Tokens | None:
+    """Tokenize a plain text written over several lines with backslash-newlines, or return None.
+
+    Documentation breaks long command lines this way. bash removes each backslash-newline
+    outside quotes before it splits anything, as the accurate path does; here only where that
+    is all there is to know: every backslash is one of these, outside quotes, and there is no
+    ``#`` (a comment would end at the newline). The joined text must then be plain.
+    """
+    if len(text) > MAX_CHARS or "#" in text:
+        return None
+    continuations = _unquoted_continuations(text)
+    if continuations is None:
+        return None
+    joined, index = _join_lines(text, continuations)
+    fast = _fast_tokenize(joined)
+    if fast is None:
+        return None
+    return Tokens(tuple(Word(w.text, *_span_back(index, w.start, w.end)) for w in fast.words), ())
+
+
+def _unquoted_continuations(text: str) -> list[int] | None:
+    """Where the backslash-newlines outside quotes are; None if any other backslash is."""
+    found: list[int] = []
+    quote = ""
+    for position, character in enumerate(text):
+        if quote:
+            if character == quote:
+                quote = ""
+            elif character == "\\":
+                return None
+        elif character in "'\"":
+            quote = character
+        elif character == "\\":
+            if text[position + 1 : position + 2] != "\n":
+                return None
+            found.append(position)
+    return found
 
 
 def _strip_quotes(match: re.Match[str]) -> str:

@@ -25,6 +25,7 @@ from exampleguard.tokenize import (
     _analyze_word,
     _argument_braces,
     _fast_tokenize,
+    _fast_tokenize_continued,
     _lex,
     _tokenize_with_bashlex,
     tokenize,
@@ -494,6 +495,7 @@ def test_importing_does_not_import_bashlex() -> None:
         "import sys\n"
         "from exampleguard.tokenize import tokenize\n"
         "assert tokenize('notes add \"buy milk\" --tag=x').ok\n"
+        "assert tokenize('notes add \"buy milk\" \\\\\\n    --tag=x').ok\n"
         "print('bashlex' in sys.modules)\n"
         "tokenize('notes $HOME')\n"
         "print('bashlex' in sys.modules)\n"
@@ -638,6 +640,68 @@ def test_fast_path_equals_bashlex_path_on_the_boundary(text: str) -> None:
     fast = _fast_tokenize(text)
     assert fast is None or fast == _tokenize_with_bashlex(text)
     assert tokenize(text) == _tokenize_with_bashlex(text)
+
+
+# Documentation breaks long command lines with backslash-newlines: such a text is plain once
+# they are removed, and bashlex is not needed for it.
+CONTINUED = [
+    "notes add 'Buy milk' \\\n    --tag groceries \\\n    --due 2024-06-01",
+    "exampleguard dispositions add notes.delete 1 --reason-code needs-fixture \\\n"
+    '    --reason "Deleting by tag needs a database" \\\n    --reviewer a-reviewer',
+    "notes list --for\\\nmat json",
+    "notes list \\\n",
+]
+
+
+@pytest.mark.parametrize("text", CONTINUED)
+def test_continued_lines_take_the_fast_path(text: str) -> None:
+    fast = _fast_tokenize_continued(text)
+    assert fast is not None
+    assert fast == _tokenize_with_bashlex(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "notes 'a \\\n b'",  # a single-quoted backslash-newline stays
+        'notes "a \\\n b"',
+        "notes \\\n#comment",
+        "notes a\\\\\nb",  # an escaped backslash, then a newline that ends the command
+        "notes \\\n$X",
+        "notes \\\n\\\n",
+    ],
+)
+def test_continued_lines_with_anything_else_are_left_to_bashlex(text: str) -> None:
+    fast = _fast_tokenize_continued(text)
+    assert fast is None or fast == _tokenize_with_bashlex(text)
+    assert tokenize(text) == _tokenize_with_bashlex(text)
+
+
+_BREAK = st.sampled_from([" \\\n", " \\\n    ", "\\\n", "\\\n  ", " \\\n\t"])
+
+
+@st.composite
+def continued_texts(draw: st.DrawFn) -> str:
+    """Near-plain words, some of them broken, or joined, by backslash-newlines."""
+    words: list[str] = draw(st.lists(_NEAR_PLAIN_WORD, min_size=1, max_size=5))
+    text = words[0]
+    for word in words[1:]:
+        text += draw(st.one_of(st.just(" "), _BREAK)) + word
+    at = draw(st.integers(0, len(text)))
+    if draw(st.booleans()):
+        text = text[:at] + draw(_BREAK | _BOUNDARY) + text[at:]
+    return text
+
+
+@settings(max_examples=400)
+@given(continued_texts())
+def test_continued_lines_are_tokenized_as_bash_does(text: str) -> None:
+    accurate = _tokenize_with_bashlex(text)
+    fast = _fast_tokenize_continued(text)
+    event("fast path" if fast is not None else "bashlex path")
+    if fast is not None:
+        assert fast == accurate
+    assert tokenize(text) == accurate
 
 
 _HOSTILE_PIECES = st.sampled_from(
