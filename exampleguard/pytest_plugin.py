@@ -293,7 +293,8 @@ class CatalogFile(pytest.File):
                 self,
                 name=record.address,
                 address=record.address,
-                file=config.root / place.file,
+                # Outputs name files from where the run started (config.cwd), not the root.
+                file=config.cwd / place.file,
                 line=place.line,
             )
 

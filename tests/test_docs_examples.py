@@ -661,6 +661,29 @@ def test_pytest_items_are_named_where_the_example_is(pytester: pytest.Pytester) 
     assert "README.md:3:13: unknown-flag --prio" in result.stdout.str()
 
 
+def test_pytest_items_of_a_monorepo_package_point_at_its_readme(
+    pytester: pytest.Pytester,
+) -> None:
+    package = pytester.path / "packages" / "notes"
+    package.mkdir(parents=True)
+    docs_project(package, "```sh\nnotes add x\nnotes add x --prio 3\n```\n")
+    result = pytester.runpytest(
+        "--exampleguard",
+        "--exampleguard-config",
+        "packages/notes/exampleguard.toml",
+        "-p",
+        "no:cacheprovider",
+    )
+    failed = [
+        report
+        for report in result.reprec.getreports("pytest_runtest_logreport")  # type: ignore[attr-defined]
+        if report.when == "call" and report.failed and "README" in report.nodeid
+    ]
+    # The file and line a failure header and an editor jump to: the package's README.
+    assert [report.location[:2] for report in failed] == [("packages/notes/README.md", 2)]
+    assert "packages/notes/README.md:3:13: unknown-flag --prio" in result.stdout.str()
+
+
 # -- counts and the dogfood -----------------------------------------------------------------------
 
 
