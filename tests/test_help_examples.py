@@ -611,6 +611,10 @@ def test_sqlite_utils_help_examples_pass_and_a_planted_error_is_found(tmp_path: 
     )
     tables = next(c for c in snapshot["commands"] if c["path"] == ["tables"])
     assert tables["help_examples"][0]["command"] == "sqlite-utils tables trees.db"
+    # No installed package's absolute path in a snapshot meant to be committed.
+    assert not [
+        e for c in snapshot["commands"] for e in c.get("help_examples", ()) if "source" in e
+    ]
     tables["help_examples"][0]["command"] = "sqlite-utils tables trees.db --cvs"
     (tmp_path / "tree.json").write_text(json.dumps(snapshot, indent=1), encoding="utf-8")
     write_config(tmp_path, {"catalog": "catalog.json", "tree": "tree.json"})
