@@ -568,13 +568,29 @@ static int set_limit(int resource, unsigned long long value, const char *name)
     return 0;
 }
 
+/* Close every descriptor above 2, however high its number: a report pipe left open would let
+ * the run write its own status. */
 static int close_from_three(void)
 {
     if (syscall(CLOSE_RANGE_NR, 3U, ~0U, 0U) == 0)
         return 0;
     if (errno != ENOSYS)
         return fail_errno("close_range", NULL);
-    for (int fd = 3; fd < (1 << 16); fd++)
+    /* Before Linux 5.9: the descriptors this process really holds, past any fixed bound. */
+    DIR *listing = opendir("/proc/self/fd");
+    if (listing == NULL)
+        return fail_errno("opendir", "/proc/self/fd");
+    int own = dirfd(listing);
+    int highest = -1;
+    struct dirent *entry;
+    while ((entry = readdir(listing)) != NULL) {
+        int fd = atoi(entry->d_name);
+        if (fd > highest && fd != own)
+            highest = fd;
+    }
+    closedir(listing);
+    /* Closing while listing would skip entries: close up to the highest seen, after it. */
+    for (int fd = 3; fd <= highest; fd++)
         close(fd);
     return 0;
 }

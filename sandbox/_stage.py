@@ -60,6 +60,7 @@ _RLIMIT_AS = 9
 _SYS_CREATE_RULESET = 444
 _SYS_ADD_RULE = 445
 _SYS_RESTRICT_SELF = 446
+_SYS_CLOSE_RANGE = 436
 _RULE_PATH_BENEATH = 1
 _FS_EXECUTE = 1 << 0
 _FS_WRITE_FILE = 1 << 1
@@ -309,7 +310,7 @@ def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | N
         _set_limit(libc, _RLIMIT_CORE, 0)
         if ruleset is not None:
             libc.call("syscall", _SYS_RESTRICT_SELF, ruleset, 0)
-        os.closerange(3, 1 << 16)
+        _close_from_three(libc)
     except (OSError, StageError) as exc:
         os.write(2, f"sandbox: cannot prepare the run: {exc}\n".encode("utf-8", "replace"))
         os._exit(126)
@@ -319,6 +320,25 @@ def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | N
         message = f"sandbox: execvp {argv[0]}: {exc.strerror or exc}\n"
         os.write(2, message.encode("utf-8", "replace"))
     os._exit(127)
+
+
+def _close_from_three(libc: Libc) -> None:
+    """Close every descriptor above 2, however high its number.
+
+    A caller may hold more than 65536 files, and a report pipe left open would let the run
+    write its own status before the stage writes the real one.
+    """
+    try:
+        # close_range(3, ~0U, 0): ~0U is the unsigned int -1 is as a C int.
+        libc.call("syscall", _SYS_CLOSE_RANGE, 3, -1, 0)
+    except StageError:
+        # Before Linux 5.9: the descriptors this process really holds.
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) > 2:
+                try:  # noqa: SIM105 - contextlib is one more import per run
+                    os.close(int(name))
+                except OSError:
+                    pass  # the listing's own descriptor, closed already
 
 
 def _execvp(argv: list[str]) -> None:

@@ -7,6 +7,7 @@ how the compiled one is built and cached, and that the Python one takes over whe
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -195,14 +196,22 @@ def _stage_command(kind: str) -> list[str]:
 
 
 def _run_stage(
-    kind: str, tmp_path: Path, settings: list[str], argv: list[str]
+    kind: str, tmp_path: Path, settings: list[str], argv: list[str], high: int | None = None
 ) -> tuple[list[str], subprocess.CompletedProcess[str]]:
-    """Run the stage with ``settings`` around ``argv``; its report lines and its process."""
+    """Run the stage with ``settings`` around ``argv``; its report lines and its process.
+
+    ``high``: the stage gets its report pipe as this descriptor and its control pipe below it.
+    """
     work = tmp_path / "work"
     work.mkdir()
     report_read, report_write = os.pipe()
     control_read, control_write = os.pipe()
     try:
+        if high is not None:
+            for old, new in ((report_write, high), (control_read, high - 1)):
+                os.dup2(old, new, inheritable=False)
+                os.close(old)
+            report_write, control_read = high, high - 1
         words = [f"report={report_write}", f"control={control_read}", f"work={work}"]
         done = subprocess.run(
             [*_stage_command(kind), *words, *settings, "--", *argv],
@@ -318,3 +327,43 @@ def test_settings_the_stage_cannot_use_start_nothing(kind: str, tmp_path: Path) 
     assert "nonexistent-fixtures" in lines[0]
     assert done.returncode == 1
     assert not marker.exists()
+
+
+# Descriptors numbered past 65535 (a caller with many files open): the run must hold none of
+# the stage's, and could write its own "exit 0" on the report before the stage writes the real
+# status (the caller takes the first) if it held that one.
+_HIGH_FD = 70000
+_FORGE = (
+    "import os\n"
+    "held = []\n"
+    "for fd in sorted(int(name) for name in os.listdir('/proc/self/fd')):\n"
+    "    try:\n"
+    "        os.fstat(fd)\n"
+    "    except OSError:\n"
+    "        continue  # the listing's own, closed by now\n"
+    "    if fd > 2:\n"
+    "        held.append(fd)\n"
+    "        try:\n"
+    "            os.write(fd, b'exit 0\\n')\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "print(held)\n"
+    "raise SystemExit(3)\n"
+)
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_the_run_holds_no_descriptor_of_the_stage_however_high(kind: str, tmp_path: Path) -> None:
+    limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # As high as this host lets a process go (raising a hard limit takes CAP_SYS_RESOURCE,
+    # which a container may withhold): past 65535 where it can.
+    hard = limits[1] if limits[1] != resource.RLIM_INFINITY else _HIGH_FD + 1
+    number = min(_HIGH_FD, hard - 1)
+    try:
+        # This process's own soft limit, restored below; no host setting.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (number + 1, limits[1]))
+        argv = [sys.executable, "-I", "-c", _FORGE]
+        lines, done = _run_stage(kind, tmp_path, [], argv, high=number)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+    assert (done.stdout, lines) == ("[]\n", ["exit 3"]), done.stderr
