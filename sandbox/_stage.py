@@ -40,6 +40,9 @@ _S_IFMT = 0o170000
 _S_IFDIR = 0o040000
 _S_IFREG = 0o100000
 
+# Not the signal module (it imports enum): _signal is what the interpreter's start loaded.
+_signal: "Any" = sys.modules["_signal"]
+
 # Not typing.TYPE_CHECKING: importing typing would cost every run's start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -294,6 +297,10 @@ def _layout(work: str, dirs: list[str]) -> None:
 def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None) -> None:
     """In the forked run: limits, Landlock, a clean descriptor table, then exec."""
     try:
+        # The interpreter ignores these for itself; an ignored signal stays ignored across
+        # exec, and the run must start as any program does (as subprocess's restore_signals).
+        for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
+            _signal.signal(number, _signal.SIG_DFL)
         # The run is dumpable like any program after its exec; its /proc files must be its
         # own already for the OOM score below.
         libc.call("prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)
@@ -408,6 +415,9 @@ def main(args: list[str]) -> int:
             config[key] = value
     argv = args[split + 1 :]
     report = int(config["report"])
+    # Python's own SIGINT handler would let the run interrupt this process (pid 1 of the
+    # namespace gets only the signals it handles from inside): none, as in the compiled stage.
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     os.set_inheritable(report, False)
     try:
         libc = Libc()

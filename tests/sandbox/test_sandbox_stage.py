@@ -196,11 +196,17 @@ def _stage_command(kind: str) -> list[str]:
 
 
 def _run_stage(
-    kind: str, tmp_path: Path, settings: list[str], argv: list[str], high: int | None = None
+    kind: str,
+    tmp_path: Path,
+    settings: list[str],
+    argv: list[str],
+    high: int | None = None,
+    around: tuple[str, ...] = (),
 ) -> tuple[list[str], subprocess.CompletedProcess[str]]:
     """Run the stage with ``settings`` around ``argv``; its report lines and its process.
 
     ``high``: the stage gets its report pipe as this descriptor and its control pipe below it.
+    ``around``: the command that starts the stage (none: this process starts it).
     """
     work = tmp_path / "work"
     work.mkdir()
@@ -214,7 +220,7 @@ def _run_stage(
             report_write, control_read = high, high - 1
         words = [f"report={report_write}", f"control={control_read}", f"work={work}"]
         done = subprocess.run(
-            [*_stage_command(kind), *words, *settings, "--", *argv],
+            [*around, *_stage_command(kind), *words, *settings, "--", *argv],
             pass_fds=(report_write, control_read),
             capture_output=True,
             text=True,
@@ -367,3 +373,31 @@ def test_the_run_holds_no_descriptor_of_the_stage_however_high(kind: str, tmp_pa
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, limits)
     assert (done.stdout, lines) == ("[]\n", ["exit 3"]), done.stderr
+
+
+@needs_bwrap
+def test_the_run_starts_with_no_signal_ignored_or_blocked(sandbox_stage: str) -> None:
+    # An interpreter ignores SIGPIPE and SIGXFSZ for itself; a program it starts must not
+    # inherit that, or a writer into a closed pipe fails loudly where it would end quietly.
+    script = "yes | head -n 1; grep -E '^Sig(Blk|Ign)' /proc/self/status"
+    policy = sandbox.Policy(
+        argv=("/bin/sh", "-c", script), source_env={"PATH": "/usr/bin:/bin", "HOME": "/"}
+    )
+    outcome = sandbox.run(policy)
+    assert outcome.status is Status.PASSED, outcome
+    zero = "0" * 16
+    assert (outcome.stdout, outcome.stderr) == (f"y\nSigBlk:\t{zero}\nSigIgn:\t{zero}\n", "")
+
+
+@needs_root
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_the_run_cannot_interrupt_the_stage(kind: str, tmp_path: Path) -> None:
+    # As pid 1 of its namespace the stage gets only the signals it handles from inside: none.
+    # (Landlock's signal scoping is a second layer where the kernel has it; this is the first.)
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare here")
+    around = (unshare, "--pid", "--fork", "--kill-child", "--")
+    script = "kill -INT 1; kill -TERM 1; kill -HUP 1; sleep 0.2; exit 4"
+    lines, done = _run_stage(kind, tmp_path, [], ["/bin/sh", "-c", script], around=around)
+    assert (lines, done.stderr) == (["exit 4"], "")
