@@ -102,6 +102,26 @@ def test_a_second_run_with_nothing_changed_does_not_import_again(
     assert validate(project, cache, refuse=True) == first
 
 
+def test_an_application_whose_help_shows_examples_is_not_imported_again(
+    project: Path, cache: Path
+) -> None:
+    # Each example of the help text comes back with a verdict of its own, after the catalog's.
+    source = (project / "app_module.py").read_text(encoding="utf-8")
+    helped = source.replace(
+        '"""An app."""', '"""An app.\n\n    Examples:\n\n      app --x 2\n    """'
+    )
+    assert helped != source
+    (project / "app_module.py").write_text(helped, encoding="utf-8")
+    counts = run_cli(["counts", "--write", "--no-cache"], cwd=project)
+    assert counts.returncode == 0, counts.stderr
+    settle(project)
+    first = validate(project, cache)
+    assert first[0] == 0, first[1]
+    [entry] = entries(cache)
+    assert len(json.loads(entry.read_text(encoding="utf-8"))["verdicts"]) == 2
+    assert validate(project, cache, refuse=True) == first
+
+
 def test_no_cache_imports_afresh(project: Path, cache: Path) -> None:
     assert validate(project, cache)[0] == 0
     code, output = validate(project, cache, "--no-cache", refuse=True)
