@@ -21,11 +21,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
-import sandbox
 from exampleguard.adapters._child import FRAME_LENGTH_BYTES, TEXT_FRAMES
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.codes import TREE_UNAVAILABLE
@@ -49,6 +48,9 @@ from exampleguard.model import (
     StrictModel,
 )
 from exampleguard.treecache import TreeCache
+
+if TYPE_CHECKING:
+    import sandbox
 
 __all__ = [
     "TREE_FORMAT",
@@ -348,6 +350,10 @@ def _extract_contained(
     (the application's own output goes to /dev/null). The whole filesystem is seen read-only at
     its own paths, so the files the child reports having read are the host's.
     """
+    # Imported here, not at the top: a snapshot, a cached tree and plain text output need none
+    # of the sandbox (its backends cost about a quarter of a small run's start-up).
+    import sandbox  # noqa: PLC0415
+
     entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     package_root = str(Path(__file__).resolve().parent.parent)
     # PYTHONPATH does not pass into a sandbox (it steers the interpreter): the child is told
@@ -401,6 +407,8 @@ def _extract_contained(
 
 def _sandbox_failed(outcome: sandbox.Outcome) -> bool:
     """Whether the sandbox failed on its own account, before or around the child (not the child)."""
+    import sandbox  # noqa: PLC0415 - see _extract_contained
+
     if outcome.status is sandbox.Status.NOT_STARTED:
         return True
     detail = outcome.detail or ""
