@@ -7,10 +7,12 @@ import fcntl
 import json
 import os
 import selectors
+import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from sandbox._backend import Launch
@@ -174,13 +176,17 @@ def _finish(
         kill_uid(launch.sweep_uid)
     result.duration_s = time.monotonic() - start
     status_complete = False
+    left: list[int] = []
     if launch.report_fd is not None:
-        _drain(launch.report_fd, report)
+        if not _drain(launch.report_fd, report):
+            left = _end_holders(launch.report_fd)
         result.report = bytes(report)
     if launch.status_fd is not None:
         status_complete = _drain_status(launch.status_fd, status, result)
     if live.killed and launch.sweep_uid is None:
         result.tree_confirmed = _tree_dead(live, result, status_complete)
+    if not all(wait_gone(pid, _KILL_GRACE_S) for pid in left):
+        result.tree_confirmed = False
 
 
 def _supervise(
@@ -341,6 +347,50 @@ def _drain_status(fd: int, status: bytearray, result: Execution) -> bool:
     complete = _drain(fd, status)
     _parse_status(status, result)
     return complete
+
+
+def _end_holders(fd: int) -> list[int]:
+    """SIGKILL every other process that holds the pipe ``fd`` is an end of; return their pids.
+
+    Once the backend is reaped, nothing may hold the run's report pipe but this process: a
+    holder is what the backend left behind. bubblewrap's child waits, as root and before it
+    arms its parent-death signal, for its monitor to release it; a monitor killed in between
+    would leave it waiting forever. Only this run's processes hold the pipe, so that is how
+    they are found, and a pidfd makes sure the one checked is the one killed.
+    """
+    target = f"pipe:[{os.fstat(fd).st_ino}]"
+    ended = []
+    for process in Path("/proc").iterdir():
+        if not process.name.isdigit() or int(process.name) == os.getpid():
+            continue
+        if not _holds(process, target):
+            continue
+        try:
+            pidfd = os.pidfd_open(int(process.name))
+        except OSError:
+            continue  # gone already
+        try:
+            if _holds(process, target):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                ended.append(int(process.name))
+        except OSError:
+            pass  # gone in between, or not ours to kill
+        finally:
+            os.close(pidfd)
+    return ended
+
+
+def _holds(process: Path, target: str) -> bool:
+    """Whether the process of /proc dir ``process`` has a descriptor whose link reads ``target``."""
+    try:
+        links = list((process / "fd").iterdir())
+    except OSError:
+        return False
+    for link in links:
+        with contextlib.suppress(OSError):
+            if str(link.readlink()) == target:
+                return True
+    return False
 
 
 def _tree_dead(live: LiveRun, result: Execution, status_complete: bool) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,7 +31,10 @@ from sbx_support import (
 )
 
 import sandbox
+import sandbox._backend
+import sandbox._process
 from sandbox import Guarantee, Isolation, Limits, Status
+from sandbox._registry import wait_gone
 
 pytestmark = pytest.mark.sandbox
 
@@ -332,3 +336,60 @@ def test_a_killed_caller_takes_its_runs_along(backend: str, world: World, tmp_pa
     driver.kill()  # SIGKILL: no handler, no cleanup; only parent-death signals remain
     driver.wait()
     _wait_for(lambda: processes_with(world.token) == [], timeout=5)
+
+
+@needs_bwrap
+def test_a_sandbox_whose_monitor_died_before_releasing_it_is_ended(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bubblewrap's child waits, as root and with no parent-death signal yet, for its monitor
+    # to release it. A monitor that dies first (killed, out of memory) would leave it waiting
+    # forever; the run must end it. --userns-block-fd holds the monitor at exactly that point.
+    info_read, info_write = os.pipe()
+    block_read, block_write = os.pipe()
+    spawned: list[int] = []
+    started = threading.Event()
+    original = sandbox._process._spawn
+
+    def held_before_release(launch: sandbox._backend.Launch) -> Any:
+        at = launch.argv.index("--json-status-fd")
+        launch.argv[at:at] = [
+            "--unshare-user",
+            "--info-fd",
+            str(info_write),
+            "--userns-block-fd",
+            str(block_read),
+        ]
+        launch.pass_fds = (*launch.pass_fds, info_write, block_read)
+        proc = original(launch)
+        if not isinstance(proc, sandbox._process.Execution):
+            spawned.append(proc.pid)
+        started.set()
+        return proc
+
+    def kill_the_monitor() -> None:
+        info = b""
+        while b"}" not in info and (chunk := os.read(info_read, 4096)):
+            info += chunk
+        child.append(json.loads(info)["child-pid"])
+        started.wait(10)
+        os.kill(spawned[0], signal.SIGKILL)
+
+    policy = world.policy(("/bin/true",))
+    assert sandbox.run(policy).status is Status.PASSED  # the host's probe, before the patch
+    monkeypatch.setattr(sandbox._process, "_spawn", held_before_release)
+    child: list[int] = []
+    killer = threading.Thread(target=kill_the_monitor, daemon=True)
+    killer.start()
+    try:
+        outcome = sandbox.run(policy)
+        killer.join(10)
+        assert child, "the monitor never reported its child"
+        assert outcome.status is not Status.PASSED, outcome
+        assert wait_gone(child[0], 5), "the sandbox's child outlived its run"
+    finally:
+        for pid in child:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for fd in (info_read, info_write, block_read, block_write):
+            os.close(fd)
