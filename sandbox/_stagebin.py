@@ -136,7 +136,7 @@ def _locate_in(directory: Path, name: str, compiler: str, source: bytes) -> Comp
         try:
             fd = _open_checked(name, dir_fd, path)
         except FileNotFoundError:
-            failed = _build(compiler, source, name, dir_fd, directory)
+            failed = _build(compiler, source, name, dir_fd)
             if failed is not None:
                 return CompiledStage(None, None, failed)
             fd = _open_checked(name, dir_fd, path)
@@ -157,17 +157,24 @@ def _open_checked(name: str, dir_fd: int, path: Path) -> int | str:
     return f"compiled stage refused: {path} is not a file of this user's alone"
 
 
-def _build(compiler: str, source: bytes, name: str, dir_fd: int, directory: Path) -> str | None:
-    """Compile ``source`` to ``name`` in the cache dir; None on success, else why not."""
+def _build(compiler: str, source: bytes, name: str, dir_fd: int) -> str | None:
+    """Compile ``source`` to ``name`` in the cache dir; None on success, else why not.
+
+    The compiler writes into the dir checked, by its descriptor: by path, whoever can write
+    a dir above it could swap in a dir of their own (with a link at the output's name) while
+    the compiler runs.
+    """
     temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    argv = [compiler, *_FLAGS, "-x", "c", "-o", str(directory / temporary), "-"]
+    checked = f"/proc/self/fd/{dir_fd}"
+    argv = [compiler, *_FLAGS, "-x", "c", "-o", f"{checked}/{temporary}", "-"]
     try:
         done = subprocess.run(
             argv,
             input=source,
             capture_output=True,
             env=_BUILD_ENV,
-            cwd=directory,
+            cwd=checked,
+            pass_fds=(dir_fd,),
             timeout=_BUILD_TIMEOUT_S,
             check=False,
         )

@@ -401,3 +401,44 @@ def test_the_run_cannot_interrupt_the_stage(kind: str, tmp_path: Path) -> None:
     script = "kill -INT 1; kill -TERM 1; kill -HUP 1; sleep 0.2; exit 4"
     lines, done = _run_stage(kind, tmp_path, [], ["/bin/sh", "-c", script], around=around)
     assert (lines, done.stderr) == (["exit 4"], "")
+
+
+def _wrapped_cc(directory: Path, before: str, mode: int = 0o755) -> Path:
+    """A ``cc`` in ``directory`` that runs ``before`` (sh), then the real compiler."""
+    assert CC is not None
+    directory.mkdir(mode=0o755, exist_ok=True)
+    wrapper = directory / "cc"
+    wrapper.write_text(f'#!/bin/sh\n{before}\nexec {CC} "$@"\n', encoding="utf-8")
+    wrapper.chmod(mode)
+    return wrapper
+
+
+def _first_on_path(directory: Path) -> str:
+    """A compiler search path with ``directory`` first (the real one's as and ld after it)."""
+    return f"{directory}:/usr/bin:/bin"
+
+
+@needs_cc
+def test_the_build_lands_in_the_checked_dir_when_its_path_is_swapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whoever can write the cache dir's parent can rename the checked dir away and put a dir of
+    # their own, with a link to a victim file, at its path while the compiler runs.
+    cache = tmp_path / "cache"
+    victim = tmp_path / "victim"
+    victim.write_text("untouched\n", encoding="utf-8")
+    swap = (
+        'out=; next=; for word in "$@"; do [ "$next" ] && out=$word; '
+        'next=; [ "$word" = -o ] && next=1; done\n'
+        f'mv {cache} {cache}.checked && mkdir {cache} && ln -s {victim} "{cache}/${{out##*/}}"'
+    )
+    _wrapped_cc(tmp_path / "bin", swap)
+    monkeypatch.setattr(sandbox._stagebin, "_COMPILER_PATH", _first_on_path(tmp_path / "bin"))
+    found = locate([cache])
+    assert found.fd is not None, found.detail
+    os.close(found.fd)
+    assert victim.read_text(encoding="utf-8") == "untouched\n"
+    built = Path(f"{cache}.checked") / Path(str(found.path)).name
+    assert built.is_file()
+    # The swapped-in dir holds its planted link and nothing the build wrote.
+    assert [entry.is_symlink() for entry in cache.iterdir()] == [True]
