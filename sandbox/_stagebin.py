@@ -181,11 +181,17 @@ def _build(compiler: str, source: bytes, name: str, dir_fd: int) -> str | None:
     except (OSError, subprocess.SubprocessError) as exc:
         _remove(temporary, dir_fd)
         return f"no compiled stage: {compiler} did not run: {exc}"
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
     if done.returncode != 0:
         _remove(temporary, dir_fd)
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         first = next((line for line in lines if "error" in line), lines[0] if lines else "")
         return f"no compiled stage: {compiler} failed: {first or done.returncode}"
+    if lines:
+        # -Werror makes every warning of the source an error: what is left is the compiler's
+        # or the linker's own, and a toolchain that warns is not trusted to have built it.
+        _remove(temporary, dir_fd)
+        first = next((line for line in lines if "warning" in line), lines[0])
+        return f"no compiled stage: {compiler} warned: {first}"
     try:
         os.chmod(temporary, 0o700, dir_fd=dir_fd)
         os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)

@@ -419,6 +419,21 @@ def _first_on_path(directory: Path) -> str:
 
 
 @needs_cc
+def test_a_compiler_that_warns_leaves_the_python_stage_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    _wrapped_cc(bin_dir, "echo 'cc: warning: this compiler is not the one it claims' >&2")
+    monkeypatch.setattr(sandbox._stagebin, "_COMPILER_PATH", _first_on_path(bin_dir))
+    found = locate([tmp_path / "cache"])
+    assert found.fd is None
+    assert found.detail.endswith("warned: cc: warning: this compiler is not the one it claims"), (
+        found.detail
+    )
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+@needs_cc
 def test_the_build_lands_in_the_checked_dir_when_its_path_is_swapped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
