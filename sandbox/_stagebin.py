@@ -6,7 +6,9 @@ pure: the first bubblewrap probe of a process looks for ``stage-KEY`` in the use
 (``$XDG_CACHE_HOME/sandbox-stage``, else ``~/.cache/sandbox-stage``), where KEY hashes the
 source, the compiler (its real path, size and mtime), the flags and the machine, and builds it
 there if it is missing: ``cc -O2 -Wall -Wextra -Werror``, from the bytes just hashed, into a
-temporary name that is renamed into place (concurrent builders each rename a whole file).
+temporary name that is renamed into place (concurrent builders each rename a whole file). The
+compiler is one that only root or this user can change, found on a fixed PATH whose other dirs
+are skipped, and a build that prints anything is refused.
 
 What is run must be ours alone: the cache dir must be a directory owned by this euid that
 nobody else can write to, and the binary a regular file owned by this euid, not group- or
@@ -42,8 +44,8 @@ STAGE_ENV = "SANDBOX_STAGE"
 _SOURCE = Path(__file__).with_name("_stage.c")
 _FLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
 _COMPILER_PATH = "/usr/local/bin:/usr/bin:/bin"
-_BUILD_ENV = {"PATH": _COMPILER_PATH, "LC_ALL": "C"}
-"""The compiler's environment: fixed, never the caller's (no CFLAGS, LD_*, CPATH)."""
+"""Where the compiler is looked for: fixed, never the caller's PATH; only the dirs of it that
+no one else can write to (see :func:`_trusted`) are used."""
 _BUILD_TIMEOUT_S = 120.0
 _CACHE_NAME = "sandbox-stage"
 
@@ -99,6 +101,26 @@ def _ours_alone(info: os.stat_result) -> bool:
     return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
+def _trusted(path: str) -> bool:
+    """Whether ``path`` and every dir above it are root's or this euid's alone.
+
+    Alone: not group- or world-writable, unless a sticky dir (whose entries only their owners
+    may rename or remove, as /tmp).
+    """
+    current = Path(path)
+    for part in (current, *current.parents):
+        try:
+            info = part.stat()
+        except OSError:
+            return False
+        if info.st_uid not in (0, os.geteuid()):
+            return False
+        writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        if writable and not (stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX):
+            return False
+    return True
+
+
 def locate(directories: list[Path]) -> CompiledStage:
     """Find the compiled stage in the first of ``directories`` that passes the checks.
 
@@ -107,7 +129,17 @@ def locate(directories: list[Path]) -> CompiledStage:
     found = shutil.which("cc", path=_COMPILER_PATH)
     if found is None:
         return CompiledStage(None, None, f"no C compiler (cc) on {_COMPILER_PATH}")
-    compiler = os.path.realpath(found)
+    # What builds the file that runs as the sandbox's pid 1 (as root, for a root caller) must
+    # be as much this user's as that file: a compiler, or a dir on the way to it or to the
+    # tools it runs (as, ld on the same PATH), that others can replace is not used.
+    search = os.pathsep.join(d for d in _COMPILER_PATH.split(os.pathsep) if _trusted(d))
+    found = shutil.which("cc", path=search) if search else None
+    compiler = os.path.realpath(found) if found is not None else None
+    if found is None or compiler is None or not _trusted(compiler):
+        why = f"{found or 'cc'} or a dir above it is writable by others"
+        return CompiledStage(
+            None, None, f"no C compiler (cc) this user can trust on {_COMPILER_PATH}: {why}"
+        )
     try:
         source = _SOURCE.read_bytes()
         name = f"stage-{_key(source, compiler)}"
@@ -116,7 +148,7 @@ def locate(directories: list[Path]) -> CompiledStage:
     reasons = []
     for directory in directories:
         try:
-            stage = _locate_in(directory, name, compiler, source)
+            stage = _locate_in(directory, name, compiler, source, search)
         except OSError as exc:
             stage = CompiledStage(None, None, f"no compiled stage in {directory}: {exc}")
         if stage.fd is not None:
@@ -125,7 +157,9 @@ def locate(directories: list[Path]) -> CompiledStage:
     return CompiledStage(None, None, "; ".join(reasons))
 
 
-def _locate_in(directory: Path, name: str, compiler: str, source: bytes) -> CompiledStage:
+def _locate_in(
+    directory: Path, name: str, compiler: str, source: bytes, search: str
+) -> CompiledStage:
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
@@ -136,7 +170,7 @@ def _locate_in(directory: Path, name: str, compiler: str, source: bytes) -> Comp
         try:
             fd = _open_checked(name, dir_fd, path)
         except FileNotFoundError:
-            failed = _build(compiler, source, name, dir_fd)
+            failed = _build(compiler, source, name, dir_fd, search)
             if failed is not None:
                 return CompiledStage(None, None, failed)
             fd = _open_checked(name, dir_fd, path)
@@ -157,7 +191,7 @@ def _open_checked(name: str, dir_fd: int, path: Path) -> int | str:
     return f"compiled stage refused: {path} is not a file of this user's alone"
 
 
-def _build(compiler: str, source: bytes, name: str, dir_fd: int) -> str | None:
+def _build(compiler: str, source: bytes, name: str, dir_fd: int, search: str) -> str | None:
     """Compile ``source`` to ``name`` in the cache dir; None on success, else why not.
 
     The compiler writes into the dir checked, by its descriptor: by path, whoever can write
@@ -172,7 +206,8 @@ def _build(compiler: str, source: bytes, name: str, dir_fd: int) -> str | None:
             argv,
             input=source,
             capture_output=True,
-            env=_BUILD_ENV,
+            # Fixed, never the caller's (no CFLAGS, LD_*, CPATH).
+            env={"PATH": search, "LC_ALL": "C"},
             cwd=checked,
             pass_fds=(dir_fd,),
             timeout=_BUILD_TIMEOUT_S,

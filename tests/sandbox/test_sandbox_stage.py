@@ -419,6 +419,42 @@ def _first_on_path(directory: Path) -> str:
 
 
 @needs_cc
+@pytest.mark.parametrize("spoil", ["world-writable dir", "group-writable compiler"])
+def test_a_compiler_others_could_have_replaced_is_never_run(
+    spoil: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert CC is not None
+    marker = tmp_path / "ran"
+    bin_dir = tmp_path / "bin"
+    wrapper = _wrapped_cc(bin_dir, f"touch {marker}")
+    if spoil == "world-writable dir":
+        bin_dir.chmod(0o777)
+    else:
+        wrapper.chmod(0o775)
+    monkeypatch.setattr(sandbox._stagebin, "_COMPILER_PATH", _first_on_path(bin_dir))
+    found = locate([tmp_path / "cache"])
+    if spoil == "world-writable dir":
+        # Nothing in that dir is looked at: the next dir's compiler builds it.
+        assert found.fd is not None, found.detail
+        os.close(found.fd)
+        assert found.detail.startswith(f"compiled with {os.path.realpath(CC)} into ")
+    else:
+        assert found.fd is None
+        assert found.detail == (
+            "no C compiler (cc) this user can trust on "
+            f"{_first_on_path(bin_dir)}: {wrapper} or a dir above it is writable by others"
+        )
+    assert not marker.exists()
+    # The same compiler where only its owner can change it is used.
+    bin_dir.chmod(0o755)
+    wrapper.chmod(0o755)
+    trusted = locate([tmp_path / "other-cache"])
+    assert trusted.fd is not None, trusted.detail
+    os.close(trusted.fd)
+    assert marker.exists()
+
+
+@needs_cc
 def test_a_compiler_that_warns_leaves_the_python_stage_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
