@@ -53,6 +53,7 @@ _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _SIGKILL = 9
+_EINVAL = 22
 _CAP_LAST = 63
 # sys/resource.h, the same on every architecture this package supports.
 _RLIMIT_CORE = 4
@@ -80,6 +81,9 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"
 class StageError(Exception):
     """Something the run needs could not be prepared; the run is not started."""
 
+    errno = 0
+    """The C library's errno when a call failed, else 0."""
+
 
 class Libc:
     """``syscall``, ``prctl`` and ``prlimit`` of the C library, through ``_ctypes`` alone.
@@ -98,22 +102,37 @@ class Libc:
         class _Long(core._SimpleCData):  # type: ignore[misc]
             _type_ = "l"
 
+        class _Int(core._SimpleCData):  # type: ignore[misc]
+            _type_ = "i"
+
         class _Function(core.CFuncPtr):  # type: ignore[misc]
             _flags_ = core.FUNCFLAG_CDECL | core.FUNCFLAG_USE_ERRNO
             _restype_ = _Long
+
+        # prctl and prlimit return an int: read as a long, their -1 is 4294967295 on x86_64,
+        # and no failure of theirs would be seen.
+        class _IntFunction(core.CFuncPtr):  # type: ignore[misc]
+            _flags_ = core.FUNCFLAG_CDECL | core.FUNCFLAG_USE_ERRNO
+            _restype_ = _Int
 
         class _Library:
             _handle = core.dlopen(None)
 
         self._get_errno = core.get_errno
-        names = ("syscall", "prctl", "prlimit")
-        self._functions = {name: _Function((name, _Library)) for name in names}
+        self._functions: dict[str, Any] = {
+            "syscall": _Function(("syscall", _Library)),
+            "prctl": _IntFunction(("prctl", _Library)),
+            "prlimit": _IntFunction(("prlimit", _Library)),
+        }
 
     def call(self, name: str, *args: int | bytes | None) -> int:
         """Call ``name``; a negative result raises StageError with the errno's text."""
         result = int(self._functions[name](*args))
         if result < 0:
-            raise StageError(f"{name}{args[:1]}: {os.strerror(self._get_errno())}")
+            number = self._get_errno()
+            error = StageError(f"{name}{args[:1]}: {os.strerror(number)}")
+            error.errno = number
+            raise error
         return result
 
 
@@ -269,10 +288,13 @@ def _copy_file(name: str, src_dir: int, dst_dir: int, room: int, relative: str) 
 def _drop_root(libc: Libc, work: str, uid: int, gid: int) -> None:
     os.chown(work, uid, gid)
     for cap in range(_CAP_LAST + 1):
-        # Beyond the kernel's last capability the call fails; nothing is left to drop then.
         try:
             libc.call("prctl", _PR_CAPBSET_DROP, cap, 0, 0, 0)
-        except StageError:
+        except StageError as exc:
+            # EINVAL: past the kernel's last capability, nothing is left to drop. Any other
+            # failure (no CAP_SETPCAP) would leave the run every capability to regain.
+            if exc.errno != _EINVAL:
+                raise StageError(f"prctl PR_CAPBSET_DROP: {os.strerror(exc.errno)}") from None
             break
     os.setgroups([])
     os.setgid(gid)

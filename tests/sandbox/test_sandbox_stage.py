@@ -11,6 +11,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ import sandbox._bubblewrap
 import sandbox._stage
 import sandbox._stagebin
 from sandbox import Status
+from sandbox._runuid import lease_uid
 from sandbox._stagebin import _FLAGS, _SOURCE, CompiledStage, compiled_stage, locate
 
 CC = shutil.which("cc", path="/usr/local/bin:/usr/bin:/bin")
@@ -389,15 +391,20 @@ def test_the_run_starts_with_no_signal_ignored_or_blocked(sandbox_stage: str) ->
     assert (outcome.stdout, outcome.stderr) == (f"y\nSigBlk:\t{zero}\nSigIgn:\t{zero}\n", "")
 
 
+def _tool(name: str) -> str:
+    """The path of program ``name``; the test is skipped where there is none."""
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"no {name} here")
+    return found
+
+
 @needs_root
 @pytest.mark.parametrize("kind", STAGE_KINDS)
 def test_the_run_cannot_interrupt_the_stage(kind: str, tmp_path: Path) -> None:
     # As pid 1 of its namespace the stage gets only the signals it handles from inside: none.
     # (Landlock's signal scoping is a second layer where the kernel has it; this is the first.)
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        pytest.skip("no unshare here")
-    around = (unshare, "--pid", "--fork", "--kill-child", "--")
+    around = (_tool("unshare"), "--pid", "--fork", "--kill-child", "--")
     script = "kill -INT 1; kill -TERM 1; kill -HUP 1; sleep 0.2; exit 4"
     lines, done = _run_stage(kind, tmp_path, [], ["/bin/sh", "-c", script], around=around)
     assert (lines, done.stderr) == (["exit 4"], "")
@@ -493,3 +500,28 @@ def test_the_build_lands_in_the_checked_dir_when_its_path_is_swapped(
     assert built.is_file()
     # The swapped-in dir holds its planted link and nothing the build wrote.
     assert [entry.is_symlink() for entry in cache.iterdir()] == [True]
+
+
+@needs_root
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_a_bounding_set_the_stage_cannot_drop_starts_nothing(kind: str, tmp_path: Path) -> None:
+    # Started without CAP_SETPCAP, a root caller's stage cannot empty the bounding set: the
+    # run must not start as the leased uid with every capability still in it.
+    around = (_tool("bwrap"), "--dev-bind", "/", "/", "--cap-drop", "CAP_SETPCAP", "--")
+    # A place the leased uid can reach (the test's own dirs are root's alone), as in a run.
+    reachable = Path(tempfile.mkdtemp(prefix="sbx-stage-", dir="/var/tmp"))
+    reachable.chmod(0o755)
+    marker = reachable / "ran"
+    lease = lease_uid()
+    try:
+        settings = [f"uid={lease.uid}", f"gid={lease.uid}"]
+        argv = ["/bin/sh", "-c", f"grep CapBnd /proc/self/status; : > {marker}"]
+        lines, done = _run_stage(kind, reachable, settings, argv, around=around)
+        assert not marker.exists()
+    finally:
+        lease.release()
+        shutil.rmtree(reachable, ignore_errors=True)
+    assert (lines, done.stdout) == (
+        ["error prctl PR_CAPBSET_DROP: Operation not permitted"],
+        "",
+    )
