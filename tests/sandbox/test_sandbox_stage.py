@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -525,3 +526,48 @@ def test_a_bounding_set_the_stage_cannot_drop_starts_nothing(kind: str, tmp_path
         ["error prctl PR_CAPBSET_DROP: Operation not permitted"],
         "",
     )
+
+
+# Every signal whose default action ends a process (SIGKILL and SIGSTOP aside: the one is
+# tested above, the other stops rather than ends).
+_ENDING = sorted(
+    {
+        signal.SIGHUP,
+        signal.SIGINT,
+        signal.SIGQUIT,
+        signal.SIGILL,
+        signal.SIGTRAP,
+        signal.SIGABRT,
+        signal.SIGBUS,
+        signal.SIGFPE,
+        signal.SIGUSR1,
+        signal.SIGSEGV,
+        signal.SIGUSR2,
+        signal.SIGPIPE,
+        signal.SIGALRM,
+        signal.SIGTERM,
+        signal.SIGXCPU,
+        signal.SIGXFSZ,
+        signal.SIGVTALRM,
+        signal.SIGPROF,
+        signal.SIGSYS,
+    }
+)
+
+
+@needs_bwrap
+def test_a_run_that_kills_itself_with_any_signal_is_reported_killed_by_it(
+    sandbox_stage: str,
+) -> None:
+    # One run per signal: the shell kills itself, which its default action must end.
+    found = {}
+    for number in _ENDING:
+        policy = sandbox.Policy(
+            argv=("/bin/sh", "-c", f"kill -{int(number)} $$; exit 99"),
+            source_env={"PATH": "/usr/bin:/bin", "HOME": "/"},
+        )
+        outcome = sandbox.run(policy)
+        found[number.name] = (outcome.status, outcome.detail)
+    assert found == {
+        number.name: (Status.CRASHED, f"killed by {number.name}") for number in _ENDING
+    }
