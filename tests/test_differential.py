@@ -30,6 +30,8 @@ The comparison is proven to have teeth: a binder that ignores one class of probl
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
 import string
 import subprocess
@@ -1462,3 +1464,126 @@ def test_the_final_verdict_check_catches_a_silent_mismatch(
     message = final_disagreement(dynamic_fixture(), ("dele", "5"), Counter())
     assert message is not None
     assert "would be silent" in message
+
+
+# -- batches --------------------------------------------------------------------------------------
+
+# The child judges every example of a run in one batch: the tree is neutralised once, on each
+# command as a parse first reaches it, and put back when the batch ends. Each verdict of a batch
+# must be the one the argv gets alone (whose agreement with the framework is tested above),
+# whatever came before it in the batch.
+BATCHED = ("click", "typer", "versioned-click", "dynamic", "fastapi", "sqlite-utils")
+
+
+def batched_app(name: str) -> App:
+    """The Click-family application ``name`` whose judge is batched."""
+    if name == "dynamic":
+        return dynamic_fixture()
+    if name == "sqlite-utils":
+        # Only its judge is used here, which never looks at files.
+        return sqlite_utils_app(Path.cwd())
+    if name == "fastapi":
+        return fastapi_app()
+    return fixture_app(name)
+
+
+def batch_disagreement(app: App, batch: Sequence[Sequence[str]]) -> str | None:
+    """Where judging ``batch`` at once differs from judging each of its argvs alone."""
+    assert app.judge is not None
+    judge: ClickJudge = app.judge.__self__  # type: ignore[attr-defined]
+    # As JSON text: a NaN value equals itself there.
+    together = [json.dumps(verdict.to_json()) for verdict in judge.judge_all(batch)]
+    alone = [json.dumps(judge.judge(argv).to_json()) for argv in batch]
+    for argv, in_batch, by_itself in zip(batch, together, alone, strict=True):
+        if in_batch != by_itself:
+            return f"{list(argv)!r} in a batch: {in_batch}, alone: {by_itself}"
+    return None
+
+
+@pytest.mark.parametrize("name", BATCHED)
+def test_a_batch_judges_each_argv_as_it_is_judged_alone(name: str) -> None:
+    app = batched_app(name)
+
+    @settings(
+        max_examples=40,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(batch=st.lists(argvs(app), min_size=2, max_size=25))
+    def agree(batch: list[list[str]]) -> None:
+        message = batch_disagreement(app, batch)
+        assert message is None, message
+
+    agree()
+
+
+@pytest.mark.parametrize("name", ["click", "typer", "dynamic"])
+def test_the_pinned_command_lines_in_one_batch_each_way(name: str) -> None:
+    lines = [list(argv) for argv in (DYNAMIC_PINNED if name == "dynamic" else PINNED[name])]
+    app = batched_app(name)
+    for batch in (lines, lines[::-1], lines[::2] + lines[1::2]):
+        message = batch_disagreement(app, batch)
+        assert message is None, message
+
+
+def _objects(command: Any) -> list[Any]:
+    """The command, its subcommands, their parameters (the help option too) and their types."""
+    import click
+
+    found: list[Any] = []
+    pending: list[tuple[Any, Any]] = [(command, None)]
+    while pending:
+        each, parent = pending.pop()
+        context = click.Context(each, parent=parent, info_name=each.name)
+        params = each.get_params(context)
+        found += [each, *params, *(p.type for p in params), *(type(p) for p in params)]
+        found += [item for p in params for item in getattr(p.type, "types", None) or ()]
+        group = getattr(each, "commands", None) or {}
+        pending += [(child, context) for child in group.values()]
+    return found
+
+
+def _state(command: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """What each object of the tree holds, to compare before and after a batch."""
+    state = []
+    for each in _objects(command):
+        held = dict(vars(each))
+        for name, value in held.items():
+            if isinstance(value, list):
+                held[name] = list(value)
+        state.append((each, held))
+    return state
+
+
+def test_a_batch_puts_the_tree_back_as_it_was() -> None:
+    before = _state(click_app.cli)
+    lines = [list(argv) for argv in PINNED["click"]]
+    judge = ClickJudge(click_app.cli, "notes")
+    verdicts = judge.judge_all(lines)
+    assert {verdict.accepted for verdict in verdicts} == {True, False}
+    assert any(verdict.eager for verdict in verdicts)
+    assert _state(click_app.cli) == before
+    assert gc.isenabled()
+
+
+def test_a_batch_interrupted_midway_puts_the_tree_back_too() -> None:
+    import click
+
+    def interrupt(context: Any, param: Any, value: Any) -> None:
+        if value:
+            raise KeyboardInterrupt
+
+    @click.command()
+    @click.option("--name", callback=lambda _context, _param, value: value)
+    @click.option("--interrupt", is_flag=True, callback=interrupt)
+    def command(**_: Any) -> None:
+        """A command whose switch interrupts the parse."""
+
+    before = _state(command)
+    judge = ClickJudge(command, "prog")
+    with pytest.raises(KeyboardInterrupt):
+        judge.judge_all([["--name", "a"], ["--interrupt"], ["--name", "b"]])
+    assert _state(command) == before
+    assert command.params[0].callback is not None
+    assert gc.isenabled()
+    # And a batch without the interruption judges as before.
+    assert [v.accepted for v in judge.judge_all([["--name", "a"], ["--bogus"]])] == [True, False]

@@ -112,8 +112,13 @@ def main(argv: list[str] | None = None) -> NoReturn:
     helps = _decoded(help_argvs(snapshot)) if request.get("help_examples") else []
     if argvs or request.get("help_examples"):
         try:
-            verdicts = [judge(words).to_json() for words in argvs]
-            judged = [{"argv": words, "verdict": judge(words).to_json()} for words in helps]
+            # One batch: the tree is neutralised once for all of them.
+            every = judge([*argvs, *helps])
+            verdicts = [verdict.to_json() for verdict in every[: len(argvs)]]
+            judged = [
+                {"argv": words, "verdict": verdict.to_json()}
+                for words, verdict in zip(helps, every[len(argvs) :], strict=True)
+            ]
         except BaseException as error:
             _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
         _write(fd, b"V", {"verdicts": verdicts, "help": judged})
@@ -147,7 +152,7 @@ class _AdapterError(Exception):
     """The named object exists but is not something the adapter can read."""
 
 
-Judge = Callable[[list[str]], ParseVerdict]
+Judge = Callable[[list[list[str]]], list[ParseVerdict]]
 
 
 def _snapshot(
@@ -178,13 +183,13 @@ def _snapshot(
         except TypeError as error:
             raise _AdapterError(str(error)) from None
         sources = (target, imported) if target is not parser else (imported,)
-        return extract_argparse(parser, program, sources), ArgparseJudge(parser).judge
+        return extract_argparse(parser, program, sources), ArgparseJudge(parser).judge_all
     try:
         command = as_click_command(target)
     except TypeError as error:
         raise _AdapterError(str(error)) from None
     name = program or _default_program(module)
-    return extract_click(command, name, paths), ClickJudge(command, name).judge
+    return extract_click(command, name, paths), ClickJudge(command, name).judge_all
 
 
 def _right_spelling(framework: str, target: Any) -> tuple[str, str] | None:

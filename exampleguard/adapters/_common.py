@@ -7,12 +7,21 @@ internals, so this module imports no framework and stays cheap to import in the 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import gc
+from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
-__all__ = ["claim_unique_name", "first_line", "group_aliases", "shadow"]
+__all__ = [
+    "Shadows",
+    "claim_unique_name",
+    "first_line",
+    "group_aliases",
+    "paced_collection",
+    "shadow",
+]
 
 _Command = TypeVar("_Command")
+_Item = TypeVar("_Item")
 
 
 def first_line(text: Any) -> str | None:
@@ -74,3 +83,74 @@ def shadow(target: Any, attribute: str, replacement: Any, restore: contextlib.Ex
                 delattr(target, attribute)
 
     restore.callback(put_back)
+
+
+class Shadows:
+    """Attributes set on an application's objects for a batch of parses, and put back after it.
+
+    The judges neutralise parameters and parsers once per batch, not once per parse: each
+    :meth:`set` notes what it replaced (a plain record, no callback per attribute), and
+    :meth:`restore` puts everything back, the last change first, even where putting one back
+    fails; an instance attribute that shadowed the class's method is removed, so the objects
+    are again exactly as the application built them.
+    """
+
+    def __init__(self) -> None:
+        self._changes: list[tuple[Any, str, bool, Any]] = []
+        self._lists: list[tuple[list[Any], list[Any]]] = []
+
+    def set(self, target: Any, attribute: str, replacement: Any) -> None:
+        """Set ``attribute`` on ``target`` until :meth:`restore`."""
+        own = vars(target)
+        self._changes.append((target, attribute, attribute in own, own.get(attribute)))
+        setattr(target, attribute, replacement)
+
+    def replace_items(self, items: list[Any], replacement: list[Any]) -> None:
+        """Replace the items of the list ``items`` in place until :meth:`restore`."""
+        self._lists.append((items, list(items)))
+        items[:] = replacement
+
+    def restore(self) -> None:
+        """Put back everything set, last first; the first failure is raised once all is tried."""
+        failure: BaseException | None = None
+        while self._lists:
+            items, previous = self._lists.pop()
+            items[:] = previous
+        while self._changes:
+            target, attribute, own, previous = self._changes.pop()
+            try:
+                if own:
+                    setattr(target, attribute, previous)
+                else:
+                    with contextlib.suppress(AttributeError):
+                        delattr(target, attribute)
+            except Exception as error:
+                # Every other change is still put back.
+                failure = failure or error
+        if failure is not None:
+            raise failure
+
+
+# Parses between two collections of the young generations during a batch.
+_PARSES_PER_COLLECTION = 1000
+
+
+def paced_collection(items: Sequence[_Item]) -> Generator[_Item, None, None]:
+    """Yield ``items`` with the collector's automatic passes paused, young objects collected.
+
+    A batch keeps every verdict, and each command's names and plan, until it ends; that growth
+    makes the automatic collector walk everything the process holds — a large application's
+    whole tree — again and again, which costs more than the parses. Paused for the batch, the
+    collector only collects the young generations every so many parses (so garbage cycles a
+    parse leaves stay bounded), and is resumed as it was when the batch ends, however it ends.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for index, item in enumerate(items):
+            if collecting and index and not index % _PARSES_PER_COLLECTION:
+                gc.collect(1)
+            yield item
+    finally:
+        if collecting:
+            gc.enable()

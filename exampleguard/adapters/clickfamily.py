@@ -33,6 +33,7 @@ __all__ = [
     "is_click_command",
     "is_typer_app",
     "named_parameters",
+    "parameter_names",
     "subcommands",
 ]
 
@@ -276,8 +277,8 @@ def _help_examples(command: Any, context: Any) -> list[dict[str, Any]]:
 def named_parameters(command: Any, context: Any) -> list[tuple[Any, dict[str, Any]]]:
     """Each parameter of ``command`` the snapshot records, with its record (and unique name).
 
-    The one place parameters get their snapshot names: the tree and the real parser's verdicts
-    (:mod:`~exampleguard.adapters.judge_click`) both name them from here.
+    The one place parameters get their snapshot names, with :func:`parameter_names`: the tree
+    and the real parser's verdicts (:mod:`~exampleguard.adapters.judge_click`) name them alike.
     """
     pairs = [
         (param, record)
@@ -286,6 +287,31 @@ def named_parameters(command: Any, context: Any) -> list[tuple[Any, dict[str, An
     ]
     _unique_names([record for _, record in pairs])
     return pairs
+
+
+def parameter_names(command: Any, context: Any) -> list[tuple[Any, str]]:
+    """Each parameter of ``command`` the snapshot records, with its snapshot name.
+
+    The names :func:`named_parameters` gives, without building the rest of each record: the
+    real parser's check names every command it parses, and a large tree has thousands.
+    """
+    pairs = [
+        (param, record)
+        for param in command.get_params(context)
+        if (record := _naming(param)) is not None
+    ]
+    _unique_names([record for _, record in pairs])
+    return [(param, record["name"]) for param, record in pairs]
+
+
+def _naming(param: Any) -> dict[str, Any] | None:
+    """What a parameter's snapshot name is made from: its name and, for an option, its flags."""
+    kind = getattr(param, "param_type_name", None)
+    if kind == "argument":
+        return {"name": param.name}
+    if kind == "option":
+        return {"name": param.name or param.opts[0].lstrip("-"), "flags": list(param.opts)}
+    return None
 
 
 def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -375,10 +401,7 @@ def _argument(param: Any) -> dict[str, Any]:
 
 
 def _option(param: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "name": param.name or param.opts[0].lstrip("-"),
-        "flags": list(param.opts),
-    }
+    record: dict[str, Any] = _naming(param) or {}
     is_flag = bool(getattr(param, "is_flag", False))
     count = bool(getattr(param, "count", False))
     if count:

@@ -74,6 +74,10 @@ class ArgparseJudge:
             level = self.levels[id(each)] = _Level(each, path)
             pending.extend((child, (*path, name)) for name, child in level.children.values())
 
+    def judge_all(self, argvs: Sequence[Sequence[str]]) -> list[ParseVerdict]:
+        """The framework's verdict on each argv, in order."""
+        return [self.judge(argv) for argv in argvs]
+
     def judge(self, argv: Sequence[str]) -> ParseVerdict:
         """The framework's verdict on ``argv`` (the words after the program)."""
         taken: list[tuple[_Level, argparse.Action, list[str], Any]] = []

@@ -6,8 +6,9 @@ The chain is resolved exactly as ``Group.invoke`` resolves it: ``make_context`` 
 context as parent. No command callback ever runs. Like the adapter, this reads Click, Typer's
 bundled Click and Click extensions by their shared structure and imports no ``click``.
 
-What SPEC 4 leaves unchecked is neutralised for the duration of one parse, and restored after
-it, so every argv is parsed on the application's objects as they were:
+What SPEC 4 leaves unchecked is neutralised once for a batch of argvs — on each command the
+first time a parse reaches it — and all of it is put back when the batch ends, however it ends,
+so the application's objects are again as they were:
 
 - callbacks of value-taking parameters (a switch's callback stays: ``--help``, ``--version``
   and their like end parsing through it, and that decides the verdict);
@@ -23,14 +24,15 @@ it, so every argv is parsed on the application's objects as they were:
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import pathlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import shadow
-from exampleguard.adapters.clickfamily import named_parameters, subcommands
+from exampleguard.adapters._common import Shadows, paced_collection
+from exampleguard.adapters.clickfamily import parameter_names, subcommands
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
 __all__ = ["ClickJudge"]
@@ -55,29 +57,21 @@ def _class_names(value: Any) -> list[str]:
 
 
 class ClickJudge:
-    """Parses argvs with one live Click-family command tree, one argv at a time."""
+    """Parses argvs with one live Click-family command tree, a batch at a time."""
 
     def __init__(self, root: Any, program: str) -> None:
         self.root = root
         self.program = program
-        self._names: dict[int, dict[tuple[Any, ...], str]] = {}
         self._paths: dict[int, dict[int, str]] = {}
         self._string = _framework_string(root)
         self._flag_needs_value = _framework_marker(root)
 
     # -- naming, as the adapter names -----------------------------------------------------------
 
-    def _parameter_names(self, command: Any, name: str, parent: Any) -> dict[tuple[Any, ...], str]:
-        names = self._names.get(id(command))
+    def _parameter_names(self, command: Any, name: str, parent: Any, batch: _Batch) -> _Names:
+        names = batch.names.get(id(command))
         if names is None:
-            # A context that parses nothing, as the adapter builds one to read the parameters.
-            settings = dict(getattr(command, "context_settings", None) or {})
-            context = command.context_class(command, parent=parent, info_name=name, **settings)
-            names = {
-                _signature(param): record["name"]
-                for param, record in named_parameters(command, context)
-            }
-            self._names[id(command)] = names
+            names = batch.names[id(command)] = _Names(command, name, parent)
         return names
 
     def _primary_name(self, group: Any, context: Any, name: str | None, command: Any) -> str:
@@ -101,40 +95,55 @@ class ClickJudge:
 
     def judge(self, argv: Sequence[str]) -> ParseVerdict:
         """The framework's verdict on ``argv`` (the words after the program)."""
-        state = _Parse()
-        state.flag_needs_value = self._flag_needs_value
-        sink = io.StringIO()
-        with (
-            contextlib.redirect_stdout(sink),
-            contextlib.redirect_stderr(sink),
-            contextlib.ExitStack() as restore,
-        ):
-            try:
-                return self._judge(list(argv), state, restore)
-            except _PromptRequired as prompt:
-                return state.rejected(
-                    "PromptRequired",
-                    "the command would prompt for a missing value",
-                    parameter=state.name_of(prompt.param),
-                )
-            except BaseException as error:
-                if isinstance(error, KeyboardInterrupt):
-                    raise
-                return self._failure(error, state, _printed_help(sink.getvalue()))
-            finally:
-                for context in reversed(state.contexts):
-                    with contextlib.suppress(Exception):
-                        context.close()
+        return self.judge_all([argv])[0]
 
-    def _judge(self, argv: list[str], state: _Parse, restore: contextlib.ExitStack) -> ParseVerdict:
+    def judge_all(self, argvs: Sequence[Sequence[str]]) -> list[ParseVerdict]:
+        """The framework's verdict on each argv, in order, from one neutralisation of the tree.
+
+        Each verdict is the one :meth:`judge` gives alone: a parse's own record starts empty,
+        and what a parse may change (contexts) is its own. Everything neutralised is put back
+        when the batch ends, an interrupt included.
+        """
+        batch = _Batch(self._flag_needs_value, self._string)
+        sink = io.StringIO()
+        parses = paced_collection(argvs)
+        try:
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                return [self._judge_one(list(argv), batch, sink) for argv in parses]
+        finally:
+            parses.close()
+            batch.shadows.restore()
+
+    def _judge_one(self, argv: list[str], batch: _Batch, sink: io.StringIO) -> ParseVerdict:
+        state = batch.state = _Parse()
+        sink.seek(0)
+        sink.truncate()
+        try:
+            return self._judge(argv, state, batch)
+        except _PromptRequired as prompt:
+            return state.rejected(
+                "PromptRequired",
+                "the command would prompt for a missing value",
+                parameter=state.name_of(prompt.param),
+            )
+        except BaseException as error:
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            return self._failure(error, state, _printed_help(sink.getvalue()))
+        finally:
+            for context in reversed(state.contexts):
+                with contextlib.suppress(Exception):
+                    context.close()
+
+    def _judge(self, argv: list[str], state: _Parse, batch: _Batch) -> ParseVerdict:
         command, name, parent = self.root, self.program, None
         while True:
-            state.begin(command, self._parameter_names(command, name, parent))
+            batch.neutralise(command)
+            state.begin(command, self._parameter_names(command, name, parent, batch))
             state.words = list(argv)
-            self._neutralise(command, state, restore)
             context = command.make_context(name, argv, parent=parent)
             state.contexts.append(context)
-            state.collect(context)
+            state.collect(context, batch)
             if not _is_group(command):
                 return state.accepted()
             words = [*_protected_args(context), *context.args]
@@ -151,22 +160,6 @@ class ClickJudge:
                 )
             state.path.append(self._primary_name(command, context, cmd_name, sub))
             command, name, parent, argv = sub, cmd_name, context, list(rest)
-
-    def _neutralise(self, command: Any, state: _Parse, restore: contextlib.ExitStack) -> None:
-        # Every parameter the parse will see goes through get_params, the help option too
-        # (which Click may build anew on each call): each is neutralised as it is handed out.
-        original = type(command).get_params.__get__(command)
-        string = self._string
-
-        def get_params(ctx: Any) -> Any:
-            params = original(ctx)
-            for param in params:
-                if id(param) not in state.neutralised:
-                    state.neutralised[id(param)] = param
-                    _neutralise_param(param, state, restore, string)
-            return params
-
-        shadow(command, "get_params", get_params, restore)
 
     def _failure(self, error: BaseException, state: _Parse, printed_help: bool) -> ParseVerdict:
         names = _class_names(error)
@@ -235,22 +228,18 @@ class _Parse:
         self.eager: list[Any] = []
         self.bare: set[int] = set()
         self.command: Any = None
-        self.names: dict[tuple[Any, ...], str] = {}
-        self.flag_needs_value: Any = None
-        """The parser's marker for an optional-value option given bare."""
+        self.names = _Names(None, None, None)
         self.words: list[str] = []
         """The words the current level parses."""
-        self.neutralised: dict[int, Any] = {}
-        """Parameters neutralised for this parse, by identity (kept alive until restored)."""
 
-    def begin(self, command: Any, names: dict[tuple[Any, ...], str]) -> None:
+    def begin(self, command: Any, names: _Names) -> None:
         self.command = command
         self.names = names
         self.eager.clear()
         self.bare.clear()
 
     def name_of(self, param: Any) -> str | None:
-        name = self.names.get(_signature(param))
+        name = self.names.of(param)
         if name is not None:
             return name
         fallback = getattr(param, "name", None)
@@ -259,24 +248,23 @@ class _Parse:
     def eager_given(self) -> bool:
         return bool(self.eager)
 
-    def collect(self, context: Any) -> None:
+    def collect(self, context: Any, batch: _Batch) -> None:
         """Record the values the command line gave at this level (source ``COMMANDLINE``)."""
-        names = self.names
         level = tuple(self.path)
-        params = [p for p in self.command.get_params(context) if getattr(p, "expose_value", True)]
-        by_name: dict[str, list[Any]] = {}
-        for param in params:
-            by_name.setdefault(param.name, []).append(param)
-        for param in params:
-            name = names.get(_signature(param))
-            if name is None:
+        values = context.params
+        plan = batch.collection_plan(self.command.get_params(context), self.names, context)
+        commandline = batch.commandline
+        for param, key, name, sharers in plan:
+            source = context.get_parameter_source(key)
+            if source is not commandline:
+                if source is None or commandline is not None or source.name != "COMMANDLINE":
+                    continue
+                # The framework's own member, compared by identity from now on.
+                commandline = batch.commandline = source
+            value = values.get(key)
+            if value is None or value == ():
                 continue
-            source = context.get_parameter_source(param.name)
-            value = context.params.get(param.name)
-            if source is None or source.name != "COMMANDLINE" or value is None or value == ():
-                continue
-            sharers = by_name[param.name]
-            if len(sharers) > 1 and not _owns_shared_value(param, sharers, value, self.words):
+            if sharers is not None and not _owns_shared_value(param, sharers, value, self.words):
                 continue
             self.given.append(
                 GivenValue(level, name, as_json_value(value), bare=id(param) in self.bare)
@@ -307,6 +295,204 @@ class _Parse:
             level=tuple(self.path) if parameter is not None else None,
             word=word,
         )
+
+
+class _Names:
+    """The snapshot names of one command's parameters, as the adapter names them.
+
+    Worked out when first asked for, from the context of the parse that asks (or, for a parse
+    that failed before its context existed, one that parses nothing, as the adapter builds).
+    Looked up by identity: within a batch a command hands out the same parameter objects. A
+    command that builds new ones on each call (its own ``get_params``, a lazy command) is
+    looked up by what the parameter is — its kind, name and option strings.
+    """
+
+    def __init__(self, command: Any, info_name: str | None, parent: Any) -> None:
+        self._command = command
+        self._info_name = info_name
+        self._parent = parent
+        self._pairs: list[tuple[Any, str]] | None = None
+        """The named parameters, kept alive so that their identities stay theirs."""
+        self._by_identity: dict[int, str] = {}
+        self._by_signature: dict[tuple[Any, ...], str] | None = None
+
+    def of(self, param: Any, context: Any = None) -> str | None:
+        """The snapshot name of ``param``, if the snapshot records it."""
+        if self._pairs is None:
+            self._name(context)
+        name = self._by_identity.get(id(param))
+        if name is None:
+            if self._by_signature is None:
+                pairs = self._pairs or []
+                self._by_signature = {_signature(each): named for each, named in pairs}
+            name = self._by_signature.get(_signature(param))
+        return name
+
+    def _name(self, context: Any) -> None:
+        command = self._command
+        if context is None:
+            settings = dict(getattr(command, "context_settings", None) or {})
+            context = command.context_class(
+                command, parent=self._parent, info_name=self._info_name, **settings
+            )
+        self._pairs = parameter_names(command, context)
+        self._by_identity = {id(param): name for param, name in self._pairs}
+
+
+_Collected = tuple[Any, str, str, list[Any] | None]
+"""A parameter whose value is collected: itself, its key in ``ctx.params``, its snapshot name,
+and the parameters that share its key (``None`` when it has it alone)."""
+
+
+class _Batch:
+    """One batch of parses: the tree neutralised for it, what that replaced, the parse under way.
+
+    Each command is neutralised the first time a parse reaches it, each parameter the first
+    time its command hands it out; both are kept alive (and their identities unique) until the
+    batch ends and :attr:`shadows` puts everything back.
+    """
+
+    def __init__(self, flag_needs_value: Any, string: Any) -> None:
+        self.flag_needs_value = flag_needs_value
+        """The parser's marker for an optional-value option given bare."""
+        self.string = string
+        """The framework's ``STRING`` type, for values taken as strings."""
+        self.shadows = Shadows()
+        self.state = _Parse()
+        """The parse under way, which the neutralised parameters report to."""
+        self.commandline: Any = None
+        """The framework's ``ParameterSource.COMMANDLINE``, once a parse has met it."""
+        self.names: dict[int, _Names] = {}
+        """Each command's parameter names, by the command's identity."""
+        self._commands: dict[int, Any] = {}
+        self._params: dict[int, Any] = {}
+        self._classes: set[type] = set()
+        self._installed: set[Callable[..., Any]] = set()
+        self._plans: dict[int, tuple[Any, Any, list[_Collected]]] = {}
+
+    def neutralise(self, command: Any) -> None:
+        """Neutralise every parameter ``command`` hands out, for the rest of the batch."""
+        if id(command) in self._commands:
+            return
+        self._commands[id(command)] = command
+        # Every parameter the parse will see goes through get_params, the help option too
+        # (which Click may build anew on each call): each is neutralised as it is handed out.
+        original = type(command).get_params.__get__(command)
+        # The framework's own get_params hands out the same parameters for every context with
+        # the same help option names: asked once, as Click asks twice per parse and the value
+        # collection once more.
+        stable = _framework_get_params(command)
+        known: dict[tuple[Any, ...], Any] = {}
+
+        def get_params(ctx: Any) -> Any:
+            key = (tuple(getattr(ctx, "help_option_names", None) or ()), len(command.params))
+            if stable:
+                found = known.get(key)
+                if found is not None:
+                    return found
+            params = original(ctx)
+            for param in params:
+                if id(param) not in self._params:
+                    self._params[id(param)] = param
+                    _neutralise_param(param, self)
+            if stable:
+                known[key] = params
+            return params
+
+        self.shadows.set(command, "get_params", get_params)
+        if stable and _framework_method(command, "make_parser"):
+            self.shadows.set(command, "make_parser", _reused_parsers(command, get_params))
+
+    def neutralise_class(self, cls: type) -> None:
+        """Replace the methods of :data:`_CLASS_REPLACED` on ``cls``, for the rest of the batch.
+
+        A method that a class already neutralised in this batch passes on by inheritance is
+        left as it is, so no call is noted twice.
+        """
+        if cls in self._classes:
+            return
+        self._classes.add(cls)
+        for attribute in _CLASS_REPLACED:
+            current = getattr(cls, attribute, None)
+            if current is None or current in self._installed:
+                continue
+            replacement = self.replacement(attribute, current)
+            self._installed.add(replacement)
+            self.shadows.set(cls, attribute, replacement)
+
+    def replacement(self, attribute: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        """What replaces ``attribute``: ``consume_value``, or one of :data:`_CLASS_REPLACED`."""
+        if attribute == "consume_value":
+            return _consuming(original, self)
+        return _no_envvar if attribute == "value_from_envvar" else _no_prompt
+
+    def collection_plan(self, params: Any, names: _Names, context: Any) -> list[_Collected]:
+        """The parameters of ``params`` whose values are collected, worked out once per list."""
+        cached = self._plans.get(id(params))
+        if cached is not None and cached[0] is params and cached[1] is names:
+            return cached[2]
+        exposed = [p for p in params if getattr(p, "expose_value", True)]
+        by_key: dict[str, list[Any]] = {}
+        for param in exposed:
+            by_key.setdefault(param.name, []).append(param)
+        plan: list[_Collected] = []
+        for param in exposed:
+            name = names.of(param, context)
+            if name is not None:
+                sharers = by_key[param.name]
+                plan.append((param, param.name, name, sharers if len(sharers) > 1 else None))
+        # The list is kept with its plan, so its identity is not reused within the batch.
+        self._plans[id(params)] = (params, names, plan)
+        return plan
+
+
+def _framework_get_params(command: Any) -> bool:
+    """Whether ``command`` hands out its parameters with the framework's own methods."""
+    return all(
+        _framework_method(command, name)
+        for name in ("get_params", "get_help_option", "get_help_option_names")
+    )
+
+
+def _framework_method(command: Any, name: str) -> bool:
+    """Whether the method ``name`` of ``command`` is the framework's own ``Command``'s."""
+    cls = type(command)
+    for base in cls.__mro__:
+        if base.__name__ == "Command" and base.__module__.endswith("core"):
+            own = vars(base)
+            return name in own and getattr(cls, name) is own[name]
+    return False
+
+
+def _reused_parsers(command: Any, get_params: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``make_parser`` that builds a command's option parser once per batch and per settings.
+
+    The framework's parser is a table of the parameters, built from the context's parsing
+    settings and token normalisation; a parse keeps its state apart (its own parsing state) and
+    reads the context it reports errors with, which is set to each parse's own.
+    """
+    original = type(command).make_parser.__get__(command)
+    built: dict[tuple[Any, ...], Any] = {}
+
+    def make_parser(ctx: Any) -> Any:
+        key = (
+            id(get_params(ctx)),
+            getattr(ctx, "allow_interspersed_args", None),
+            getattr(ctx, "ignore_unknown_options", None),
+            getattr(ctx, "token_normalize_func", None),
+        )
+        try:
+            parser = built.get(key)
+        except TypeError:
+            # A normalisation that cannot be a key: built for this parse alone.
+            return original(ctx)
+        if parser is None:
+            parser = built[key] = original(ctx)
+        else:
+            parser.ctx = ctx
+        return parser
+
+    return make_parser
 
 
 def _owns_shared_value(param: Any, sharers: list[Any], value: Any, words: list[str]) -> bool:
@@ -370,60 +556,60 @@ def _framework_marker(root: Any) -> Any:
     return None
 
 
-def _framework_base(param_type: Any) -> str | None:
-    """The first class of the framework's own that ``param_type`` derives from, by name."""
-    mro = type(param_type).__mro__
+def _framework_base(type_class: type) -> str | None:
+    """The first class of the framework's own that ``type_class`` derives from, by name."""
+    if type_class in _BASES:
+        return _BASES[type_class]
+    mro = type_class.__mro__
     base = next((cls for cls in reversed(mro) if cls.__name__ == "ParamType"), None)
-    if base is None:
-        return None
-    home = base.__module__
-    for cls in mro:
-        if cls.__module__ == home:
-            return cls.__name__
-    return None
+    found = None
+    if base is not None:
+        home = base.__module__
+        found = next((cls.__name__ for cls in mro if cls.__module__ == home), None)
+    _BASES[type_class] = found
+    return found
+
+
+# Worked out once per type class: the parameters of a large tree share a few types.
+_BASES: dict[type, str | None] = {}
 
 
 def _neutral_type(param_type: Any) -> bool:
     """Whether values of ``param_type`` are taken as strings (files, paths, custom types)."""
-    base = _framework_base(param_type)
+    base = _framework_base(type(param_type))
     return base is None or base in _FILE_TYPES or base in _OPEN_TYPES
 
 
-def _neutralise_param(
-    param: Any, state: _Parse, restore: contextlib.ExitStack, string: Any
-) -> None:
+def _neutralise_param(param: Any, batch: _Batch) -> None:
+    shadows = batch.shadows
+    string = batch.string
+    batch.neutralise_class(type(param))
+    own = vars(param)
+    for attribute in _CLASS_REPLACED:
+        if attribute in own:
+            # The application set the method on the object itself: replaced there too.
+            replacement = batch.replacement(attribute, _unbound(own[attribute]))
+            shadows.set(param, attribute, functools.partial(replacement, param))
     eager_flag = bool(getattr(param, "is_eager", False)) and bool(getattr(param, "is_flag", False))
-
-    consume = type(param).consume_value
-
-    def consume_value(ctx: Any, opts: Any) -> Any:
-        raw = opts.get(param.name) if hasattr(opts, "get") else None
-        value, source = consume.__get__(param)(ctx, opts)
-        if raw is not None and raw is state.flag_needs_value:
-            state.bare.add(id(param))
-        if eager_flag and getattr(source, "name", None) == "COMMANDLINE":
-            state.eager.append(param)
-        return value, source
-
-    def no_prompt(*_: Any, **__: Any) -> Any:
-        raise _PromptRequired(param)
-
-    shadow(param, "consume_value", consume_value, restore)
-    shadow(param, "value_from_envvar", _no_envvar, restore)
-    if hasattr(param, "prompt_for_value"):
-        shadow(param, "prompt_for_value", no_prompt, restore)
+    if eager_flag or getattr(param, "_flag_needs_value", False):
+        # Only an eager flag, or an option whose value may be left out (the parser then hands
+        # it a marker), has something to note as its value is consumed.
+        consume = own.get("consume_value")
+        consume = _unbound(consume) if consume is not None else type(param).consume_value
+        replacement = batch.replacement("consume_value", consume)
+        shadows.set(param, "consume_value", functools.partial(replacement, param))
     callback = getattr(param, "callback", None)
     if callback is not None and not _is_switch(param):
         # A value-taking parameter's callback is application code checking the value (SPEC 4).
-        shadow(param, "callback", None, restore)
+        shadows.set(param, "callback", None)
     elif callback is not None:
         # A switch's callback stays: it is how `--help`, `--version` and their like end parsing
         # (Typer's version recipe is a plain flag whose callback exits).
-        shadow(param, "callback", _noting_exit(param, callback, state), restore)
+        shadows.set(param, "callback", _noting_exit(param, callback, batch))
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is not None:
         if _neutral_descriptor(descriptor):
-            shadow(param, "process_value", _passthrough(param, descriptor), restore)
+            shadows.set(param, "process_value", _passthrough(param, descriptor))
         return
     param_type = getattr(param, "type", None)
     if param_type is None or string is None or getattr(param, "is_flag", False):
@@ -434,31 +620,66 @@ def _neutralise_param(
         items = param_type.types
         if any(_neutral_type(item) for item in items):
             neutral = [string if _neutral_type(item) else item for item in items]
-            previous_items = list(items)
-            items[:] = neutral
-            restore.callback(lambda: items.__setitem__(slice(None), previous_items))
+            shadows.replace_items(items, neutral)
         return
     if _neutral_type(param_type):
-        shadow(param, "type", string, restore)
+        shadows.set(param, "type", string)
+
+
+# The methods replaced on each parameter class a batch meets (and on a parameter that carries
+# its own): the environment variable (never read) and the prompt (never waited on).
+_CLASS_REPLACED = ("value_from_envvar", "prompt_for_value")
+
+
+def _unbound(function: Any) -> Callable[..., Any]:
+    """An instance's own function, called as a class's method is (the object first)."""
+
+    def method(_param: Any, *arguments: Any, **keywords: Any) -> Any:
+        return function(*arguments, **keywords)
+
+    return method
+
+
+def _consuming(original: Callable[..., Any], batch: _Batch) -> Callable[..., Any]:
+    """``consume_value`` that notes, for the parse under way, an eager option or a bare value."""
+
+    def consume_value(param: Any, ctx: Any, opts: Any) -> Any:
+        raw = opts.get(param.name) if hasattr(opts, "get") else None
+        value, source = original(param, ctx, opts)
+        if raw is not None and raw is batch.flag_needs_value:
+            batch.state.bare.add(id(param))
+        if (
+            getattr(param, "is_eager", False)
+            and getattr(param, "is_flag", False)
+            and getattr(source, "name", None) == "COMMANDLINE"
+        ):
+            batch.state.eager.append(param)
+        return value, source
+
+    return consume_value
+
+
+def _no_prompt(param: Any, *_: Any, **__: Any) -> Any:
+    raise _PromptRequired(param)
 
 
 def _is_switch(param: Any) -> bool:
     return bool(getattr(param, "is_flag", False)) or bool(getattr(param, "count", False))
 
 
-def _noting_exit(param: Any, callback: Callable[..., Any], state: _Parse) -> Callable[..., Any]:
+def _noting_exit(param: Any, callback: Callable[..., Any], batch: _Batch) -> Callable[..., Any]:
     def noted(*arguments: Any, **keywords: Any) -> Any:
         try:
             return callback(*arguments, **keywords)
         except BaseException as error:
             if "Exit" in _class_names(error) or isinstance(error, SystemExit):
-                state.eager.append(param)
+                batch.state.eager.append(param)
             raise
 
     return noted
 
 
-def _no_envvar(*_: Any, **__: Any) -> None:
+def _no_envvar(_param: Any, *_: Any, **__: Any) -> None:
     return None
 
 
@@ -504,9 +725,3 @@ def _missing(param: Any, ctx: Any) -> BaseException:
             error: BaseException = exceptions.MissingParameter(ctx=ctx, param=param)
             return error
     return RuntimeError(f"missing {param.name}")
-
-
-def judge_all(judge: ClickJudge, argvs: Sequence[Sequence[str]]) -> Iterator[ParseVerdict]:
-    """Each argv's verdict, in order."""
-    for argv in argvs:
-        yield judge.judge(argv)
