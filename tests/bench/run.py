@@ -352,8 +352,8 @@ def bench_verdict(scratch: Path, repeat: int, examples: int = 10_000) -> dict[st
     argvs = [shlex.split(text)[1:] for text in texts]
 
     def judge_all() -> None:
-        for words in argvs:
-            judge.judge(words)
+        # One batch, as the child judges a run's examples.
+        judge.judge_all(argvs)
 
     load_before = load()
     figures = interleaved(
