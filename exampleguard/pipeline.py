@@ -138,6 +138,19 @@ class ExampleResult(ExampleRecord):
     preview: Preview | None = None
     """For an example of a tool with a reviewed dry-run capability: what its dry run needs."""
 
+    @classmethod
+    def of(cls, record: ExampleRecord, **verdict: Any) -> ExampleResult:
+        """``record`` itself, every field kept, with its ``verdict`` (the fields above)."""
+        return cls(
+            record.tool,
+            record.index,
+            record.text,
+            record.origin,
+            record.placeholders,
+            record.blanks,
+            **verdict,
+        )
+
     @property
     def command(self) -> str:
         """The example's text."""
@@ -384,11 +397,8 @@ def _check_tools(
     ) -> list[ExampleResult]:
         records = [record for tool in chunk for record in inputs.examples.of_tool(tool.index)]
         results = [
-            ExampleResult(
-                record.tool,
-                record.index,
-                record.text,
-                record.origin,
+            ExampleResult.of(
+                record,
                 argv=tuple(map(sys.intern, argv)) if argv is not None else None,
                 path=path,
                 arguments=arguments,
@@ -654,13 +664,8 @@ class _ExampleChecker:
         path = binding.path if binding is not None else None
         # Only a catalog tool's own examples are dry-run: one of no tool runs nothing.
         capability = subject.tool.dry_run if record.tool is not None else None
-        return ExampleResult(
-            record.tool,
-            record.index,
-            record.text,
-            record.origin,
-            record.placeholders,
-            record.blanks,
+        return ExampleResult.of(
+            record,
             # The program name, flags and common values recur in every example of a catalog:
             # the results of a large one keep one string object for each, not one per word.
             argv=tuple(map(sys.intern, words)) if words is not None else None,
@@ -674,15 +679,7 @@ class _ExampleChecker:
 
 def _excepted(record: ExampleRecord, report: Diagnostic) -> ExampleResult:
     """The result of an example a reviewed doc exception excepts: not checked, reported."""
-    return ExampleResult(
-        record.tool,
-        record.index,
-        record.text,
-        record.origin,
-        record.placeholders,
-        record.blanks,
-        diagnostics=(report,),
-    )
+    return ExampleResult.of(record, diagnostics=(report,))
 
 
 def _preview(subject: Subject, capability: DryRun) -> Preview:
