@@ -424,29 +424,29 @@ def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
         if parameter.positional:
             continue
         if flag not in parameter.flags:
-            if parameter.destination in destinations:
-                findings.append(
-                    Finding(
-                        DRYRUN_DISABLED,
-                        f"{occurrence.spelling} stores into {parameter.destination!r}, where the "
-                        f"preview flag {flag} keeps its setting: the dry run could run the real "
-                        "command",
-                        hint=f"Remove it; the dry run adds {capability.flag} itself.",
-                        span=subject.span(occurrence.word, occurrence.offset, occurrence.length),
-                    )
-                )
-            continue
-        if occurrence.negated:
-            what = f"{occurrence.spelling} is the negation of the preview flag {flag}"
+            if parameter.destination not in destinations:
+                continue
+            what = (
+                f"{occurrence.spelling} stores into {parameter.destination!r}, where the preview "
+                f"flag {flag} keeps its setting: the dry run could run the real command"
+            )
+        elif occurrence.negated:
+            what = (
+                f"{occurrence.spelling} is the negation of the preview flag {flag}: the dry run "
+                "would run the real command"
+            )
         elif any(piece.text.strip().lower() in _OFF_WORDS for piece in occurrence.values):
             value = occurrence.values[0].text
-            what = f"{occurrence.spelling} {value!r} turns the preview flag {flag} off"
+            what = (
+                f"{occurrence.spelling} {value!r} turns the preview flag {flag} off: the dry run "
+                "would run the real command"
+            )
         else:
             continue
         findings.append(
             Finding(
                 DRYRUN_DISABLED,
-                f"{what}: the dry run would run the real command",
+                what,
                 hint=f"Remove it; the dry run adds {capability.flag} itself.",
                 span=subject.span(occurrence.word, occurrence.offset, occurrence.length),
             )
