@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from exampleguard.clibuild import DirectCommand, DirectGroup, click_command
+
 if TYPE_CHECKING:
     from exampleguard.commands._outcome import TextOutcome
     from exampleguard.commands.dryrun import DryRunOutcome
@@ -35,6 +37,7 @@ EXIT_OK, EXIT_DEFECTS, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 app = typer.Typer(
     name="exampleguard",
+    cls=DirectGroup,
     help="Keep the command examples a CLI publishes to AI agents true.",
     no_args_is_help=True,
     add_completion=False,
@@ -42,12 +45,16 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 dispositions_app = typer.Typer(
+    cls=DirectGroup,
     help="Reviewer records: dry-run dispositions and coverage exclusions.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 report_app = typer.Typer(
-    help="Work with JSON reports.", no_args_is_help=True, rich_markup_mode=None
+    cls=DirectGroup,
+    help="Work with JSON reports.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(dispositions_app, name="dispositions")
 
@@ -280,7 +287,7 @@ _VALIDATE_EXAMPLES = """Examples:
 """
 
 
-@app.command(epilog=_VALIDATE_EXAMPLES)
+@app.command(cls=DirectCommand, epilog=_VALIDATE_EXAMPLES)
 def validate(
     config: ConfigOption = None,
     output_format: FormatOption = OutputFormat.full,
@@ -439,7 +446,7 @@ def _example_address(value: str) -> tuple[str, int]:
     return tool, int(rest[:-1])
 
 
-@app.command()
+@app.command(cls=DirectCommand)
 def dryrun(
     config: ConfigOption = None,
     output_format: FormatOption = OutputFormat.full,
@@ -594,7 +601,7 @@ def _progress(*, enabled: bool = True) -> Iterator[_Bar | None]:
         bar.close()
 
 
-@app.command("sandbox")
+@app.command("sandbox", cls=DirectCommand)
 def sandbox_command(
     config: ConfigOption = None,
     output_format: Annotated[
@@ -619,7 +626,7 @@ def sandbox_command(
 # -- counts -------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=DirectCommand)
 def counts(
     config: ConfigOption = None,
     write: Annotated[
@@ -638,7 +645,7 @@ def counts(
 # -- tree ---------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=DirectCommand)
 def tree(
     config: ConfigOption = None,
     tree_spec: Annotated[
@@ -693,7 +700,7 @@ class SchemaKind(StrEnum):
     tool = "tool"
 
 
-@app.command()
+@app.command(cls=DirectCommand)
 def schema(
     kind: Annotated[
         SchemaKind,
@@ -727,7 +734,7 @@ def schema(
     _finish(outcome)
 
 
-@app.command()
+@app.command(cls=DirectCommand)
 def explain(
     code: Annotated[
         str | None,
@@ -784,7 +791,7 @@ ReviewerOption = Annotated[
 ]
 
 
-@dispositions_app.command("add")
+@dispositions_app.command("add", cls=DirectCommand)
 def dispositions_add(
     tool_id: ToolArgument,
     index: IndexArgument,
@@ -828,7 +835,7 @@ def dispositions_add(
     _finish(outcome, summary="exampleguard refused the record; nothing was written")
 
 
-@dispositions_app.command("update")
+@dispositions_app.command("update", cls=DirectCommand)
 def dispositions_update(
     tool_id: ToolArgument,
     index: IndexArgument,
@@ -841,7 +848,7 @@ def dispositions_update(
     _edit_disposition("update", tool_id, index, dry_run=dry_run, config=config)
 
 
-@dispositions_app.command("remove")
+@dispositions_app.command("remove", cls=DirectCommand)
 def dispositions_remove(
     tool_id: ToolArgument,
     index: IndexArgument,
@@ -864,7 +871,7 @@ def _edit_disposition(
     _finish(outcome, summary="exampleguard refused the change; nothing was written")
 
 
-@dispositions_app.command("exclude")
+@dispositions_app.command("exclude", cls=DirectCommand)
 def dispositions_exclude(
     path: Annotated[list[str], typer.Argument(metavar="PATH...", help="The command's exact path.")],
     reason: Annotated[
@@ -885,7 +892,7 @@ def dispositions_exclude(
 
 
 @dispositions_app.command(
-    "list", epilog="Examples:\n\n\b\n  exampleguard dispositions list -f json"
+    "list", cls=DirectCommand, epilog="Examples:\n\n\b\n  exampleguard dispositions list -f json"
 )
 def dispositions_list(
     output_format: Annotated[
@@ -903,7 +910,7 @@ def dispositions_list(
     _finish(outcome)
 
 
-@dispositions_app.command("check")
+@dispositions_app.command("check", cls=DirectCommand)
 def dispositions_check(config: ConfigOption = None) -> None:
     """Check only the reviewer records (doc exceptions too) and coverage; exit 1 on a defect."""
     from exampleguard.commands import records as command
@@ -916,7 +923,7 @@ def dispositions_check(config: ConfigOption = None) -> None:
 # -- init and report merge ----------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=DirectCommand)
 def init(
     tree_spec: Annotated[
         str,
@@ -944,7 +951,7 @@ def init(
     _finish(outcome, summary="exampleguard init changed nothing")
 
 
-@report_app.command("merge")
+@report_app.command("merge", cls=DirectCommand)
 def report_merge(
     reports: Annotated[
         list[Path],
@@ -990,8 +997,7 @@ def _run(argv: list[str] | None, *, process: bool) -> int:
 
     collecting = gc.isenabled()
     gc.disable()
-    command = typer.main.get_command(app)
-    _plain_arguments(command)
+    command = click_command(app, _plain_arguments)
     try:
         with interrupts_raise(hold_after=process):
             command.main(args=argv, prog_name="exampleguard", standalone_mode=True)

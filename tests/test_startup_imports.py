@@ -3,8 +3,9 @@
 Run as a real process on a project with a tree snapshot and plain text output, ``validate``
 must not import the terminal renderer, the JSON Schema validator (the argument schemas are
 checked by compiled predicates; jsonschema only words the messages of a failure), the shell
-parser (the fast tokenizer handles plain command lines), a standalone Click, the sandbox, the
-dry-run stage or the strict report models (only ``report merge`` reads with them). What is
+parser (the fast tokenizer handles plain command lines), a standalone Click, Typer's pydantic
+adapters (the command line converts its own options' values directly), the sandbox, the dry-run
+stage or the strict report models (only ``report merge`` reads with them). What is
 imported is read from ``sys.modules`` at the end of the run, never timed.
 """
 
@@ -23,6 +24,7 @@ HEAVY = (
     "referencing",
     "bashlex",
     "click",
+    "typer._adapters",
     "sandbox",
     "exampleguard.dryrun",
     "exampleguard.report.model",
