@@ -323,11 +323,7 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         guarantees -= {G.HOME_MASKED}
     if probe.privileged:
         assert request.run_uid is not None
-        needed = [(Path(request.executable), "program")]
-        if policy.project_dir is not None:
-            needed.append((policy.project_dir, "project dir"))
-        bound_below = tuple(Path(p) for p in [*homes, str(_TMP)])
-        _check_reachable_once(needed, request.run_uid, bound_below)
+        _check_reachable_once(request.executable, policy.project_dir, request.run_uid, homes)
     disk = _disk_bytes(limits)
     status_read, status_write = os.pipe()
     report_read, report_write = os.pipe()
@@ -340,6 +336,8 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         report_fd=report_read,
         bound=tuple(bound),
         refused=tuple(refused),
+        # --new-session below gives the run its own; bubblewrap needs none of its own.
+        own_session=False,
     )
     launch._close_after_spawn += [status_write, report_write]
     try:
@@ -510,16 +508,21 @@ alone, so no leased uid differs from another); bounded, see below."""
 
 
 def _check_reachable_once(
-    needed: list[tuple[Path, str]], uid: int, bound_below: tuple[Path, ...]
+    executable: str, project_dir: Path | None, uid: int, homes: list[str]
 ) -> None:
-    """:func:`check_reachable`, skipped for paths that passed it before in this process.
+    """:func:`check_reachable` of the program and project dir, skipped if passed before here.
 
     The check only turns an exec failure deep inside the sandbox into a clear message up
     front; a path made unreachable later still fails the run, only with the plainer message.
+    The key is made of strings: the paths are built only when a check runs.
     """
-    key = (tuple(needed), bound_below)
+    key = (executable, project_dir, tuple(homes))
     if key in _REACHABLE:
         return
+    needed = [(Path(executable), "program")]
+    if project_dir is not None:
+        needed.append((project_dir, "project dir"))
+    bound_below = tuple(Path(p) for p in [*homes, str(_TMP)])
     check_reachable(needed, uid, bound_below=bound_below)
     if len(_REACHABLE) >= 1024:
         _REACHABLE.clear()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
-import selectors
+import re
+import select
 import signal
 import subprocess
 import threading
@@ -33,6 +35,9 @@ _STARTUP_S = 10.0
 _READ_BYTES = 1 << 20
 _REPORT_BYTES = 1 << 16
 _PIPE_BYTES = 1 << 20
+_DEFAULT_PIPE_BYTES = 1 << 16
+"""A pipe's capacity unless resized (Linux): a read this large found the pipe full."""
+_CHILD_PID = re.compile(rb'"child-pid": (\d+)')
 
 EndedBy = Literal["exit", "timeout", "interrupt"]
 
@@ -99,7 +104,7 @@ def execute(
     if launch.status_fd is not None:
         # Learn the namespace's init before anyone may kill the run (see LiveRun).
         try:
-            init = _await_child_pid(launch.status_fd, status, result, start + _STARTUP_S)
+            init = _await_child_pid(launch.status_fd, status, start + _STARTUP_S)
         except BaseException:
             LiveRun(proc, namespace_init=None, find_init=False).kill()
             proc.wait()
@@ -115,7 +120,6 @@ def execute(
             cancel=cancel,
             start=start,
             result=result,
-            status=status,
         )
     finally:
         # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
@@ -136,12 +140,16 @@ def _spawn(launch: Launch) -> subprocess.Popen[bytes] | Execution:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            # Unbuffered: only the descriptors are read (by os.read), never the file objects.
+            bufsize=0,
             cwd=launch.cwd,
             env=launch.env,
             pass_fds=launch.pass_fds,
             close_fds=True,
-            # Own session: the terminal's Ctrl-C reaches the caller, which kills runs itself.
-            start_new_session=True,
+            # Own session or process group: the terminal's Ctrl-C reaches the caller (the
+            # foreground group), which kills runs itself.
+            start_new_session=launch.own_session,
+            process_group=None if launch.own_session else 0,
             # A root caller's unshare and env runs start as their leased uid, set by the C
             # side of the fork (no Python runs between fork and exec).
             user=launch.user,
@@ -198,27 +206,27 @@ def _supervise(
     cancel: threading.Event | None,
     start: float,
     result: Execution,
-    status: bytearray,
 ) -> None:
     """Drain the output and wait for the backend's exit, killing it on timeout or cancel."""
     assert proc.stdout is not None
     assert proc.stderr is not None
     out, err = _Capture(limits.output_bytes), _Capture(limits.output_bytes)
     captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
-    for fd in captures:
-        with contextlib.suppress(OSError):
-            # Bigger pipes: fewer wakeups while a flood is drained (best effort).
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     deadline = start + limits.timeout_s
     # None while the run goes on; then how long to keep draining before giving up on the pipes.
     stop_draining: float | None = None
-    with _ExitWatch(proc.pid) as exit_watch, selectors.DefaultSelector() as selector:
-        # Not the status and report pipes: each gets a few short lines, far below a pipe's
-        # capacity, which are read once the backend is gone (_finish). Every wakeup here
-        # costs every run.
-        for watched in (*captures, exit_watch.fd):
-            if watched is not None:
-                selector.register(watched, selectors.EVENT_READ)
+    # poll(2) rather than a selector: no epoll descriptor to make and close in every run.
+    # Not the status and report pipes: each gets a few short lines, far below a pipe's
+    # capacity, which are read once the backend is gone (_finish). Every wakeup here costs
+    # every run.
+    poller = select.poll()
+    for fd in captures:
+        poller.register(fd, select.POLLIN)
+    open_pipes = set(captures)
+    grown: set[int] = set()
+    with _ExitWatch(proc.pid) as exit_watch:
+        if exit_watch.fd is not None:
+            poller.register(exit_watch.fd, select.POLLIN)
         while True:
             now = time.monotonic()
             exited = exit_watch.exited()
@@ -235,25 +243,31 @@ def _supervise(
                         # What stayed in the backend's process group dies with the run.
                         live.kill()
                     stop_draining = now + _EXIT_GRACE_S
-            pipes_open = any(fd in selector.get_map() for fd in captures)
-            if exited and (not pipes_open or (stop_draining is not None and now >= stop_draining)):
+            if exited and (not open_pipes or (stop_draining is not None and now >= stop_draining)):
                 break
             if stop_draining is not None and now >= stop_draining:
                 # Killed, yet not seen to exit: reaping below waits for it.
                 break
             horizon = deadline if stop_draining is None else stop_draining
             wait = min(exit_watch.poll_s, max(0.0, horizon - now))
-            for key, _ in selector.select(wait):
-                fd = int(key.fd)
+            # Rounded up: a wait rounded down to 0 ms would spin until the horizon.
+            for fd, _ in poller.poll(math.ceil(wait * 1000)):
                 if fd == exit_watch.fd:
-                    selector.unregister(fd)
+                    poller.unregister(fd)
+                    exit_watch.seen()
                     continue
                 chunk = os.read(fd, _READ_BYTES)
                 if not chunk:
-                    selector.unregister(fd)
-                else:
-                    captures[fd].feed(chunk)
-    _parse_status(status, result)
+                    poller.unregister(fd)
+                    open_pipes.discard(fd)
+                    continue
+                captures[fd].feed(chunk)
+                if len(chunk) >= _DEFAULT_PIPE_BYTES and fd not in grown:
+                    # A full pipe: a flood. A bigger one means fewer wakeups while it is
+                    # drained (best effort); a quiet run never pays for it.
+                    grown.add(fd)
+                    with contextlib.suppress(OSError):
+                        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     if live.interrupted.is_set():
         # Killed from another thread (kill_all) while this loop only saw the exit.
         result.ended_by = "interrupt"
@@ -264,7 +278,7 @@ def _supervise(
 class _ExitWatch:
     """Notices the backend's exit without reaping it.
 
-    A pidfd in the selector where the kernel has them (Linux 5.3), otherwise polling with
+    A pidfd in the poll set where the kernel has them (Linux 5.3), otherwise polling with
     waitid(WNOWAIT) every few milliseconds.
     """
 
@@ -276,9 +290,14 @@ class _ExitWatch:
         self.poll_s = _POLL_S if self.fd is not None else 0.002
         self._exited = False
 
+    def seen(self) -> None:
+        """Record that the pidfd became readable: the backend has exited."""
+        self._exited = True
+
     def exited(self) -> bool:
         """Tell whether the backend has exited (it stays unreaped)."""
-        if not self._exited:
+        if not self._exited and self.fd is None:
+            # Without a pidfd only waitid can tell; with one, its readability does.
             self._exited = _exited(self.pid)
         return self._exited
 
@@ -312,24 +331,27 @@ def _parse_status(status: bytearray, result: Execution) -> int | None:
     return pid if isinstance(pid, int) else None
 
 
-def _await_child_pid(fd: int, status: bytearray, result: Execution, deadline: float) -> int | None:
+def _await_child_pid(fd: int, status: bytearray, deadline: float) -> int | None:
     """Read bubblewrap's status until it names its child (milliseconds after the start).
 
+    bubblewrap writes ``{ "child-pid": N`` with one write(), which a pipe delivers whole, and
+    only then the namespaces, one write each: the first chunk that holds the key holds the
+    whole number, so one wakeup is enough (the rest of the line is read in _finish).
     Neither the run's timeout nor cancel cuts this short: killing bubblewrap before its child
     is known could orphan the sandbox (see LiveRun); both take effect right after.
     """
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while (pid := _parse_status(status, result)) is None:
-            now = time.monotonic()
-            if now >= deadline:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while (found := _CHILD_PID.search(status)) is None:
+        now = time.monotonic()
+        if now >= deadline:
+            return None
+        if poller.poll(math.ceil((deadline - now) * 1000)):
+            chunk = os.read(fd, _READ_BYTES)
+            if not chunk:
                 return None
-            if selector.select(min(_POLL_S, deadline - now)):
-                chunk = os.read(fd, _READ_BYTES)
-                if not chunk:
-                    return None
-                status += chunk
-    return pid
+            status += chunk
+    return int(found.group(1))
 
 
 def _drain(fd: int, into: bytearray) -> bool:

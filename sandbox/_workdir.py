@@ -71,14 +71,16 @@ class WorkDir:
 
     def env_dirs(self) -> dict[str, str]:
         """HOME, TMPDIR and the XDG base dirs, all inside the work dir."""
-        dirs = {"HOME": str(self.path / HOME), "TMPDIR": str(self.path / TMP)}
-        dirs.update({name: str(self.path / rel) for name, rel in _XDG.items()})
+        # By string: every run asks, and each Path join parses its parts anew.
+        top = str(self.path)
+        dirs = {"HOME": f"{top}/{HOME}", "TMPDIR": f"{top}/{TMP}"}
+        dirs.update({name: f"{top}/{rel}" for name, rel in _XDG.items()})
         return dirs
 
 
 def in_sandbox_work_dir() -> WorkDir:
     """A unique path for a work dir that exists only inside the sandbox, under its /tmp."""
-    return WorkDir(Path("/tmp") / f"sandbox-run-{secrets.token_hex(8)}", on_host=False)
+    return WorkDir(Path(f"/tmp/sandbox-run-{secrets.token_hex(8)}"), on_host=False)
 
 
 def check_fixtures(fixtures: Path, limits: Limits | None = None) -> None:
