@@ -9,8 +9,9 @@
  *      its groups and uids, and re-arms the parent-death signal a uid change clears;
  *   3. lays out HOME, TMPDIR and the XDG dirs and copies the fixtures, bounded in entries and
  *      bytes, regular files and directories only, through O_NOFOLLOW descriptors;
- *   4. builds the Landlock ruleset, forks the run, which raises its OOM score, takes its
- *      rlimits, enters the ruleset, closes every other descriptor and execs the program;
+ *   4. builds the Landlock ruleset and starts the run (vfork) with its OOM score raised; the
+ *      run takes its rlimits, enters the ruleset, closes every other descriptor and execs the
+ *      program, and this process lowers its own score again;
  *   5. reaps every process of the namespace until the run's first process ends, writes how it
  *      ended on the report pipe (which the run never holds) and exits, killing what is left.
  * Any failure before the exec is written to the report as "error ..." and nothing runs; the
@@ -333,6 +334,12 @@ static int layout(const struct settings *s)
         int n = snprintf(path, sizeof path, "%s/%s", s->work, s->dir[i]);
         if (n < 0 || (size_t)n >= sizeof path)
             return fail("layout: a path too long below %s", s->work);
+        /* The settings list parents first: one mkdir each, and only a missing parent makes
+         * it walk the path. */
+        if (mkdir(path, 0700) == 0 || errno == EEXIST)
+            continue;
+        if (errno != ENOENT)
+            return fail_errno("mkdir", path);
         /* Every parent first, as mkdir -p. */
         for (char *slash = path + strlen(s->work) + 1; (slash = strchr(slash, '/')); slash++) {
             *slash = '\0';
@@ -513,9 +520,13 @@ static uint64_t fs_rights(unsigned long long abi)
     return (1ULL << 13) - 1;
 }
 
-static int add_rule(int ruleset, const char *path, uint64_t rights)
+/* A rule for path; one that cannot be opened is skipped when optional (a device this host
+ * lacks), else an error. */
+static int add_rule(int ruleset, const char *path, uint64_t rights, int optional)
 {
     int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0 && optional)
+        return 0;
     if (fd < 0)
         return fail_errno("landlock: open", path);
     struct landlock_path_beneath rule = {.allowed_access = rights, .parent_fd = fd};
@@ -543,14 +554,11 @@ static int landlock_ruleset(const struct settings *s)
     uint64_t read_only = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;
     uint64_t device = LL_FS_READ_FILE | LL_FS_WRITE_FILE |
                       (handled_fs & (LL_FS_TRUNCATE | LL_FS_IOCTL_DEV));
-    int rc = add_rule(fd, "/", read_only);
+    int rc = add_rule(fd, "/", read_only, 0);
     for (size_t i = 0; rc == 0 && i < s->n_write; i++)
-        rc = add_rule(fd, s->write[i], handled_fs);
-    for (size_t i = 0; rc == 0 && i < sizeof devices / sizeof devices[0]; i++) {
-        struct stat info;
-        if (stat(devices[i], &info) == 0)
-            rc = add_rule(fd, devices[i], device);
-    }
+        rc = add_rule(fd, s->write[i], handled_fs, 0);
+    for (size_t i = 0; rc == 0 && i < sizeof devices / sizeof devices[0]; i++)
+        rc = add_rule(fd, devices[i], device, 1);
     if (rc < 0) {
         close(fd);
         return -1;
@@ -595,22 +603,29 @@ static int close_from_three(void)
     return 0;
 }
 
+/* The run, not this process, is what the OOM killer should take first: a run inherits its
+ * score. This process opens its own score while its /proc files are still its own (before it
+ * makes itself undumpable), raises it just before the run starts and lowers it right after. */
+struct oom_score {
+    int fd;
+    char before[16];
+    size_t length;
+};
+
+static int open_oom_score(struct oom_score *oom)
+{
+    oom->fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+    if (oom->fd < 0)
+        return fail_errno("open", "/proc/self/oom_score_adj");
+    ssize_t n = pread(oom->fd, oom->before, sizeof oom->before - 1, 0);
+    if (n <= 0)
+        return fail_errno("read", "/proc/self/oom_score_adj");
+    oom->length = (size_t)n;
+    return 0;
+}
+
 static int prepare_child(const struct settings *s, int ruleset, const sigset_t *mask)
 {
-    /* The run is dumpable like any program after its exec; its /proc files must be its own
-     * already for the OOM score below. */
-    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-        return fail_errno("prctl PR_SET_DUMPABLE", NULL);
-    /* The run, not this process, is what the OOM killer should take first. */
-    int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-    if (adj < 0)
-        return fail_errno("open", "/proc/self/oom_score_adj");
-    int rc = write_all(adj, "1000", 4);
-    int saved = errno;
-    close(adj);
-    errno = saved;
-    if (rc < 0)
-        return fail_errno("write", "/proc/self/oom_score_adj");
     if (s->has_memory && set_limit(RLIMIT_AS, s->memory, "RLIMIT_AS") < 0)
         return -1;
     if (s->has_nproc && set_limit(RLIMIT_NPROC, s->nproc, "RLIMIT_NPROC") < 0)
@@ -659,6 +674,9 @@ static int exec_program(char **argv)
 }
 
 static void child(const struct settings *s, int ruleset, const sigset_t *mask)
+    __attribute__((noreturn));
+
+static void child(const struct settings *s, int ruleset, const sigset_t *mask)
 {
     char line[sizeof failure + 64];
     if (prepare_child(s, ruleset, mask) < 0) {
@@ -672,6 +690,19 @@ static void child(const struct settings *s, int ruleset, const sigset_t *mask)
     if (n > 0)
         (void)write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     _exit(127);
+}
+
+/* Start the run with vfork: this process waits until the run has exec'd (or exited), so the
+ * run gets this process's core at once and no page is copied. Until then the run shares this
+ * process's memory: it only makes system calls, on its own part of the stack, writes nothing
+ * this process reads afterwards, and never returns here. */
+static pid_t __attribute__((noinline)) start_run(const struct settings *s, int ruleset,
+                                                 const sigset_t *mask)
+{
+    pid_t pid = vfork();
+    if (pid == 0)
+        child(s, ruleset, mask);
+    return pid;
 }
 
 /* Reap every process of the namespace until pid ends; 0 with its status, -1 if none is left.
@@ -737,8 +768,11 @@ int main(int argc, char **argv)
     int ruleset = -1;
     int children = -1;
     sigset_t blocked, original;
+    struct oom_score oom = {.fd = -1};
     int rc = 0;
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    if (open_oom_score(&oom) < 0)
+        rc = -1;
+    else if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         rc = fail_errno("prctl PR_SET_DUMPABLE", NULL);
     else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         rc = fail_errno("prctl PR_SET_NO_NEW_PRIVS", NULL);
@@ -762,18 +796,23 @@ int main(int argc, char **argv)
         rc = fail_errno("sigprocmask", NULL);
     else if ((children = signalfd(-1, &blocked, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
         rc = fail_errno("signalfd", NULL);
+    else if (pwrite(oom.fd, "1000", 4, 0) != 4)
+        rc = fail_errno("write", "/proc/self/oom_score_adj");
     if (rc < 0) {
         report_line(s.report, "error %s", failure);
         _exit(1);
     }
-    pid_t pid = fork();
+    pid_t pid = start_run(&s, ruleset, &original);
     if (pid < 0) {
-        fail_errno("fork", NULL);
+        fail_errno("vfork", NULL);
         report_line(s.report, "error %s", failure);
         _exit(1);
     }
-    if (pid == 0)
-        child(&s, ruleset, &original);
+    /* Back to the score this process had (never below it, which needs no capability). Should
+     * it fail, this process only shares the run's score, and the OOM killer still takes the
+     * larger of the two first: the run. */
+    (void)pwrite(oom.fd, oom.before, oom.length, 0);
+    close(oom.fd);
     if (ruleset >= 0)
         close(ruleset);
     int status = 0;

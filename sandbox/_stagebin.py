@@ -5,8 +5,10 @@ cost well under one. The package ships the C source, not a binary, so that the w
 pure: the first bubblewrap probe of a process looks for ``stage-KEY`` in the user's cache dir
 (``$XDG_CACHE_HOME/sandbox-stage``, else ``~/.cache/sandbox-stage``), where KEY hashes the
 source, the compiler (its real path, size and mtime), the flags and the machine, and builds it
-there if it is missing: ``cc -O2 -Wall -Wextra -Werror``, from the bytes just hashed, into a
-temporary name that is renamed into place (concurrent builders each rename a whole file). The
+there if it is missing: ``cc -O2 -Wall -Wextra -Werror -static``, from the bytes just hashed,
+into a temporary name that is renamed into place (concurrent builders each rename a whole file);
+where the C library cannot be linked statically, the same without ``-static`` (a static binary
+starts without the dynamic loader: some 0.3 ms less per run, in the run's critical path). The
 compiler is one that only root or this user can change, found on a fixed PATH whose other dirs
 are skipped, and a build that prints anything is refused.
 
@@ -43,6 +45,8 @@ STAGE_ENV = "SANDBOX_STAGE"
 
 _SOURCE = Path(__file__).with_name("_stage.c")
 _FLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
+_BUILDS: tuple[tuple[str, ...], ...] = ((*_FLAGS, "-static"), _FLAGS)
+"""The flags of each build tried, preferred first."""
 _COMPILER_PATH = "/usr/local/bin:/usr/bin:/bin"
 """Where the compiler is looked for: fixed, never the caller's PATH; only the dirs of it that
 no one else can write to (see :func:`_trusted`) are used."""
@@ -89,10 +93,10 @@ def _cache_dirs() -> list[Path]:
     return [base / _CACHE_NAME, Path(tempfile.gettempdir()) / f"{_CACHE_NAME}-{os.geteuid()}"]
 
 
-def _key(source: bytes, compiler: str) -> str:
+def _key(source: bytes, compiler: str, flags: tuple[str, ...]) -> str:
     info = Path(compiler).stat()
     digest = hashlib.sha256(source)
-    for part in (compiler, str(info.st_size), str(info.st_mtime_ns), *_FLAGS, platform.machine()):
+    for part in (compiler, str(info.st_size), str(info.st_mtime_ns), *flags, platform.machine()):
         digest.update(b"\0" + part.encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:32]
 
@@ -142,13 +146,13 @@ def locate(directories: list[Path]) -> CompiledStage:
         )
     try:
         source = _SOURCE.read_bytes()
-        name = f"stage-{_key(source, compiler)}"
+        builds = [(f"stage-{_key(source, compiler, flags)}", flags) for flags in _BUILDS]
     except OSError as exc:
         return CompiledStage(None, None, f"no compiled stage: {exc}")
     reasons = []
     for directory in directories:
         try:
-            stage = _locate_in(directory, name, compiler, source, search)
+            stage = _locate_in(directory, builds, compiler, source, search)
         except OSError as exc:
             stage = CompiledStage(None, None, f"no compiled stage in {directory}: {exc}")
         if stage.fd is not None:
@@ -158,7 +162,11 @@ def locate(directories: list[Path]) -> CompiledStage:
 
 
 def _locate_in(
-    directory: Path, name: str, compiler: str, source: bytes, search: str
+    directory: Path,
+    builds: list[tuple[str, tuple[str, ...]]],
+    compiler: str,
+    source: bytes,
+    search: str,
 ) -> CompiledStage:
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -166,19 +174,35 @@ def _locate_in(
         if not _ours_alone(os.fstat(dir_fd)):
             why = f"{directory} is not this user's alone (owner or group/world write)"
             return CompiledStage(None, None, f"compiled stage refused: {why}")
-        path = directory / name
-        try:
-            fd = _open_checked(name, dir_fd, path)
-        except FileNotFoundError:
-            failed = _build(compiler, source, name, dir_fd, search)
-            if failed is not None:
+        found = _cached(builds, dir_fd, directory)
+        if found is None:
+            # Each build in turn: the static one fails where the C library has no archive.
+            failed = ""
+            for name, flags in builds:
+                failure = _build(compiler, source, name, dir_fd, search, flags=flags)
+                if failure is None:
+                    found = name, _open_checked(name, dir_fd, directory / name)
+                    break
+                failed = failure
+            if found is None:
                 return CompiledStage(None, None, failed)
-            fd = _open_checked(name, dir_fd, path)
+        name, fd = found
         if isinstance(fd, str):
             return CompiledStage(None, None, fd)
+        path = directory / name
         return CompiledStage(fd, str(path), f"compiled with {compiler} into {path}")
     finally:
         os.close(dir_fd)
+
+
+def _cached(
+    builds: list[tuple[str, tuple[str, ...]]], dir_fd: int, directory: Path
+) -> tuple[str, int | str] | None:
+    """The first build already in the cache dir, opened (or why it is refused); None if none."""
+    for name, _ in builds:
+        with contextlib.suppress(FileNotFoundError):
+            return name, _open_checked(name, dir_fd, directory / name)
+    return None
 
 
 def _open_checked(name: str, dir_fd: int, path: Path) -> int | str:
@@ -191,7 +215,9 @@ def _open_checked(name: str, dir_fd: int, path: Path) -> int | str:
     return f"compiled stage refused: {path} is not a file of this user's alone"
 
 
-def _build(compiler: str, source: bytes, name: str, dir_fd: int, search: str) -> str | None:
+def _build(
+    compiler: str, source: bytes, name: str, dir_fd: int, search: str, *, flags: tuple[str, ...]
+) -> str | None:
     """Compile ``source`` to ``name`` in the cache dir; None on success, else why not.
 
     The compiler writes into the dir checked, by its descriptor: by path, whoever can write
@@ -200,7 +226,7 @@ def _build(compiler: str, source: bytes, name: str, dir_fd: int, search: str) ->
     """
     temporary = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
     checked = f"/proc/self/fd/{dir_fd}"
-    argv = [compiler, *_FLAGS, "-x", "c", "-o", f"{checked}/{temporary}", "-"]
+    argv = [compiler, *flags, "-x", "c", "-o", f"{checked}/{temporary}", "-"]
     try:
         done = subprocess.run(
             argv,
