@@ -356,6 +356,22 @@ def test_typer_tree_header(typer_tree: Tree) -> None:
     check_tree(typer_tree, TYPER)
 
 
+def test_a_tree_names_the_installed_frameworks_version(typer_tree: Tree) -> None:
+    # Typer's version is read from its module, Click's from its distribution: both must be
+    # the installed one, which picks the dialect's rules for that version.
+    import importlib.metadata
+
+    assert (typer_tree.framework, typer_tree.framework_version) == (
+        "typer",
+        importlib.metadata.version("typer"),
+    )
+    click_tree = extract("click:click_app:cli")
+    assert (click_tree.framework, click_tree.framework_version) == (
+        "click",
+        importlib.metadata.version("click"),
+    )
+
+
 @pytest.mark.parametrize("path", list(TYPER), ids=[" ".join(p) or "(root)" for p in TYPER])
 def test_typer_command(typer_tree: Tree, path: tuple[str, ...]) -> None:
     check_command(typer_tree, path, TYPER)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import enum
-import importlib.metadata
 import inspect
 import io
 import pathlib
@@ -104,6 +103,13 @@ def framework_of(command: Any) -> tuple[str, str | None]:
         if cls.__name__ == "Command" and cls.__module__.endswith(".core"):
             package = "typer" if cls.__module__.startswith("typer.") else "click"
             break
+    # Typer states its version in its module: reading the distribution's metadata instead
+    # costs the child the import of importlib.metadata and a scan of the import path.
+    stated = getattr(sys.modules.get(package), "__version__", None) if package == "typer" else None
+    if isinstance(stated, str) and stated:
+        return package, stated
+    import importlib.metadata  # noqa: PLC0415 - only for Click, which deprecates __version__
+
     try:
         return package, importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
