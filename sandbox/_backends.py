@@ -6,6 +6,7 @@ in :data:`BACKENDS`.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from sandbox import _bubblewrap, _envbackend, _unshare
@@ -40,10 +41,14 @@ def probe_of(backend: Backend, host: HostInfo) -> Probe:
     return cached(("backend", backend.name, host.path, host.euid), lambda: backend.probe(host))
 
 
+@functools.lru_cache(maxsize=256)
 def ordered(
     guarantees: frozenset[Guarantee],
 ) -> tuple[tuple[Guarantee, ...], tuple[Guarantee, ...]]:
-    """Split into held and not-held guarantees, each in the enum's (documented) order."""
+    """Split into held and not-held guarantees, each in the enum's (documented) order.
+
+    Cached: every run asks, and a backend's runs hold one of a few sets.
+    """
     held = tuple(g for g in Guarantee if g in guarantees)
     missing = tuple(g for g in CONTRACT_GUARANTEES if g not in guarantees)
     return held, missing

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import math
 import os
 import re
@@ -38,6 +37,7 @@ _PIPE_BYTES = 1 << 20
 _DEFAULT_PIPE_BYTES = 1 << 16
 """A pipe's capacity unless resized (Linux): a read this large found the pipe full."""
 _CHILD_PID = re.compile(rb'"child-pid": (\d+)')
+_STATUS_FIELD = re.compile(rb'"(child-pid|exit-code)": (-?\d+)')
 
 EndedBy = Literal["exit", "timeout", "interrupt"]
 
@@ -318,17 +318,14 @@ def _exited(pid: int) -> bool:
     return info is not None and info.si_pid != 0
 
 
-def _parse_status(status: bytearray, result: Execution) -> int | None:
-    """Take ``child-pid`` and ``exit-code`` from bubblewrap's JSON reports; return the pid."""
-    for line in bytes(status).splitlines():
-        with contextlib.suppress(ValueError):
-            report = json.loads(line)
-            if isinstance(report, dict):
-                result.status.update(
-                    {k: v for k, v in report.items() if k in ("child-pid", "exit-code")}
-                )
-    pid = result.status.get("child-pid")
-    return pid if isinstance(pid, int) else None
+def _parse_status(status: bytearray, result: Execution) -> None:
+    """Take ``child-pid`` and ``exit-code`` from bubblewrap's JSON reports.
+
+    Two integer fields of a format bubblewrap fixes: a pattern reads them in a fraction of what
+    decoding each line as JSON costs every run.
+    """
+    for key, value in _STATUS_FIELD.findall(status):
+        result.status[key.decode("ascii")] = int(value)
 
 
 def _await_child_pid(fd: int, status: bytearray, deadline: float) -> int | None:

@@ -95,9 +95,14 @@ class UidLease:
 
 def _lease_dir() -> int:
     """Open (making it if need be) the lease dir; refuse one that another user could reach."""
-    with contextlib.suppress(FileExistsError):
-        LEASE_DIR.mkdir(mode=0o700)
-    fd = os.open(LEASE_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(LEASE_DIR, flags)
+    except FileNotFoundError:
+        # Only the first run on this host makes it: every run leases, a mkdir each is waste.
+        with contextlib.suppress(FileExistsError):
+            LEASE_DIR.mkdir(mode=0o700)
+        fd = os.open(LEASE_DIR, flags)
     info = os.fstat(fd)
     if info.st_uid != 0 or stat.S_IMODE(info.st_mode) & 0o077:
         os.close(fd)
