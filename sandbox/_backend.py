@@ -108,10 +108,11 @@ class Launch:
     run ends, which kills the whole tree (setsid() daemons included)."""
     own_session: bool = True
     """Start the backend in a session of its own, away from the caller's terminal. False when
-    the backend gives the run a session itself (bubblewrap's --new-session): the backend then
-    only gets a process group of its own, which keeps the terminal's Ctrl-C away just the same
-    and spares every run a scheduler group (the kernel makes one per session) that waits its
-    turn behind the machine's other sessions."""
+    the backend keeps the run apart itself (bubblewrap: --new-session where the caller has a
+    terminal, else a process group the stage leads): the backend then only gets a process
+    group of its own, which keeps the terminal's Ctrl-C away just the same and spares every
+    run a scheduler group (the kernel makes one per session) that waits its turn behind the
+    machine's other sessions."""
     _close_after_spawn: list[int] = field(default_factory=list)
 
     def spawned(self) -> None:

@@ -22,6 +22,7 @@ all in bubblewrap 0.8.0) must work, or the candidate does not count.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import marshal
 import os
@@ -85,6 +86,7 @@ _PRIVILEGED_FLAGS = (
     *(word for cap in _STAGE_CAPS for word in ("--cap-add", cap)),
 )
 _COMMON_FLAGS = ("--die-with-parent", "--new-session", "--as-pid-1")
+_NEW_SESSION = "--new-session"
 _PROBE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 # The contract less what depends on the policy (limits) or on the kernel (Landlock's layers).
 _BASE = frozenset(CONTRACT_GUARANTEES) - {G.MEMORY_LIMIT, G.PROCESS_LIMIT, *LANDLOCK_GUARANTEES}
@@ -217,7 +219,7 @@ class Bubblewrap:
             return ExitVerdict(Status.CRASHED, None, f"killed by {name}", withheld)
         if "exit" in report:
             verdict = exit_verdict(int(report["exit"]), execution.stderr, expect_exit)
-            return replace(verdict, withheld=withheld)
+            return ExitVerdict(verdict.status, verdict.exit_code, verdict.detail, withheld)
         first = first_line(execution.stderr)
         if first.startswith(EXEC_FAILURES):
             return ExitVerdict(Status.NOT_STARTED, None, first.decode("utf-8", "replace"))
@@ -336,7 +338,8 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         report_fd=report_read,
         bound=tuple(bound),
         refused=tuple(refused),
-        # --new-session below gives the run its own; bubblewrap needs none of its own.
+        # The run gets a session (--new-session, below) or a process group of its own from
+        # bubblewrap and the stage; bubblewrap itself needs none.
         own_session=False,
     )
     launch._close_after_spawn += [status_write, report_write]
@@ -358,7 +361,15 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         argv += _PRIVILEGED_FLAGS if probe.privileged else _USERNS_FLAGS
         if probe.disable_userns:
             argv.append("--disable-userns")
-        argv += [*_COMMON_FLAGS, "--json-status-fd", str(status_write)]
+        if _has_terminal():
+            argv += _COMMON_FLAGS
+        else:
+            # No terminal to keep from the run: a session would only cost it a scheduler
+            # group of its own (the kernel makes one per session), which on a busy machine
+            # waits its turn behind every other session's. The stage leads a process group
+            # of its own instead, so the run's group still holds nothing outside.
+            argv += [flag for flag in _COMMON_FLAGS if flag != _NEW_SESSION]
+        argv += ["--json-status-fd", str(status_write)]
         program = syscall_filter()
         assert program is not None  # the probe refused this machine otherwise
         # A few hundred bytes: far below a pipe's capacity, so this cannot block.
@@ -388,6 +399,20 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         launch.release()
         raise
     return launch
+
+
+def _has_terminal() -> bool:
+    """Whether this process has a controlling terminal, which a run must then not share.
+
+    Only then does /dev/tty open (ENXIO without one); any other failure counts as having one.
+    Asked per run: a session leader may acquire a terminal at any time.
+    """
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return exc.errno != errno.ENXIO
+    os.close(fd)
+    return True
 
 
 def _disk_bytes(limits: Limits) -> int:

@@ -17,8 +17,8 @@ class LiveRun:
     """One started backend process and its tree, killable from any thread.
 
     Every backend process is started in a new process group (of a new session, but for
-    bubblewrap, which gives the run one), so that group holds the backend and whatever did not
-    leave it. Killing the group is safe against pid reuse because
+    bubblewrap, which keeps the run apart itself), so that group holds the backend and whatever
+    did not leave it. Killing the group is safe against pid reuse because
     its leader is our unreaped child until :meth:`reap`.
 
     ``namespace_init`` is the host pid of the PID namespace's init; its end proves the whole

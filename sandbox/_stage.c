@@ -4,7 +4,8 @@
  *
  * bubblewrap starts it as pid 1 of the run's PID namespace, under the seccomp filter, with
  * "KEY=VALUE... -- ARGV" as its arguments. In order it
- *   1. makes itself undumpable and sets no_new_privs;
+ *   1. makes itself undumpable, sets no_new_privs and leads a process group of its own, which
+ *      the run joins;
  *   2. for a root caller hands the work dir to the run's leased uid, drops the bounding set,
  *      its groups and uids, and re-arms the parent-death signal a uid change clears;
  *   3. lays out HOME, TMPDIR and the XDG dirs and copies the fixtures, bounded in entries and
@@ -776,6 +777,12 @@ int main(int argc, char **argv)
         rc = fail_errno("prctl PR_SET_DUMPABLE", NULL);
     else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         rc = fail_errno("prctl PR_SET_NO_NEW_PRIVS", NULL);
+    /* A signal the run sends to its process group (kill(0)) must reach nothing outside the
+     * sandbox. bubblewrap's --new-session gives this process a group (when the caller has a
+     * terminal); without it the group is the caller's bubblewrap's, whose leader this
+     * namespace cannot see (its id reads 0). */
+    else if (getpgid(0) != getpid() && setpgid(0, 0) < 0)
+        rc = fail_errno("setpgid", NULL);
     else if (s.drop_root && drop_root(&s) < 0)
         rc = -1;
     /* The caller holds the control pipe open until the run is over: its end means the caller

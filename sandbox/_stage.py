@@ -9,7 +9,7 @@ is paid by every run. In order it:
 
 1. makes itself undumpable: the run, with the same uid, can then neither ptrace it nor open its
    ``/proc/1/mem`` or ``/proc/1/fd`` (with seccomp refusing ``ptrace`` and Landlock's ptrace
-   scoping as two more layers);
+   scoping as two more layers), and leads a process group of its own, which the run joins;
 2. for a root caller (bubblewrap without a user namespace) hands the work dir to the run's
    leased uid, drops the bounding set, its groups and uid, and re-arms its parent-death signal
    (which a uid change clears);
@@ -424,6 +424,18 @@ def _report(fd: int, line: str) -> None:
     os.write(fd, (line + "\n").encode("utf-8", "replace"))
 
 
+def _own_process_group() -> None:
+    """Lead a process group of this namespace's own, which the run then joins.
+
+    A signal the run sends to its process group (kill(0)) then reaches nothing outside the
+    sandbox. bubblewrap's --new-session gives this process a group already (when the caller has
+    a terminal); without it the group is the caller's bubblewrap's, whose leader this
+    namespace cannot see (its id reads 0).
+    """
+    if os.getpgid(0) != os.getpid():
+        os.setpgid(0, 0)
+
+
 def main(args: list[str]) -> int:
     """Prepare, run and report; ``args`` is ``KEY=VALUE... -- ARGV``."""
     split = args.index("--")
@@ -445,6 +457,7 @@ def main(args: list[str]) -> int:
         libc = Libc()
         libc.call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
         libc.call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        _own_process_group()
         work = config["work"]
         if "uid" in config:
             _drop_root(libc, work, int(config["uid"]), int(config["gid"]))

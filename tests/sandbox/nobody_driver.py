@@ -1,8 +1,9 @@
-"""Run one sandboxed probe as the calling (non-root) user and print the outcome as JSON.
+"""Run one sandboxed probe as the calling user and print the outcome as JSON.
 
 The suite runs this with ``setpriv --reuid 65534`` so that the bubblewrap backend is exercised
-by an unprivileged caller too. Argument: a JSON spec with ``argv``, ``project_dir``,
-``probe_dir``, ``source_env`` and optional ``limits``, ``fixtures`` and ``isolation``.
+by an unprivileged caller too, and as either caller on a terminal or with none. Argument: a
+JSON spec with ``argv``, ``project_dir``, ``probe_dir``, ``source_env`` and optional ``limits``,
+``fixtures`` and ``isolation``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import json
 import os
 import runpy
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -40,12 +41,14 @@ from sbx_support import (
     processes_with,
     run_as_nobody,
     run_unsandboxed,
+    stage_env,
     unshare_only_path,
     verdicts,
 )
 
 import sandbox
 from sandbox import Guarantee, Isolation, Limits, Status
+from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.sandbox
 
@@ -441,3 +444,85 @@ def test_every_attempt_escapes_without_a_sandbox_for_a_non_root_caller(
     found = verdicts(done.stdout)
     assert set(found) == set(attempts)
     assert {name: v["detail"] for name, v in found.items() if not v["escaped"]} == {}
+
+
+# Ignores SIGTERM and sends it to its whole process group (kill(0)), then waits for whatever it
+# reached to die: exit 3 unless something of that group outside the run took the run down.
+_SIGNAL_GROUP = "trap '' TERM; kill -TERM 0; sleep 0.3; exit 3"
+# Exit 5 when its process group is led by a process its PID namespace cannot see (the id reads
+# 0): a kill(0) then reaches beyond the sandbox wherever uids and Landlock would let it.
+_GROUP_LED_FROM_OUTSIDE = 'read -r _ _ _ _ group _ < /proc/self/stat; [ "$group" != 0 ] || exit 5'
+# Exit 4 when the controlling terminal opens (it could read what is typed there, or write).
+_OPEN_TERMINAL = "if (exec 3</dev/tty) 2>/dev/null; then exit 4; fi; exit 3"
+
+
+def test_a_program_reaches_its_process_group_and_terminal_without_a_sandbox(
+    tmp_path: Path,
+) -> None:
+    # A process of the group that is no part of the program's tree: it was there first.
+    canary = subprocess.Popen(["sleep", "30"], process_group=0)
+    try:
+        done = subprocess.run(
+            ["/bin/sh", "-c", _SIGNAL_GROUP], process_group=canary.pid, timeout=30, check=False
+        )
+        assert done.returncode == 3
+        assert canary.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        canary.kill()
+        canary.wait()
+    terminal = Terminal(["/bin/sh", "-c", _OPEN_TERMINAL], cwd=tmp_path, env=_DRIVER_ENV)
+    try:
+        assert terminal.wait(timeout=30) == 4
+    finally:
+        terminal.close()
+
+
+_DRIVER_ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("caller", ["root", "unprivileged"])
+@pytest.mark.parametrize("on_terminal", [False, True], ids=["no terminal", "on a terminal"])
+def test_a_run_s_process_group_and_terminal_are_never_the_caller_s(
+    caller: str, on_terminal: bool, world: World
+) -> None:
+    # As the unprivileged caller, bubblewrap runs as the run's own uid: were it in the run's
+    # process group, the run's SIGTERM would end it (Landlock's signal scoping aside), and with
+    # it the run before its exit 3.
+    prefix: list[str] = []
+    python = sys.executable
+    if caller == "unprivileged":
+        found = nobody_python() if os.geteuid() == 0 else None
+        if found is None:
+            pytest.skip("no Python 3.11+ that uid 65534 can run (or not root)")
+        prefix, python = as_nobody(), found
+    elif os.geteuid() != 0:
+        pytest.skip("the root caller needs root")
+    spec = {
+        "argv": [
+            "/bin/sh",
+            "-c",
+            f"{_GROUP_LED_FROM_OUTSIDE}; {_SIGNAL_GROUP.removesuffix('exit 3')}{_OPEN_TERMINAL}",
+        ],
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "source_env": {**world.source_env, "PATH": "/usr/bin:/bin"},
+    }
+    argv = [*prefix, python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)]
+    env = {**_DRIVER_ENV, **stage_env()}
+    if on_terminal:
+        terminal = Terminal(argv, cwd=Path("/"), env=env)
+        try:
+            assert terminal.wait(timeout=120) == 0, terminal.output
+            printed = terminal.output
+        finally:
+            terminal.close()
+    else:
+        # A session of its own: the caller has no terminal at all.
+        done = subprocess.run(
+            argv, env=env, cwd="/", capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        printed = done.stdout
+    outcome = json.loads(printed.strip().splitlines()[-1])
+    assert (outcome["backend"], outcome["exit_code"]) == ("bwrap", 3), outcome
