@@ -1,6 +1,7 @@
 """exampleguard's performance table: every row of issue 17 against its baseline, one run.
 
-Usage: ``python tests/bench/run.py [--quick] [--max-load L] [--out FILE] [--dryrun]``
+Usage: ``python tests/bench/run.py [--quick] [--max-load L] [--out FILE] [--dryrun]
+[--only GROUP,...] [--before CHECKOUT]``
 
 Each row is a median of repeated whole-process runs (or in-process loops for the parser
 check), with its baseline measured in the same run, just before it:
@@ -24,6 +25,11 @@ waits (a while, not for ever) for the load to drop before each row. Figures are
 printed, and written as JSON to ``--out`` (default ``tests/bench/results/latest.json``); they
 are never asserted. ``--dryrun`` adds the dry-run figures (``--jobs`` and the sandbox
 overhead, see ``bench_sandbox.py``).
+
+``--only`` measures some groups of rows: ``catalog`` (rows 1-3), ``own`` (4-6), ``verdict`` (7).
+``--before CHECKOUT`` takes another checkout of exampleguard (``git worktree add DIR REV``)
+and runs its ``validate`` in turn with this one's in the catalog-only rows (A B A B, same
+load), each against the same baselines: the before/after comparison of a change.
 """
 
 from __future__ import annotations
@@ -205,7 +211,7 @@ print(os.wait4(child.pid, 0)[2].ru_maxrss)
 """
 
 
-def peak_rss_mb(argv: list[str], cwd: Path) -> float:
+def peak_rss_mb(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     """The peak RSS of one run of ``argv``, started from a small interpreter.
 
     Linux carries a process's peak RSS across exec: a child of this process, which holds large
@@ -214,6 +220,7 @@ def peak_rss_mb(argv: list[str], cwd: Path) -> float:
     probe = subprocess.run(
         [sys.executable, "-c", _RSS_PROBE, *argv],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
@@ -234,25 +241,40 @@ def _pair(ours: dict[str, float], *baselines: dict[str, float]) -> dict[str, flo
     }
 
 
-def bench_catalog_only(scratch: Path, repeat: int, sizes: tuple[int, ...]) -> dict[str, Any]:
-    """Rows 1-3: validate of generated catalog-only catalogs against Click's own parse."""
+def _before_env(before: Path) -> dict[str, str]:
+    """The environment that runs the other checkout's exampleguard with this interpreter."""
+    return {**os.environ, "PYTHONPATH": str(before)}
+
+
+def bench_catalog_only(
+    scratch: Path, repeat: int, sizes: tuple[int, ...], before: Path | None = None
+) -> dict[str, Any]:
+    """Rows 1-3: validate of generated catalog-only catalogs against Click's own parse.
+
+    With ``before`` (another checkout), its validate is run in turn with this one's; its
+    figures are under ``before`` in each row.
+    """
     results: dict[str, Any] = {}
     for size in sizes:
         directory, texts = _catalog(scratch, size)
         runs = repeat if size <= 10_000 else max(1, repeat // 2)
         application = click_application((size + 1) // 2)
         argvs = [shlex.split(text)[1:] for text in texts]
+        validate = [*_exampleguard(), "validate"]
+        measures = {
+            "start": process([sys.executable, "-c", "import click"], REPO),
+            "click": in_process(functools.partial(click_parse, application, argvs)),
+            "ours": process(validate, directory),
+        }
+        if before is not None:
+            measures["before"] = process(validate, directory, _before_env(before))
         load_before = load()
-        figures = interleaved(
-            {
-                "start": process([sys.executable, "-c", "import click"], REPO),
-                "click": in_process(functools.partial(click_parse, application, argvs)),
-                "ours": process([*_exampleguard(), "validate"], directory),
-            },
-            runs,
-        )
+        figures = interleaved(measures, runs)
         row: dict[str, Any] = _pair(figures["ours"], figures["click"], figures["start"])
-        row["rss_mb"] = peak_rss_mb([*_exampleguard(), "validate"], directory)
+        row["rss_mb"] = peak_rss_mb(validate, directory)
+        if before is not None:
+            row["before"] = _pair(figures["before"], figures["click"], figures["start"])
+            row["before"]["rss_mb"] = peak_rss_mb(validate, directory, _before_env(before))
         row.update(
             examples=size,
             click_parse_s=figures["click"]["wall_s"],
@@ -452,7 +474,8 @@ def bench_dryrun(scratch: Path, quick: bool) -> dict[str, Any]:
 def table(report: dict[str, Any]) -> list[dict[str, Any]]:
     """The rows of the table: measure, figure, baseline, ratios, target, load average."""
     rows: list[dict[str, Any]] = []
-    catalog, own, verdict = report["catalog_only"], report["own_catalog"], report["verdict"]
+    catalog = report.get("catalog_only")
+    own, verdict = report.get("own_catalog"), report.get("verdict")
 
     def row(key: str, figures: dict[str, Any], load: Any, value: str = "wall_s") -> None:
         label, target = next((label, t) for k, label, t in ROWS if k == key)
@@ -470,23 +493,26 @@ def table(report: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
 
-    ten = catalog["10000"]
-    row("validate_10k", ten, ten["load"])
-    if "50000" in catalog:
-        fifty = catalog["50000"]
-        scaling = {
-            "wall_s": fifty["wall_s"],
-            "baseline_s": ten["wall_s"],
-            "ratio": fifty["wall_s"] / ten["wall_s"],
-            "cpu_ratio": fifty["cpu_s"] / ten["cpu_s"],
-        }
-        row("scaling_50k", scaling, fifty["load"])
-        rss = {"rss_mb": fifty["rss_mb"], "ratio": fifty["rss_mb"]}
-        row("rss_50k", rss, fifty["load"], value="rss_mb")
-    row("snapshot_small", own["snapshot"], own["load"])
-    row("live_second", own["live_second"], own["load"])
-    row("live_first", own["live_first"], own["load"])
-    row("verdict_10k", verdict["check"], verdict["load"])
+    if catalog is not None:
+        ten = catalog["10000"]
+        row("validate_10k", ten, ten["load"])
+        if "50000" in catalog:
+            fifty = catalog["50000"]
+            scaling = {
+                "wall_s": fifty["wall_s"],
+                "baseline_s": ten["wall_s"],
+                "ratio": fifty["wall_s"] / ten["wall_s"],
+                "cpu_ratio": fifty["cpu_s"] / ten["cpu_s"],
+            }
+            row("scaling_50k", scaling, fifty["load"])
+            rss = {"rss_mb": fifty["rss_mb"], "ratio": fifty["rss_mb"]}
+            row("rss_50k", rss, fifty["load"], value="rss_mb")
+    if own is not None:
+        row("snapshot_small", own["snapshot"], own["load"])
+        row("live_second", own["live_second"], own["load"])
+        row("live_first", own["live_first"], own["load"])
+    if verdict is not None:
+        row("verdict_10k", verdict["check"], verdict["load"])
     return rows
 
 
@@ -506,23 +532,32 @@ def render(report: dict[str, Any]) -> str:
             f"{cpu:>6} {row['target']:>6.2f}  {'yes' if row['met'] else 'NO ':<3}  "
             f"{row['load'][0]:.2f}-{row['load'][1]:.2f}"
         )
-    floor = report["own_catalog"].get("typer_app")
+    floor = report.get("own_catalog", {}).get("typer_app")
     if floor:
         lines.append(
             f"floor: a five-option Typer command run once: {floor['wall_s']:.3f} s = "
             f"{floor['ratio']:.2f}x import typer (cpu {floor['cpu_ratio']:.2f}x)"
         )
-    live = report["verdict"]["validate_live_tree"]
-    lines.append(
-        "end to end, validate with the live Click tree (10k): "
-        f"{live['wall_s']:.3f} s = {live['ratio']:.2f}x make_context + start "
-        f"(cpu {live['cpu_ratio']:.2f}x)"
-    )
-    for size, row in report["catalog_only"].items():
+    if "verdict" in report:
+        live = report["verdict"]["validate_live_tree"]
+        lines.append(
+            "end to end, validate with the live Click tree (10k): "
+            f"{live['wall_s']:.3f} s = {live['ratio']:.2f}x make_context + start "
+            f"(cpu {live['cpu_ratio']:.2f}x)"
+        )
+    for size, row in report.get("catalog_only", {}).items():
         lines.append(
             f"{size:>6} examples: {row['us_per_example']:.1f} us/example, exit {row['exit_code']}"
             f", {row['cpu_s']:.2f} s CPU"
         )
+        before = row.get("before")
+        if before is not None:
+            lines.append(
+                f"{'':>6} before: {before['wall_s']:.3f} s = {before['ratio']:.2f}x "
+                f"(cpu {before['cpu_ratio']:.2f}x), exit {before['exit_code']}, "
+                f"{before['cpu_s']:.2f} s CPU, peak RSS {before['rss_mb']:.0f} MB "
+                f"(after: {row['rss_mb']:.0f} MB)"
+            )
     dryrun = report.get("dryrun")
     if dryrun:
         lines.append(
@@ -532,7 +567,7 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(*checkouts: Path) -> None:
     """Write the bytecode of exampleguard's own modules, as an installation has it.
 
     An installed package comes with its bytecode, and an interpreter that may write it caches
@@ -540,8 +575,21 @@ def compile_bytecode() -> None:
     every measured process would compile exampleguard's sources again (about a third of a small
     run's start-up), a cost no installed copy pays.
     """
-    for package in ("exampleguard", "sandbox"):
-        compileall.compile_dir(REPO / package, quiet=1)
+    for checkout in (REPO, *checkouts):
+        for package in ("exampleguard", "sandbox"):
+            compileall.compile_dir(checkout / package, quiet=1)
+
+
+GROUPS = ("catalog", "own", "verdict")
+"""The groups of rows ``--only`` selects: catalog-only (1-3), own catalog (4-6), verdict (7)."""
+
+
+def _groups(value: str) -> tuple[str, ...]:
+    groups = tuple(name.strip() for name in value.split(",") if name.strip())
+    unknown = [name for name in groups if name not in GROUPS]
+    if unknown or not groups:
+        raise argparse.ArgumentTypeError(f"groups are {', '.join(GROUPS)}; not {value!r}")
+    return groups
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -552,10 +600,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-load", type=float, help="wait for the load to drop to this")
     parser.add_argument("--dryrun", action="store_true", help="add the dry-run figures")
     parser.add_argument("--repeat", type=int, help="runs per figure (default 5, quick 3)")
+    parser.add_argument(
+        "--only",
+        type=_groups,
+        default=GROUPS,
+        metavar="GROUP,...",
+        help=f"measure only these groups of rows ({', '.join(GROUPS)})",
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="CHECKOUT",
+        help="another checkout whose validate runs in turn with this one's (catalog rows)",
+    )
     options = parser.parse_args(argv)
     repeat = options.repeat or (3 if options.quick else 5)
     sizes = (10_000,) if options.quick else (10_000, 50_000)
-    compile_bytecode()
+    before = options.before.resolve() if options.before is not None else None
+    if before is not None and not (before / "exampleguard" / "__init__.py").is_file():
+        parser.error(f"--before: {before} is not a checkout of exampleguard")
+    compile_bytecode(*([before] if before is not None else []))
     with tempfile.TemporaryDirectory(prefix="exampleguard-bench-") as name:
         scratch = Path(name)
         report: dict[str, Any] = {
@@ -569,12 +633,15 @@ def main(argv: list[str] | None = None) -> int:
                 text=True,
             ).stdout.strip(),
         }
-        wait_for_load(options.max_load)
-        report["catalog_only"] = bench_catalog_only(scratch, repeat, sizes)
-        wait_for_load(options.max_load)
-        report["own_catalog"] = bench_own_catalog(scratch, repeat)
-        wait_for_load(options.max_load)
-        report["verdict"] = bench_verdict(scratch, repeat)
+        if "catalog" in options.only:
+            wait_for_load(options.max_load)
+            report["catalog_only"] = bench_catalog_only(scratch, repeat, sizes, before)
+        if "own" in options.only:
+            wait_for_load(options.max_load)
+            report["own_catalog"] = bench_own_catalog(scratch, repeat)
+        if "verdict" in options.only:
+            wait_for_load(options.max_load)
+            report["verdict"] = bench_verdict(scratch, repeat)
         if options.dryrun:
             report["dryrun"] = bench_dryrun(scratch, options.quick)
     report["table"] = table(report)
