@@ -9,8 +9,8 @@ fails in any way is not trusted: its tools are checked here, serially.
 
 Forking is used only where it is safe and pays: on Linux, from a process running a single
 thread, for catalogs of at least :data:`THRESHOLD` examples (below that, the fork and the
-transfer cost more than the second core saves), one worker per idle core (:func:`idle_cores`),
-unless a number of jobs is asked for.
+transfer cost more than the second core saves), one worker per core that is idle at that moment
+(:func:`idle_cores`), unless a number of jobs is asked for.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ import os
 import pickle
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["THRESHOLD", "available_cores", "idle_cores", "split_work"]
+__all__ = ["THRESHOLD", "available_cores", "idle_cores", "runnable_now", "split_work"]
 
 THRESHOLD = 5000
 """Examples from which a catalog is checked on every core.
@@ -44,18 +46,64 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def idle_cores() -> int:
-    """The cores not busy with other work, judging by the one-minute load average (at least 1).
+def idle_cores(runnable: Callable[[], int | None] | None = None) -> int:
+    """The cores not busy with other work right now (at least 1, counting this process's own).
 
     A worker on a core that is not free only competes with its parent: on a loaded machine a
-    second process makes a check slower, not faster.
+    second process makes a check slower, not faster. What is busy is judged by the processes
+    ready to run at this moment (:func:`runnable_now`), not by a load average: the one-minute
+    average still counts, for a minute, whatever has just finished (the commands a script ran
+    before this one, a build that ended), and misses what has just started. A moment's count
+    can catch a process that runs for a millisecond; one taken again a little later cannot
+    catch it twice, so the smallest of a few counts is taken.
+
+    The count is the whole machine's; with fewer cores than the machine has (an affinity mask,
+    a container's cpuset) the other processes are taken to be spread over all of them, so only
+    this process's share of them competes with it. Without the count (not Linux), the load
+    average stands in for it.
     """
     cores = available_cores()
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return cores
+    if cores < 2:
+        return 1
+    read = runnable or runnable_now
+    others: float | None = None
+    for attempt in range(_COUNTS):
+        count = read()
+        if count is None:
+            break
+        # The count includes this process, which is running as it reads it.
+        others = count - 1 if others is None else min(others, count - 1)
+        if others <= 0:
+            break
+        if attempt < _COUNTS - 1:
+            time.sleep(_COUNT_INTERVAL)
+    if others is None:
+        try:
+            others = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return cores
+    machine = max(cores, os.cpu_count() or cores)
+    busy = others * cores / machine
     return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+_COUNTS = 3
+"""How many counts of the runnable processes :func:`idle_cores` takes at most."""
+
+_COUNT_INTERVAL = 0.002
+"""Seconds between two counts: long enough for a process that ran for a moment to be gone."""
+
+
+def runnable_now() -> int | None:
+    """How many processes (threads) of the machine are running or ready to run, this one too.
+
+    The fourth field of ``/proc/loadavg`` (``RUNNING/TOTAL``), which the kernel counts when it
+    is read; ``None`` where it cannot be read.
+    """
+    try:
+        return int(Path("/proc/loadavg").read_bytes().split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def can_fork() -> bool:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from exampleguard.parallel import split_work
+from exampleguard.parallel import available_cores, idle_cores, runnable_now, split_work
 from tests.support.project import make_project, run_cli
 
 TOOLS = 40
@@ -145,3 +147,57 @@ def test_a_worker_that_fails_is_replaced_by_a_serial_check() -> None:
         list(range(6)), [1] * 6, 3, run=run, pack=lambda r: r, unpack=lambda _chunk, packed: packed
     )
     assert results == [(parent, item) for item in range(6)]
+
+
+# -- how many workers: the cores idle at this moment ----------------------------------------------
+
+needs_two_cores = pytest.mark.skipif(available_cores() < 2, reason="one core: never parallel")
+
+
+@needs_two_cores
+def test_every_core_is_idle_when_nothing_else_is_ready_to_run() -> None:
+    assert idle_cores(lambda: 1) == available_cores()
+
+
+@needs_two_cores
+def test_no_worker_is_started_when_other_processes_fill_every_other_core() -> None:
+    cores = available_cores()
+    machine = max(cores, os.cpu_count() or cores)
+    # This process and one other process per core of the machine.
+    assert idle_cores(lambda: machine + 1) == 1
+
+
+@needs_two_cores
+def test_a_process_that_ran_for_a_moment_does_not_take_a_core() -> None:
+    counts = iter([available_cores() + 5, 1, 1])
+    assert idle_cores(lambda: next(counts)) == available_cores()
+
+
+@needs_two_cores
+def test_without_a_count_the_load_average_judges(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 9.0, 9.0))
+    assert idle_cores(lambda: None) == available_cores()
+    monkeypatch.setattr(os, "getloadavg", lambda: (99.0, 0.0, 0.0))
+    assert idle_cores(lambda: None) == 1
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or not 2 <= (os.cpu_count() or 1) <= 8,
+    reason="Linux's count of runnable processes, on a machine small enough to fill",
+)
+def test_processes_busy_on_every_core_leave_none_idle() -> None:
+    spin = "import sys; print(flush=True); sys.stdout.close()\nwhile True: pass"
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE)
+        for _ in range(os.cpu_count() or 1)
+    ]
+    try:
+        for spinner in spinners:
+            assert spinner.stdout is not None
+            spinner.stdout.readline()
+        assert runnable_now() is not None
+        assert idle_cores() == 1
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.communicate()
