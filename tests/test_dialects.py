@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from exampleguard import dialects
 from exampleguard.bind import Memo, bind
-from exampleguard.catalog import Catalog, LoadedCatalog
+from exampleguard.bind.dialect import SHARED_TABLES
+from exampleguard.catalog import Catalog, LoadedCatalog, load_catalog
 from exampleguard.config import load_config
 from exampleguard.contract import Contract, build_contract
 from exampleguard.documents import Document
@@ -194,7 +195,66 @@ def test_a_memo_compiles_each_level_once_and_lets_a_command_go(name: str) -> Non
     assert command not in memo.tables
     assert group in memo.tables
     assert bind(contract, words, memo).ok
-    assert memo.tables[command] is not table
+    assert command in memo.tables
+
+
+def _shared_catalog(tmp_path: Path, dialect: str) -> Contract:
+    """Three commands read from a file: two state their parameters alike, one differently."""
+    parameters = [
+        {"name": "ids", "positional": True, "type": "integer", "nargs": -1},
+        {"name": "format", "flags": ["--format"], "choices": ["text", "json"]},
+        {"name": "all", "flags": ["--all"], "type": "boolean"},
+    ]
+    tools = [
+        {"id": f"notes.{name}", "command": [name], "parameters": parameters}
+        for name in ("list", "show")
+    ]
+    other = [*parameters[:2], {"name": "all", "flags": ["--every"], "type": "boolean"}]
+    tools.append({"id": "notes.drop", "command": ["drop"], "parameters": other})
+    catalog = {
+        "format": "exampleguard.catalog/v1",
+        "program": "notes",
+        "dialect": dialect,
+        "tools": tools,
+    }
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(catalog), encoding="utf-8")
+    return build_contract(load_catalog(path, "catalog.json"), None)
+
+
+def test_commands_that_accept_the_same_parameters_share_one_click_table(tmp_path: Path) -> None:
+    contract = _shared_catalog(tmp_path, "click")
+    memo = Memo()
+    for command in ("list", "show", "drop"):
+        binding = bind(contract, ["notes", command, "1", "--format", "json", "--all"], memo)
+        assert binding.ok == (command != "drop")
+    nodes = contract.root.children
+    assert memo.tables[nodes["list"]] is memo.tables[nodes["show"]]
+    assert memo.tables[nodes["drop"]] is not memo.tables[nodes["list"]]
+    # What each binding says is its own command's, shared table or not.
+    shown = bind(contract, ["notes", "show", "--all"], memo)
+    assert (shown.path, shown.node) == (("show",), nodes["show"])
+
+
+def test_a_memo_keeps_only_the_latest_shared_tables() -> None:
+    memo = Memo()
+    built: list[int] = []
+
+    def table(number: int) -> list[int]:
+        def build() -> list[int]:
+            built.append(number)
+            return [number]
+
+        found: list[int] = memo.shared((number,), None, build)
+        return found
+
+    tables = [table(n) for n in range(SHARED_TABLES)]
+    assert [table(n) for n in range(SHARED_TABLES)] == tables
+    assert built == list(range(SHARED_TABLES))
+    table(SHARED_TABLES)
+    # The oldest entry made room for the newest: asked for again, it is built again.
+    assert table(0) == [0]
+    assert built == [*range(SHARED_TABLES + 1), 0]
 
 
 # -- did-you-mean data ----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from exampleguard.bind._records import (
     Problem,
     Role,
 )
-from exampleguard.bind.dialect import Dialect, RulesRow
+from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 from exampleguard.tree import ParserSettings
 
 if TYPE_CHECKING:
@@ -37,21 +37,30 @@ __all__ = ["DIALECT"]
 
 @dataclass(slots=True)
 class _ClickOption:
+    """One option string's entry in a level's table: what Click's parser needs to know of it.
+
+    Derived from the parameter once, when the table is built: the parser asks for every word.
+    """
+
     parameter: Parameter
     negated: bool
+    takes_value: bool
+    optional_value: bool
+    """Whether the value may be left out (``nargs="?"``)."""
+    nargs: int
+    """How many words one occurrence takes, when it takes any."""
 
-    @property
-    def takes_value(self) -> bool:
-        return not self.parameter.is_flag
-
-    @property
-    def optional_value(self) -> bool:
-        return self.parameter.values_per_occurrence == "?"
-
-    @property
-    def nargs(self) -> int:
-        value = self.parameter.values_per_occurrence
-        return value if isinstance(value, int) and value > 0 else 1
+    @classmethod
+    def of(cls, parameter: Parameter, negated: bool) -> _ClickOption:
+        """The entry of ``parameter``'s option strings (its negations' if ``negated``)."""
+        value = parameter.values_per_occurrence
+        return cls(
+            parameter,
+            negated,
+            takes_value=not parameter.is_flag,
+            optional_value=value == "?",
+            nargs=value if isinstance(value, int) and value > 0 else 1,
+        )
 
 
 @dataclass(slots=True)
@@ -83,18 +92,30 @@ def _split_opt(option: str) -> tuple[str, str]:
     return first, option[1:]
 
 
-def _click_table(node: CommandNode) -> _ClickTable:
+def _click_table(node: CommandNode, memo: Memo) -> _ClickTable:
+    """The table of ``node``'s level: built from what it accepts, and whether it is a group."""
+    accepted = node.accepted()
+    is_group = node.is_group
+    key = (is_group, *map(id, accepted))
+    table: _ClickTable = memo.shared(
+        key, accepted, lambda: _build_click_table(accepted, is_group=is_group)
+    )
+    return table
+
+
+def _build_click_table(accepted: list[Parameter], *, is_group: bool) -> _ClickTable:
     long: dict[str, _ClickOption] = {}
     short: dict[str, _ClickOption] = {}
     prefixes = {"-", "--"}
     positionals: list[Parameter] = []
-    accepted = node.accepted()
     for parameter in accepted:
         if parameter.positional:
             positionals.append(parameter)
             continue
         for negated, flags in ((False, parameter.flags), (True, parameter.negation_flags)):
-            option = _ClickOption(parameter, negated)
+            if not flags:
+                continue
+            option = _ClickOption.of(parameter, negated)
             for flag in flags:
                 prefix, rest = _split_opt(flag)
                 if not prefix:
@@ -110,7 +131,7 @@ def _click_table(node: CommandNode) -> _ClickTable:
         for p in accepted
         if not p.prompt and (p.required is True or (p.positional and p.is_required))
     ]
-    routes_only = node.is_group and not positionals and not required
+    routes_only = is_group and not positionals and not required
     specs = [_click_nargs(p) for p in positionals]
     return _ClickTable(long, short, prefixes, positionals, specs, required, routes_only)
 
@@ -128,6 +149,9 @@ class _ClickLevel:
 
 
 class _ClickBinder(BinderBase):
+    def _table(self, node: CommandNode) -> _ClickTable:
+        return _click_table(node, self.memo)
+
     def run(self, pieces: list[Piece]) -> None:
         """Click's parse of the whole command line, level by level (``Group.invoke``)."""
         self.pieces = pieces
@@ -152,7 +176,7 @@ class _ClickBinder(BinderBase):
                 self.binding.path = node.path
                 self.binding.node = node
                 break
-            table = self.compiled(node, _click_table)
+            table = self.compiled(node, self._table)
             if table.routes_only and pieces:
                 # The common case of a group: its first word is not an option, so parsing the
                 # level would stop right there; route without building the level's state.
@@ -226,7 +250,7 @@ class _ClickBinder(BinderBase):
         problems = len(self.binding.problems)
         roles = list(self.binding.roles)
         words = rest[1:] if self.rules.reparse_skips_command_word else rest
-        level = _ClickLevel(node, self.compiled(node, _click_table), list(words))
+        level = _ClickLevel(node, self.compiled(node, self._table), list(words))
         self._parse_level(level)
         reached = len(self.binding.problems) == problems and any(
             o.parameter.eager for o in level.occurrences

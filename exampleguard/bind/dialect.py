@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from exampleguard.contract import CommandNode, Contract
     from exampleguard.tree import ParserSettings
 
-__all__ = ["Binder", "Dialect", "Memo", "RulesRow", "parse_version"]
+__all__ = ["SHARED_TABLES", "Binder", "Dialect", "Memo", "RulesRow", "parse_version"]
 
 
 class Binder(Protocol):
@@ -114,18 +114,42 @@ class Dialect:
         return chosen.rules
 
 
+SHARED_TABLES = 64
+"""How many tables :meth:`Memo.shared` keeps for commands that accept the same parameters."""
+
+
 class Memo:
     """The tables a run's binders compile, one per command node, until the caller lets go.
 
     Keyed by the node itself (nodes compare by identity), so a table can never be found for
-    another node that happens to share a path or a name.
+    another node that happens to share a path or a name. A dialect whose table depends on
+    nothing but the parameters a level accepts can also find it by those (:meth:`shared`).
     """
 
-    __slots__ = ("tables",)
+    __slots__ = ("_shared", "tables")
 
     def __init__(self) -> None:
         # Each dialect stores its own kind of table; a memo serves one contract's dialect.
         self.tables: dict[CommandNode, Any] = {}
+        self._shared: dict[tuple[Any, ...], tuple[object, Any]] = {}
+
+    def shared(self, key: tuple[Any, ...], keep: object, build: Callable[[], Any]) -> Any:
+        """The table built for ``key`` by an earlier ``build()``, or ``build()``'s.
+
+        Commands often accept the very same parameter records (a catalog's tools that state
+        their parameters alike share them): their tables are alike too, and are built once.
+        ``key`` names the records by identity; ``keep`` holds them, so that no id in a key can
+        be reused by another object while the entry lives. Only the :data:`SHARED_TABLES`
+        latest are kept: memory stays bounded whatever the catalog.
+        """
+        entry = self._shared.get(key)
+        if entry is not None:
+            return entry[1]
+        table = build()
+        if len(self._shared) >= SHARED_TABLES:
+            del self._shared[next(iter(self._shared))]
+        self._shared[key] = (keep, table)
+        return table
 
     def release(self, node: CommandNode) -> None:
         """Let go of ``node``'s table once no example still to come needs it.
