@@ -237,13 +237,13 @@ class SchemaCheck:
         self._tools: dict[int, _CompiledTool] = {}
         self._predicates: dict[tuple[Any, ...], Predicate] = {}
         self._shapes: dict[tuple[Any, ...], _CompiledTool] = {}
+        self._recent: dict[tuple[Any, ...], tuple[object, _CompiledTool]] = {}
 
     def errors(self, tool: EffectiveTool, arguments: dict[str, Any]) -> list[str]:
         """Why ``arguments`` fail ``tool``'s schema, as messages (empty when they validate)."""
         compiled = self._tools.get(id(tool))
         if compiled is None:
-            compiled = self._compile(tool)
-            self._tools[id(tool)] = compiled
+            compiled = self._tools[id(tool)] = self._recalled(tool)
         if compiled.valid(arguments):
             return []
         return _messages(_validator(argument_schema(tool)), arguments)
@@ -251,6 +251,37 @@ class SchemaCheck:
     def forget(self, tool: EffectiveTool) -> None:
         """Drop what was compiled for ``tool`` (its examples are all checked)."""
         self._tools.pop(id(tool), None)
+
+    def _recalled(self, tool: EffectiveTool) -> _CompiledTool:
+        """The check of a recent tool with the very same parameter records, else a new one.
+
+        Tools that state their parameters alike hold the same records (the catalog shares
+        them): whatever else decides the check (the catalog's requirements and constraints)
+        being equal too, the check is the same, found without working out the fields'
+        signatures again. The records are named by identity and held by the entry, so no id
+        is reused while it lives; only the :data:`_RECENT_TOOLS` latest are kept.
+        """
+        rules = tool.constraints
+        key = (
+            tuple(map(id, tool.parameters)),
+            tool.catalog_required,
+            *(
+                tuple(map(tuple, groups))
+                for groups in (
+                    rules.require_one_of,
+                    rules.require_together,
+                    rules.mutually_exclusive,
+                )
+            ),
+        )
+        entry = self._recent.get(key)
+        if entry is not None:
+            return entry[1]
+        compiled = self._compile(tool)
+        if len(self._recent) >= _RECENT_TOOLS:
+            del self._recent[next(iter(self._recent))]
+        self._recent[key] = (list(tool.parameters), compiled)
+        return compiled
 
     def _compile(self, tool: EffectiveTool) -> _CompiledTool:
         # Tools with the same fields (a program's commands share most options) share one
@@ -281,6 +312,9 @@ class SchemaCheck:
             self._predicates[signature] = predicate
         return predicate
 
+
+_RECENT_TOOLS = 64
+"""How many tools' checks :meth:`SchemaCheck._recalled` keeps to find by parameter records."""
 
 Predicate = Callable[[Any], bool]
 """Whether a JSON value is valid against the schema it was compiled from."""
