@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
-from exampleguard.adapters._child import FRAME_LENGTH_BYTES, TEXT_FRAMES
+from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.codes import TREE_UNAVAILABLE
 from exampleguard.diagnostics import Diagnostic, Location

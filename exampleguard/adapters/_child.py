@@ -41,6 +41,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
 from exampleguard.adapters._guard import install_guard
 from exampleguard.adapters._helptext import help_argvs
 from exampleguard.adapters._inputs import InputRecorder
@@ -57,10 +58,6 @@ from exampleguard.adapters.verdict import ParseVerdict
 
 __all__ = ["FRAME_LENGTH_BYTES", "TEXT_FRAMES", "main"]
 
-FRAME_LENGTH_BYTES = 8
-TEXT_FRAMES = "stdout"
-"""The FD argument that sends the frames as text on standard output (inside a sandbox): the
-kind byte, the length as 16 hexadecimal digits, then ASCII JSON."""
 _TEXT_FRAMES = False
 
 
