@@ -355,9 +355,15 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         if policy.fixtures is not None:
             argv += _bind_fixtures(policy.fixtures, limits, launch, stage, pass_fds)
         argv += _tmpfs(str(work.path), disk, "0700")
-        for home in homes:
-            argv += ["--remount-ro", home]
-        argv += ["--remount-ro", "/dev", "--chdir", "/"]
+        if not probe.privileged:
+            # Inside a user namespace the run owns what bubblewrap made: the masks and /dev
+            # become read-only, or it could write there. A root caller's are root's, mode
+            # 0755, and its run's uid has no capability: closed to it as they are (and to
+            # Landlock), while each remount costs bubblewrap a pass over the mount table.
+            for home in homes:
+                argv += ["--remount-ro", home]
+            argv += ["--remount-ro", "/dev"]
+        argv += ["--chdir", "/"]
         argv += _PRIVILEGED_FLAGS if probe.privileged else _USERNS_FLAGS
         if probe.disable_userns:
             argv.append("--disable-userns")

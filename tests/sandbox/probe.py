@@ -116,6 +116,11 @@ def write_project(cfg: dict[str, Any]) -> tuple[bool, str]:
     return _write(cfg["project_file"])
 
 
+def write_home(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Write into $HOME as the host has it (in a sandbox: where the mask lies over it)."""
+    return _write(cfg["home_file"])
+
+
 def write_host_tmp(cfg: dict[str, Any]) -> tuple[bool, str]:
     return _write(cfg["host_tmp_file"])
 
@@ -337,6 +342,7 @@ ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
         write_project,
         write_host_tmp,
         write_var_tmp,
+        write_home,
         env_credentials,
         proxies,
         own_home,
