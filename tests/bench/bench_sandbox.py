@@ -8,10 +8,13 @@ median wall time of N runs, its 10th and 90th percentile, and the mean CPU time 
 and of its children per run (which the load shifts far less than wall time).
 ``bwrap (alone)`` is bubblewrap with the same namespaces and a read-only root, without anything
 of ``sandbox`` (no init, no filter, no Landlock, no status pipes), which separates bubblewrap's
-cost from ours; ``bwrap (alone, as pid 1)`` the same with ``--as-pid-1``, the baseline for the
-CPU columns. ``bwrap + our mounts`` is bubblewrap with exactly the argv a run gets (its
-in-memory file systems, masked homes, binds and seccomp filter) but ``true`` in place of the
-sandbox's own init (the stage). ``bwrap + compiled stage start`` and ``bwrap + python -I -S``
+cost from ours; it gets ``--new-session`` exactly where a run does (where this process has a
+controlling terminal), so that a session's cost falls on both sides alike, and where that
+leaves it out ``bwrap (alone, new session)`` shows what the session would cost (the kernel's
+scheduler group per session). ``bwrap (alone, as pid 1)`` is the same with ``--as-pid-1``, the
+baseline for the CPU columns. ``bwrap + our mounts`` is bubblewrap with exactly the argv a run
+gets (its in-memory file systems, masked homes, binds and seccomp filter) but ``true`` in place
+of the sandbox's own init (the stage). ``bwrap + compiled stage start`` and ``bwrap + python -I -S``
 add only the start of each stage: the compiled one's binary (failing at once for want of
 settings), or the interpreter the Python one runs in. ``bwrap`` is a whole run with the stage
 this process uses (the compiled one where it is built), ``bwrap (python stage)`` the same with
@@ -45,7 +48,7 @@ import sandbox  # noqa: E402 - after making the checkout importable when run as 
 # Internals, for the split of our share only.
 from sandbox._backend import Request  # noqa: E402
 from sandbox._backends import choose  # noqa: E402
-from sandbox._bubblewrap import BubblewrapProbe  # noqa: E402
+from sandbox._bubblewrap import BubblewrapProbe, _has_terminal  # noqa: E402
 from sandbox._env import build_env  # noqa: E402
 from sandbox._runuid import lease_uid  # noqa: E402
 from sandbox._stagebin import STAGE_ENV, compiled_stage  # noqa: E402
@@ -55,7 +58,7 @@ TARGET_OVERHEAD_MS = 2.0
 _MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 _ROOT_FLAGS = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts")
 _USER_FLAGS = ("--unshare-all", "--unshare-user")
-_COMMON = ("--cap-drop", "ALL", "--die-with-parent", "--new-session")
+_COMMON = ("--cap-drop", "ALL", "--die-with-parent")
 
 
 def _timed(action: Callable[[], object]) -> tuple[float, float, float]:
@@ -146,8 +149,15 @@ def _columns(command: str) -> dict[str, Callable[[], object]]:
     bwrap = backends["bwrap"]
     if bwrap.available and bwrap.executable:
         alone = [bwrap.executable, *_MOUNTS]
-        alone += [*(_ROOT_FLAGS if os.geteuid() == 0 else _USER_FLAGS), *_COMMON, "--"]
+        alone += [*(_ROOT_FLAGS if os.geteuid() == 0 else _USER_FLAGS), *_COMMON]
+        # As a run: a session of its own only where there is a terminal to keep from it.
+        session = _has_terminal()
+        alone += ["--new-session", "--"] if session else ["--"]
         columns["bwrap (alone)"] = _plain([*alone, command])
+        if not session:
+            columns["bwrap (alone, new session)"] = _plain(
+                [*alone[:-1], "--new-session", "--", command]
+            )
         # The same with the program as the namespace's pid 1, as a run's stage is: bubblewrap
         # then waits for the namespace to end, and the CPU time of what ran inside is counted
         # (without it, bubblewrap's own init outlives the wait and is never counted here).
