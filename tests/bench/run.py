@@ -13,8 +13,11 @@ check), with its baseline measured in the same run, just before it:
 3. peak RSS of the 50,000-example run;
 4. the repository's own catalog with a tree snapshot, against ``python -c "import typer"``;
 5. the same with the live tree, second run (tree cache warm), against the same baseline;
-6. the same with the live tree, first run (empty cache), against the child's own import of
-   the CLI (``python -c "import exampleguard.cli"``) plus 0.2 s;
+6. the same with the live tree, first run (exampleguard's caches empty: the tree imported,
+   the README parsed), against the child's own import of the CLI (``python -c "import
+   exampleguard.cli"``) plus 0.2 s. The sandbox's compiled stage, built once per machine and
+   compiler into the same cache directory, is built before; a run that builds it too (the
+   machine's very first) is printed beside the table;
 7. the real-parser check on 10,000 examples with a live Click tree, against Click's
    ``make_context`` alone on the same argvs (in one process), and end to end.
 
@@ -28,8 +31,9 @@ overhead, see ``bench_sandbox.py``).
 
 ``--only`` measures some groups of rows: ``catalog`` (rows 1-3), ``own`` (4-6), ``verdict`` (7).
 ``--before CHECKOUT`` takes another checkout of exampleguard (``git worktree add DIR REV``)
-and runs its ``validate`` in turn with this one's in the catalog-only rows (A B A B, same
-load), each against the same baselines: the before/after comparison of a change.
+and runs its ``validate`` in turn with this one's in the catalog-only rows and the own-catalog
+rows (its own catalog, with its own code; A B A B, same load), each against the same
+baselines: the before/after comparison of a change.
 """
 
 from __future__ import annotations
@@ -286,22 +290,25 @@ def bench_catalog_only(
     return results
 
 
-def _own_catalog_project(scratch: Path) -> Path:
-    """The repository's catalog, records and counts, configured with a tree snapshot."""
-    directory = scratch / "own-snapshot"
+def _own_catalog_project(
+    scratch: Path, checkout: Path = REPO, env: dict[str, str] | None = None, tag: str = ""
+) -> Path:
+    """A checkout's catalog, records and counts, configured with its tree snapshot."""
+    directory = scratch / f"{tag}own-snapshot"
     directory.mkdir()
     snapshot = subprocess.run(
         [*_exampleguard(), "tree", "--format", "json"],
-        cwd=REPO,
+        cwd=checkout,
+        env=env,
         check=True,
         capture_output=True,
         text=True,
     ).stdout
     (directory / "tree.json").write_text(snapshot, encoding="utf-8")
     config = {
-        "catalog": str(REPO / "agent-catalog.json"),
-        "dispositions": str(REPO / "dispositions"),
-        "counts": str(REPO / "exampleguard-counts.json"),
+        "catalog": str(checkout / "agent-catalog.json"),
+        "dispositions": str(checkout / "dispositions"),
+        "counts": str(checkout / "exampleguard-counts.json"),
         "tree": "tree.json",
     }
     (directory / "exampleguard.toml").write_text(
@@ -327,40 +334,77 @@ value through a pydantic TypeAdapter built for it, so any such run imports and u
 It is printed beside the start-up rows as the floor below which no Typer command gets."""
 
 
-def bench_own_catalog(scratch: Path, repeat: int) -> dict[str, Any]:
-    """Rows 4-6: the repository's own catalog, with a snapshot and with its live tree."""
-    project = _own_catalog_project(scratch)
-    cold, warm = scratch / "cache-cold", scratch / "cache-warm"
+def _own_runs(
+    scratch: Path, checkout: Path, env: dict[str, str] | None, prefix: str = ""
+) -> dict[str, Measure]:
+    """The start-up runs of one checkout on its own catalog: snapshot, first, second, import."""
+    base = dict(os.environ if env is None else env)
+    project = _own_catalog_project(scratch, checkout, env, prefix)
+    cold = scratch / f"{prefix}cache-cold"
+    warm = scratch / f"{prefix}cache-warm"
     validate = [*_exampleguard(), "validate"]
-    load_before = load()
-    _run(validate, REPO, {**os.environ, "XDG_CACHE_HOME": str(warm)})
-    figures = interleaved(
-        {
-            "typer": process([sys.executable, "-c", "import typer"], REPO),
-            "typer_app": process([sys.executable, "-c", TYPER_APP], REPO),
-            "cli": process([sys.executable, "-c", "import exampleguard.cli"], REPO),
-            "snapshot": process(validate, project),
-            "first": process(
-                validate,
-                REPO,
-                {**os.environ, "XDG_CACHE_HOME": str(cold)},
-                before=lambda: shutil.rmtree(cold, ignore_errors=True),
-            ),
-            "second": process(validate, REPO, {**os.environ, "XDG_CACHE_HOME": str(warm)}),
-        },
-        repeat,
-    )
+    _run(validate, checkout, {**base, "XDG_CACHE_HOME": str(warm)})
+    # Builds the sandbox's stage in the first run's cache directory; exampleguard's own caches
+    # there are emptied before each first run.
+    _run(validate, checkout, {**base, "XDG_CACHE_HOME": str(cold)})
+    return {
+        f"{prefix}cli": process([sys.executable, "-c", "import exampleguard.cli"], checkout, env),
+        f"{prefix}snapshot": process(validate, project, env),
+        f"{prefix}first": process(
+            validate,
+            checkout,
+            {**base, "XDG_CACHE_HOME": str(cold)},
+            before=lambda: shutil.rmtree(cold / "exampleguard", ignore_errors=True),
+        ),
+        f"{prefix}second": process(validate, checkout, {**base, "XDG_CACHE_HOME": str(warm)}),
+    }
+
+
+def _own_rows(figures: dict[str, dict[str, float]], prefix: str = "") -> dict[str, Any]:
     # The first run's allowance: the child's own import of the CLI, plus 0.2 s.
     allowance = {"wall_s": 0.2, "cpu_s": 0.2}
     return {
+        "python_import_cli_s": figures[f"{prefix}cli"]["wall_s"],
+        "snapshot": _pair(figures[f"{prefix}snapshot"], figures["typer"]),
+        "live_first": _pair(figures[f"{prefix}first"], figures[f"{prefix}cli"], allowance),
+        "live_second": _pair(figures[f"{prefix}second"], figures["typer"]),
+    }
+
+
+def bench_own_catalog(scratch: Path, repeat: int, before: Path | None = None) -> dict[str, Any]:
+    """Rows 4-6: the repository's own catalog, with a snapshot and with its live tree.
+
+    With ``before`` (another checkout), the same runs of its own catalog with its own code are
+    taken in turn with these; their rows are under ``before``.
+    """
+    very_first = scratch / "cache-none"
+    validate = [*_exampleguard(), "validate"]
+    load_before = load()
+    measures = {
+        "typer": process([sys.executable, "-c", "import typer"], REPO),
+        "typer_app": process([sys.executable, "-c", TYPER_APP], REPO),
+        **_own_runs(scratch, REPO, None),
+        "very_first": process(
+            validate,
+            REPO,
+            {**os.environ, "XDG_CACHE_HOME": str(very_first)},
+            before=lambda: shutil.rmtree(very_first, ignore_errors=True),
+        ),
+    }
+    if before is not None:
+        measures.update(_own_runs(scratch, before, _before_env(before), "before_"))
+    figures = interleaved(measures, repeat)
+    allowance = {"wall_s": 0.2, "cpu_s": 0.2}
+    rows: dict[str, Any] = {
         "python_import_typer_s": figures["typer"]["wall_s"],
         "typer_app": _pair(figures["typer_app"], figures["typer"]),
-        "python_import_cli_s": figures["cli"]["wall_s"],
-        "snapshot": _pair(figures["snapshot"], figures["typer"]),
-        "live_first": _pair(figures["first"], figures["cli"], allowance),
-        "live_second": _pair(figures["second"], figures["typer"]),
+        **_own_rows(figures),
+        "live_very_first": _pair(figures["very_first"], figures["cli"], allowance),
         "load": [load_before, load()],
     }
+    if before is not None:
+        rows["before"] = _own_rows(figures, "before_")
+    return rows
 
 
 def bench_verdict(scratch: Path, repeat: int, examples: int = 10_000) -> dict[str, Any]:
@@ -538,6 +582,25 @@ def render(report: dict[str, Any]) -> str:
             f"floor: a five-option Typer command run once: {floor['wall_s']:.3f} s = "
             f"{floor['ratio']:.2f}x import typer (cpu {floor['cpu_ratio']:.2f}x)"
         )
+    earlier = report.get("own_catalog", {}).get("before")
+    if earlier:
+        for key, label in (
+            ("snapshot", "snapshot"),
+            ("live_second", "live, 2nd run"),
+            ("live_first", "live, 1st run"),
+        ):
+            row = earlier[key]
+            lines.append(
+                f"before, own catalog, {label}: {row['wall_s']:.3f} s = {row['ratio']:.2f}x "
+                f"(cpu {row['cpu_ratio']:.2f}x), exit {row['exit_code']}"
+            )
+    very_first = report.get("own_catalog", {}).get("live_very_first")
+    if very_first:
+        lines.append(
+            f"live tree, the machine's very first run (sandbox stage compiled too): "
+            f"{very_first['wall_s']:.3f} s = {very_first['ratio']:.2f}x import CLI + 0.2 s "
+            f"(cpu {very_first['cpu_ratio']:.2f}x)"
+        )
     if "verdict" in report:
         live = report["verdict"]["validate_live_tree"]
         lines.append(
@@ -611,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
         "--before",
         type=Path,
         metavar="CHECKOUT",
-        help="another checkout whose validate runs in turn with this one's (catalog rows)",
+        help="another checkout whose validate runs in turn with this one's (catalog, own)",
     )
     options = parser.parse_args(argv)
     repeat = options.repeat or (3 if options.quick else 5)
@@ -638,7 +701,7 @@ def main(argv: list[str] | None = None) -> int:
             report["catalog_only"] = bench_catalog_only(scratch, repeat, sizes, before)
         if "own" in options.only:
             wait_for_load(options.max_load)
-            report["own_catalog"] = bench_own_catalog(scratch, repeat)
+            report["own_catalog"] = bench_own_catalog(scratch, repeat, before)
         if "verdict" in options.only:
             wait_for_load(options.max_load)
             report["verdict"] = bench_verdict(scratch, repeat)
