@@ -80,6 +80,8 @@ def require(backend: Backend, probe: Probe, policy: Policy) -> None:
 
 
 def _require(backend: Backend, probe: Probe, wanted: frozenset[Guarantee], limits: Limits) -> None:
+    if not wanted:
+        return
     held = backend.guarantees(
         probe, memory=limits.memory_mb is not None, processes=limits.max_processes is not None
     )
