@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import json
 import os
 import pathlib
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
@@ -108,6 +109,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # The help text's examples are known only now: asked for, they are judged here too.
     helps = _decoded(help_argvs(snapshot)) if request.get("help_examples") else []
     if argvs or request.get("help_examples"):
+        # The snapshot lives to the end: the collections the judging makes need not walk it.
+        gc.freeze()
         try:
             # One batch: the tree is neutralised once for all of them.
             every = judge([*argvs, *helps])
@@ -166,6 +169,11 @@ def _snapshot(
         if not hasattr(target, part):
             raise _AdapterError(f"module {module!r} has no attribute {attribute!r}")
         target = getattr(target, part)
+    # What the import built (the application's whole tree) lives as long as this process:
+    # frozen, it is left out of every later collection, which would otherwise walk it again
+    # and again as the snapshot and the verdicts grow (for a large tree, about as long as
+    # the extraction itself).
+    gc.freeze()
     spelled = _right_spelling(framework, target)
     if spelled is not None:
         # Checked before anything is called: a Click command "called" as a parser factory
@@ -180,13 +188,29 @@ def _snapshot(
         except TypeError as error:
             raise _AdapterError(str(error)) from None
         sources = (target, imported) if target is not parser else (imported,)
-        return extract_argparse(parser, program, sources), ArgparseJudge(parser).judge_all
+        with _collector_paused():
+            snapshot = extract_argparse(parser, program, sources)
+        return snapshot, ArgparseJudge(parser).judge_all
     try:
         command = as_click_command(target)
     except TypeError as error:
         raise _AdapterError(str(error)) from None
     name = program or _default_program(module)
-    return extract_click(command, name, paths), ClickJudge(command, name).judge_all
+    with _collector_paused():
+        snapshot = extract_click(command, name, paths)
+    return snapshot, ClickJudge(command, name).judge_all
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off while the snapshot is built (plain records, no cycles)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _right_spelling(framework: str, target: Any) -> tuple[str, str] | None:
