@@ -17,7 +17,6 @@ __all__ = [
     "first_line",
     "group_aliases",
     "paced_collection",
-    "shadow",
 ]
 
 _Command = TypeVar("_Command")
@@ -62,27 +61,6 @@ def group_aliases(
         by_identity[id(command)] = record[2]
         found.append(record)
     return found
-
-
-def shadow(target: Any, attribute: str, replacement: Any, restore: contextlib.ExitStack) -> None:
-    """Set ``attribute`` on the object ``target`` until ``restore`` closes, then put it back.
-
-    The judges neutralise an application's parameters and parsers this way for one parse only:
-    an instance attribute shadows the class's method, and removing it brings the method back,
-    so the next parse sees the objects exactly as the application built them.
-    """
-    own = attribute in vars(target)
-    previous = vars(target).get(attribute)
-    setattr(target, attribute, replacement)
-
-    def put_back() -> None:
-        if own:
-            setattr(target, attribute, previous)
-        else:
-            with contextlib.suppress(AttributeError):
-                delattr(target, attribute)
-
-    restore.callback(put_back)
 
 
 class Shadows:

@@ -1,12 +1,13 @@
 """argparse's own parser as the judge: ``parse_args`` on the live parser, made to raise.
 
 ``error()`` and ``exit()`` are replaced on the parser and on every subparser for the duration
-of one parse: on 3.11 ``exit_on_error=False`` still exits on some errors, so, as CPython's own
-tests do, ``error()`` raises instead, and ``exit()`` (help, version, an action that exits)
-raises too. ``exit_on_error`` is turned off meanwhile, so most errors arrive as the structured
+of a batch of parses, and put back when it ends, however it ends: on 3.11
+``exit_on_error=False`` still exits on some errors, so, as CPython's own tests do, ``error()``
+raises instead, and ``exit()`` (help, version, an action that exits) raises too.
+``exit_on_error`` is turned off meanwhile, so most errors arrive as the structured
 ``ArgumentError`` they start as.
 
-What SPEC 4 leaves unchecked is neutralised for that parse only: values of types other than
+What SPEC 4 leaves unchecked is neutralised for the batch only: values of types other than
 ``str``, ``int`` and ``float`` (``FileType``, paths, the application's own callables) are taken
 as strings, and the choices of such values are not compared (a choice is compared after a
 conversion that did not happen); ``@file`` arguments (``fromfile_prefix_chars``) are not read.
@@ -21,10 +22,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import group_aliases, shadow
+from exampleguard.adapters._common import Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
@@ -60,8 +62,20 @@ class _Level:
                         self.children[word] = (name, child)
 
 
+_Taken = list[tuple[_Level, argparse.Action, list[str], Any]]
+"""Each conversion of one parse: the level, the action, its words and the converted value."""
+
+
+class _Observed:
+    """The parse under way, which the neutralised parsers report to."""
+
+    def __init__(self) -> None:
+        self.taken: _Taken = []
+        self.path: list[str] = []
+
+
 class ArgparseJudge:
-    """Parses argvs with one live ``ArgumentParser`` tree, one argv at a time."""
+    """Parses argvs with one live ``ArgumentParser`` tree, a batch at a time."""
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self.parser = parser
@@ -75,36 +89,65 @@ class ArgparseJudge:
             pending.extend((child, (*path, name)) for name, child in level.children.values())
 
     def judge_all(self, argvs: Sequence[Sequence[str]]) -> list[ParseVerdict]:
-        """The framework's verdict on each argv, in order."""
-        return [self.judge(argv) for argv in argvs]
+        """The framework's verdict on each argv, in order, from one neutralisation of the tree.
+
+        Each verdict is the one :meth:`judge` gives alone: a parse's own record starts empty.
+        Everything neutralised is put back when the batch ends, an interrupt included.
+        """
+        return [verdict for run in self.judge_runs(argvs, len(argvs) or 1) for verdict in run]
 
     def judge(self, argv: Sequence[str]) -> ParseVerdict:
         """The framework's verdict on ``argv`` (the words after the program)."""
-        taken: list[tuple[_Level, argparse.Action, list[str], Any]] = []
-        path: list[str] = []
+        return self.judge_all([argv])[0]
+
+    def judge_runs(self, argvs: Sequence[Sequence[str]], size: int) -> Iterator[list[ParseVerdict]]:
+        """The verdicts of :meth:`judge_all`, handed out ``size`` at a time as they are made.
+
+        One batch: every parser of the tree stays neutralised from the first parse until the
+        iteration ends (or is closed), and is put back then. The application's output is
+        caught while a run of parses is under way, never between two runs.
+        """
+        parse = _Observed()
         sink = io.StringIO()
-        with (
-            contextlib.redirect_stdout(sink),
-            contextlib.redirect_stderr(sink),
-            contextlib.ExitStack() as restore,
-        ):
+        shadows = Shadows()
+        pending = iter(argvs)
+        try:
             for level in self.levels.values():
-                self._neutralise(level, taken, path, restore)
-            try:
-                namespace = self.parser.parse_args(list(argv))
-            except (_Exited, SystemExit) as exit_:
-                status = exit_.status if isinstance(exit_, _Exited) else exit_.code
-                return self._exited(path, taken, status, sink.getvalue())
-            except _Rejected as error:
-                return self._rejected(path, "ArgumentError", str(error))
-            except argparse.ArgumentError as error:
-                return self._argument_error(path, error)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as error:
-                return self._rejected(
-                    path, "Crash", f"the parser raised {type(error).__name__}: {error}"
-                )
+                self._neutralise(level, parse, shadows)
+            while True:
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                    run = [
+                        self._judge_one(argv, parse, sink)
+                        for argv in itertools.islice(pending, size)
+                    ]
+                if not run:
+                    return
+                yield run
+        finally:
+            shadows.restore()
+
+    def _judge_one(self, argv: Sequence[str], parse: _Observed, sink: io.StringIO) -> ParseVerdict:
+        # A parse's own record: what the observed conversions report goes here.
+        taken = parse.taken = []
+        path = parse.path = []
+        if sink.tell():
+            sink.seek(0)
+            sink.truncate()
+        try:
+            namespace = self.parser.parse_args(list(argv))
+        except (_Exited, SystemExit) as exit_:
+            status = exit_.status if isinstance(exit_, _Exited) else exit_.code
+            return self._exited(path, taken, status, sink.getvalue())
+        except _Rejected as error:
+            return self._rejected(path, "ArgumentError", str(error))
+        except argparse.ArgumentError as error:
+            return self._argument_error(path, error)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
+            return self._rejected(
+                path, "Crash", f"the parser raised {type(error).__name__}: {error}"
+            )
         return ParseVerdict(
             accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace))
         )
@@ -133,13 +176,7 @@ class ArgparseJudge:
             return ParseVerdict(accepted=True, path=tuple(path), eager=True)
         return self._rejected(path, "Exit", f"the parser exited with status {status}")
 
-    def _neutralise(
-        self,
-        level: _Level,
-        taken: list[tuple[_Level, argparse.Action, list[str], Any]],
-        path: list[str],
-        restore: contextlib.ExitStack,
-    ) -> None:
+    def _neutralise(self, level: _Level, parse: _Observed, shadows: Shadows) -> None:
         parser = level.parser
         get_values = type(parser)._get_values.__get__(parser)
         get_value = type(parser)._get_value.__get__(parser)
@@ -149,9 +186,9 @@ class ArgparseJudge:
             value = get_values(action, arg_strings)
             if isinstance(action, argparse._SubParsersAction) and value:
                 found = level.children.get(str(value[0]))
-                path.append(found[0] if found else str(value[0]))
+                parse.path.append(found[0] if found else str(value[0]))
             else:
-                taken.append((level, action, list(arg_strings), value))
+                parse.taken.append((level, action, list(arg_strings), value))
             return value
 
         def as_string(action: argparse.Action, arg_string: str) -> Any:
@@ -178,7 +215,7 @@ class ArgparseJudge:
             ("exit_on_error", False),
             ("fromfile_prefix_chars", None),
         ):
-            shadow(parser, attribute, replacement, restore)
+            shadows.set(parser, attribute, replacement)
 
     def _given(
         self, taken: list[tuple[_Level, argparse.Action, list[str], Any]], namespace: Any

@@ -26,9 +26,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import itertools
 import pathlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import Shadows, paced_collection
@@ -104,20 +105,37 @@ class ClickJudge:
         and what a parse may change (contexts) is its own. Everything neutralised is put back
         when the batch ends, an interrupt included.
         """
+        return [verdict for run in self.judge_runs(argvs, len(argvs) or 1) for verdict in run]
+
+    def judge_runs(self, argvs: Sequence[Sequence[str]], size: int) -> Iterator[list[ParseVerdict]]:
+        """The verdicts of :meth:`judge_all`, handed out ``size`` at a time as they are made.
+
+        One batch: the tree stays neutralised from the first parse until the iteration ends
+        (or is closed), and is put back then. The application's output is caught while a run
+        of parses is under way, never between two runs.
+        """
         batch = _Batch(self._flag_needs_value, self._string)
         sink = io.StringIO()
         parses = paced_collection(argvs)
         try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                return [self._judge_one(list(argv), batch, sink) for argv in parses]
+            while True:
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                    run = [
+                        self._judge_one(list(argv), batch, sink)
+                        for argv in itertools.islice(parses, size)
+                    ]
+                if not run:
+                    return
+                yield run
         finally:
             parses.close()
             batch.shadows.restore()
 
     def _judge_one(self, argv: list[str], batch: _Batch, sink: io.StringIO) -> ParseVerdict:
         state = batch.state = _Parse()
-        sink.seek(0)
-        sink.truncate()
+        if sink.tell():
+            sink.seek(0)
+            sink.truncate()
         try:
             return self._judge(argv, state, batch)
         except _PromptRequired as prompt:
