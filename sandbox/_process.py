@@ -12,6 +12,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -85,13 +86,15 @@ def execute(
     registry: ProcessRegistry,
     *,
     started_at: float | None = None,
+    on_stdout: Callable[[bytes], None] | None = None,
 ) -> Execution:
     """Run ``launch`` to its end and return what happened; never raises for the run's failures.
 
     The calling thread spawns the backend and stays in here until the backend is reaped, so
     bubblewrap's --die-with-parent (tied to the spawning thread) cannot fire early.
     ``started_at`` (a ``time.monotonic`` value) is when the run's time began, if before the
-    spawn (a fixtures copy counts against the timeout).
+    spawn (a fixtures copy counts against the timeout). ``on_stdout`` is handed each piece of
+    the standard output as it is read.
     """
     start = time.monotonic() if started_at is None else started_at
     proc = _spawn(launch)
@@ -120,6 +123,7 @@ def execute(
             cancel=cancel,
             start=start,
             result=result,
+            on_stdout=on_stdout,
         )
     finally:
         # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
@@ -206,12 +210,14 @@ def _supervise(
     cancel: threading.Event | None,
     start: float,
     result: Execution,
+    on_stdout: Callable[[bytes], None] | None = None,
 ) -> None:
     """Drain the output and wait for the backend's exit, killing it on timeout or cancel."""
     assert proc.stdout is not None
     assert proc.stderr is not None
     out, err = _Capture(limits.output_bytes), _Capture(limits.output_bytes)
-    captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    stdout_fd = proc.stdout.fileno()
+    captures = {stdout_fd: out, proc.stderr.fileno(): err}
     deadline = start + limits.timeout_s
     # None while the run goes on; then how long to keep draining before giving up on the pipes.
     stop_draining: float | None = None
@@ -262,6 +268,8 @@ def _supervise(
                     open_pipes.discard(fd)
                     continue
                 captures[fd].feed(chunk)
+                if on_stdout is not None and fd == stdout_fd:
+                    on_stdout(chunk)
                 if len(chunk) >= _DEFAULT_PIPE_BYTES and fd not in grown:
                     # A full pipe: a flood. A bigger one means fewer wakeups while it is
                     # drained (best effort); a quiet run never pays for it.

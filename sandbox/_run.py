@@ -6,7 +6,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sandbox._backend import Backend, Launch, Probe, Request
@@ -34,6 +34,7 @@ def run(
     *,
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
+    on_stdout: Callable[[bytes], None] | None = None,
 ) -> Outcome:
     """Run ``policy.argv`` in a fresh work dir under the policy's isolation; report what happened.
 
@@ -45,7 +46,9 @@ def run(
     started). Setting ``cancel`` kills the run's whole tree and returns promptly (``crashed``,
     detail ``interrupted``; ``not-started`` if it was set before the start). The run is
     registered in ``registry`` (default: the module's, which :func:`kill_all` empties) while
-    it is live.
+    it is live. ``on_stdout``, when given, is handed each piece of the standard output as it is
+    read (in the calling thread, before the cap applies to the capture), so a caller can act on
+    what the run says before it ends; the outcome still carries the capture.
 
     Safe to call from many threads at once; each call blocks its thread until the run's tree
     is dead and its work dir removed (bubblewrap's --die-with-parent is tied to that thread).
@@ -74,6 +77,7 @@ def run(
             cancel=cancel,
             registry=registry,
             started_at=started_at,
+            on_stdout=on_stdout,
         )
     finally:
         if lease is not None:
@@ -90,6 +94,7 @@ def _run_as(
     cancel: threading.Event | None,
     registry: ProcessRegistry | None,
     started_at: float,
+    on_stdout: Callable[[bytes], None] | None = None,
 ) -> Outcome:
     """Prepare the work dir, launch, execute and judge; remove what the run left."""
     deadline = started_at + policy.limits.timeout_s
@@ -123,6 +128,7 @@ def _run_as(
             cancel,
             registry or DEFAULT_REGISTRY,
             started_at=started_at,
+            on_stdout=on_stdout,
         )
         return judge(
             execution,
