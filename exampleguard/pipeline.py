@@ -65,6 +65,7 @@ from exampleguard.sources import (
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.tree import (
     JudgedTree,
+    PendingVerdicts,
     Tree,
     TreeSpec,
     Verdicts,
@@ -181,19 +182,43 @@ class Evaluation:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
-    """Read every file the run needs; raise :class:`InputError` listing every structure error."""
+def load_inputs(config: Config, *, with_counts: bool = True, streamed: bool = False) -> Inputs:
+    """Read every file the run needs; raise :class:`InputError` listing every structure error.
+
+    ``streamed``: a live tree's verdicts may still be coming when this returns (a
+    :class:`~exampleguard.tree.PendingVerdicts`), so that checking the examples overlaps the
+    framework's judging of them; :func:`evaluate` waits for the rest and ends the run.
+    """
     errors: list[Diagnostic] = []
     catalog: LoadedCatalog | None = None
     examples = Examples()
-    records = LoadedDispositions()
-    counts: tuple[Counts, Document] | None = None
     try:
         catalog = load_catalog(config.catalog_path, config.display(config.catalog_path))
         examples = load_examples(SourceContext(config, catalog))
     except SourceError as error:
         errors.append(error.diagnostic)
-    judged = _load_tree(config, catalog, examples, errors)
+    judged = _load_tree(config, catalog, examples, errors, streamed=streamed)
+    verdicts = judged[0].verdicts if judged is not None else None
+    try:
+        return _load_the_rest(config, catalog, examples, errors, judged, with_counts=with_counts)
+    except BaseException:
+        if isinstance(verdicts, PendingVerdicts):
+            verdicts.close()
+        raise
+
+
+def _load_the_rest(
+    config: Config,
+    catalog: LoadedCatalog | None,
+    examples: Examples,
+    errors: list[Diagnostic],
+    judged: tuple[JudgedTree, TreeSpec, str] | None,
+    *,
+    with_counts: bool,
+) -> Inputs:
+    """What :func:`load_inputs` reads once the tree is loaded."""
+    records = LoadedDispositions()
+    counts: tuple[Counts, Document] | None = None
     tree, verdicts = (judged[0].tree, judged[0].verdicts) if judged is not None else (None, {})
     if judged is not None and catalog is not None:
         # The help text's examples come with the tree: read once it is loaded.
@@ -221,7 +246,12 @@ def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
 
 
 def _load_tree(
-    config: Config, catalog: LoadedCatalog | None, examples: Examples, errors: list[Diagnostic]
+    config: Config,
+    catalog: LoadedCatalog | None,
+    examples: Examples,
+    errors: list[Diagnostic],
+    *,
+    streamed: bool = False,
 ) -> tuple[JudgedTree, TreeSpec, str] | None:
     """The configured tree with, for a live one, the framework's verdicts; its spec and name.
 
@@ -260,15 +290,20 @@ def _load_tree(
             cache=TreeCache() if config.tree_cache else None,
             isolation=settings.tree_isolation,
             help_examples=settings.help_examples,
+            stream=streamed,
         )
     except SourceError as error:
-        diagnostic = error.diagnostic
-        if diagnostic.code == TREE_UNAVAILABLE.name:
-            # Point at the setting people edit, not at the spec string.
-            diagnostic = replace(diagnostic, location=config.location("tree"))
-        errors.append(diagnostic)
+        errors.append(_tree_error(config, error))
         return None
     return judged, spec, display
+
+
+def _tree_error(config: Config, error: SourceError) -> Diagnostic:
+    diagnostic = error.diagnostic
+    if diagnostic.code == TREE_UNAVAILABLE.name:
+        # Point at the setting people edit, not at the spec string.
+        diagnostic = replace(diagnostic, location=config.location("tree"))
+    return diagnostic
 
 
 def _questions(
@@ -303,8 +338,38 @@ def evaluate(
 ) -> Evaluation:
     """Check every example (of the selected tools) and the repository-wide records.
 
-    ``progress`` is told, after each tool, how many of the examples have been checked.
+    ``progress`` is told, after each tool, how many of the examples have been checked. Verdicts
+    still coming (:func:`load_inputs` ``streamed``) are waited for as the examples need them,
+    and the run that makes them has ended when this returns; one that failed raises
+    :class:`InputError`, as :func:`load_inputs` would have.
     """
+    pending = inputs.verdicts if isinstance(inputs.verdicts, PendingVerdicts) else None
+    try:
+        evaluation = _evaluate(
+            inputs,
+            check_counts=check_counts,
+            select=select,
+            repository_checks=repository_checks,
+            progress=progress,
+        )
+        if pending is not None:
+            pending.finish()
+    except SourceError as error:
+        raise InputError([_tree_error(inputs.config, error)]) from None
+    finally:
+        if pending is not None:
+            pending.close()
+    return evaluation
+
+
+def _evaluate(
+    inputs: Inputs,
+    *,
+    check_counts: bool,
+    select: Callable[[EffectiveTool], bool] | None,
+    repository_checks: bool,
+    progress: Callable[[int, int], None] | None,
+) -> Evaluation:
     config = inputs.config
     contract = build_contract(inputs.catalog, inputs.tree)
     checker = _ExampleChecker(inputs, contract)

@@ -17,8 +17,9 @@ import site
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -57,6 +58,7 @@ __all__ = [
     "HelpExample",
     "JudgedTree",
     "ParserSettings",
+    "PendingVerdicts",
     "SourcePlace",
     "Tree",
     "TreeCommand",
@@ -199,7 +201,7 @@ def parse_tree_spec(value: str, base: Path) -> TreeSpec:
     )
 
 
-Verdicts = dict[tuple[str, ...], ParseVerdict]
+Verdicts = Mapping[tuple[str, ...], ParseVerdict]
 """The real parser's verdict on each argv (the words after the program), keyed by the argv."""
 
 
@@ -243,6 +245,7 @@ def load_judged_tree(
     cache: TreeCache | None = None,
     isolation: TreeIsolation = "auto",
     help_examples: bool = False,
+    stream: bool = False,
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
 
@@ -259,6 +262,10 @@ def load_judged_tree(
     travel to the child in one batch, and each comes back with a
     :class:`~exampleguard.adapters.verdict.ParseVerdict`. With a ``cache``, a live tree whose
     inputs are unchanged is not imported again (:mod:`exampleguard.treecache`).
+
+    With ``stream``, the tree is returned as soon as the child sends it, and the verdicts are a
+    :class:`PendingVerdicts` that fills as the child judges; the caller must ``finish`` or
+    ``close`` it.
     """
     if spec.framework == "snapshot":
         assert spec.path is not None
@@ -273,33 +280,74 @@ def load_judged_tree(
     if help_examples:
         request["help_examples"] = True
 
-    def extract(asked: dict[str, Any]) -> tuple[str, list[Any], dict[str, Any] | None]:
+    def extract(
+        asked: dict[str, Any], listener: _Listener | None, cancel: threading.Event | None
+    ) -> tuple[str, list[Any], dict[str, Any] | None]:
         contained = None
         if isolation == "auto":
             contained = _extract_contained(
-                spec, root=root, timeout=timeout, program=program, request=asked
+                spec,
+                root=root,
+                timeout=timeout,
+                program=program,
+                request=asked,
+                listener=listener,
+                cancel=cancel,
             )
         return contained or _extract_in_child(
-            spec, root=root, timeout=timeout, program=program, request=asked
+            spec,
+            root=root,
+            timeout=timeout,
+            program=program,
+            request=asked,
+            listener=listener,
+            cancel=cancel,
         )
 
-    if cache is None:
-        text, records, _ = extract(request)
-    else:
+    def obtain(
+        listener: _Listener | None = None, cancel: threading.Event | None = None
+    ) -> tuple[str, list[Any]]:
+        if cache is None:
+            text, records, _ = extract(request, listener, cancel)
+            return text, records
         identity = {
             "tree": str(spec),
             "root": str(root),
             "program": program,
             "isolation": isolation,
         }
-        text, records = cache.through(identity, request, extract)
-    verdicts = [ParseVerdict.from_json(record) for record in records[: len(unique)]]
+        return cache.through(identity, request, lambda asked: extract(asked, listener, cancel))
+
+    if not stream:
+        text, records = obtain()
+        tree, document = _read_tree(spec, text)
+        return JudgedTree(tree, document, _verdicts_of(spec, unique, records))
+    pending = PendingVerdicts(spec, unique, asked_help=help_examples)
+    try:
+        text = pending.start(obtain)
+        tree, document = _read_tree(spec, text)
+    except BaseException:
+        pending.close()
+        raise
+    return JudgedTree(tree, document, pending)
+
+
+def _read_tree(spec: TreeSpec, text: str) -> tuple[Tree, Document]:
+    """The tree a child sent, validated."""
     document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
     try:
         check_format(document, TREE_FORMAT)
         tree = validate_model(Tree, document)
     except SourceError as error:
         raise SourceError(_unavailable(spec, f"produced an invalid snapshot: {error}")) from None
+    return tree, document
+
+
+def _verdicts_of(
+    spec: TreeSpec, unique: list[tuple[str, ...]], records: list[Any]
+) -> dict[tuple[str, ...], ParseVerdict]:
+    """Each asked argv's verdict, then each help example's, from a child's verdict records."""
+    verdicts = [ParseVerdict.from_json(record) for record in records[: len(unique)]]
     if len(verdicts) != len(unique):
         raise SourceError(_unavailable(spec, "did not judge every example"))
     judged = dict(zip(unique, verdicts, strict=True))
@@ -307,11 +355,149 @@ def load_judged_tree(
     for record in records[len(unique) :]:
         helped = record["help"]
         judged.setdefault(tuple(helped["argv"]), ParseVerdict.from_json(helped["verdict"]))
-    return JudgedTree(tree, document, judged)
+    return judged
+
+
+_Listener = Callable[[bytes, bytes], None]
+"""Told of each complete frame a child sends (its kind and payload), as it arrives."""
+
+
+class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
+    """The verdicts of a live tree whose child is still judging: each one as soon as it is made.
+
+    The child sends the tree first, then the verdicts a run at a time; the run goes on in a
+    thread of its own while this process checks the examples against the tree, so the two
+    share the machine's cores instead of taking turns. A lookup waits for the verdict it asks
+    for (one not asked about — a help example's — waits for the end of the run); a child that
+    fails after sending the tree makes the waiting lookup, or :meth:`finish`, raise the
+    ``SourceError`` the run would have raised in one piece. :meth:`finish` waits for the end of
+    the run (its cache entry written, its sandbox gone); :meth:`close` stops it first.
+    """
+
+    def __init__(self, spec: TreeSpec, unique: list[tuple[str, ...]], *, asked_help: bool) -> None:
+        self._spec = spec
+        self._unique = unique
+        self._asked = bool(unique) or asked_help
+        self._position = {argv: index for index, argv in enumerate(unique)}
+        self._changed = threading.Condition()
+        self._tree: bytes | None = None
+        self._parts: list[bytes] = []
+        self._known: dict[tuple[str, ...], ParseVerdict] = {}
+        self._read = 0
+        self._ended = False
+        self._result: tuple[str, list[Any]] | None = None
+        self._failure: BaseException | None = None
+        self._complete: dict[tuple[str, ...], ParseVerdict] | None = None
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(
+        self,
+        obtain: Callable[[_Listener, threading.Event], tuple[str, list[Any]]],
+    ) -> str:
+        """Start the run in a thread; return the tree's text as soon as the child sends it."""
+
+        def run() -> None:
+            try:
+                result = obtain(self._listen, self._cancel)
+            except BaseException as error:
+                with self._changed:
+                    self._failure = error
+                    self._ended = True
+                    self._changed.notify_all()
+                return
+            with self._changed:
+                self._result = result
+                self._ended = True
+                self._changed.notify_all()
+
+        self._thread = threading.Thread(target=run, name="exampleguard-tree", daemon=True)
+        self._thread.start()
+        with self._changed:
+            while self._tree is None and not self._ended:
+                self._changed.wait()
+            if self._result is not None:
+                # Over before a frame was seen (a cached tree): the whole result is here.
+                return self._result[0]
+            if self._failure is not None:
+                raise self._failure
+            assert self._tree is not None
+            return self._tree.decode("utf-8", errors="replace")
+
+    def _listen(self, kind: bytes, payload: bytes) -> None:
+        with self._changed:
+            if kind == _TREE:
+                self._tree = payload
+            elif kind == _PART:
+                self._parts.append(payload)
+            else:
+                return
+            self._changed.notify_all()
+
+    def __getitem__(self, argv: tuple[str, ...]) -> ParseVerdict:
+        position = self._position.get(argv)
+        if position is None or self._complete is not None:
+            return self._finished()[argv]
+        while position >= self._read:
+            if not self._next_part():
+                return self._finished()[argv]
+        return self._known[argv]
+
+    def _next_part(self) -> bool:
+        """Read the next run of verdicts, waiting for it; false once the run has ended."""
+        with self._changed:
+            while not self._parts and not self._ended:
+                self._changed.wait()
+            if not self._parts:
+                return False
+            payload = self._parts.pop(0)
+        records = json.loads(payload).get("verdicts", [])
+        for record in records:
+            if self._read < len(self._unique):
+                self._known[self._unique[self._read]] = ParseVerdict.from_json(record)
+                self._read += 1
+        return True
+
+    def __bool__(self) -> bool:
+        return self._asked
+
+    def __len__(self) -> int:
+        return len(self._finished())
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return iter(self._finished())
+
+    def finish(self) -> dict[tuple[str, ...], ParseVerdict]:
+        """Wait for the end of the run; every verdict, or the run's ``SourceError``."""
+        return self._finished()
+
+    def _finished(self) -> dict[tuple[str, ...], ParseVerdict]:
+        if self._complete is not None:
+            return self._complete
+        if self._thread is not None:
+            self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        assert self._result is not None
+        self._complete = _verdicts_of(self._spec, self._unique, self._result[1])
+        return self._complete
+
+    def close(self) -> None:
+        """Stop the run if it is still going, and wait for it to be gone."""
+        if self._thread is not None and self._thread.is_alive():
+            self._cancel.set()
+            self._thread.join()
 
 
 def _extract_in_child(
-    spec: TreeSpec, *, root: Path, timeout: float, program: str | None, request: dict[str, Any]
+    spec: TreeSpec,
+    *,
+    root: Path,
+    timeout: float,
+    program: str | None,
+    request: dict[str, Any],
+    listener: _Listener | None = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[str, list[Any], dict[str, Any] | None]:
     # The snapshot travels over a dedicated pipe, so whatever the application prints cannot
     # corrupt it; its stdout is discarded and only the tail of its stderr is kept, for the error
@@ -333,6 +519,8 @@ def _extract_in_child(
             expect_verdicts=_asks_verdicts(request),
             expect_inputs=bool(request.get("inputs")),
             scratch=scratch,
+            listener=listener,
+            cancel=cancel,
         )
 
 
@@ -340,7 +528,14 @@ _REQUEST_FILE = "request.json"
 
 
 def _extract_contained(
-    spec: TreeSpec, *, root: Path, timeout: float, program: str | None, request: dict[str, Any]
+    spec: TreeSpec,
+    *,
+    root: Path,
+    timeout: float,
+    program: str | None,
+    request: dict[str, Any],
+    listener: _Listener | None = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[str, list[Any], dict[str, Any] | None] | None:
     """Import the tree in the sandbox, or return ``None`` where the sandbox cannot run here.
 
@@ -387,8 +582,9 @@ def _extract_contained(
                 max_processes=None,
             ),
         )
+        frames = _TextFrames(listener)
         try:
-            outcome = sandbox.run(policy)
+            outcome = sandbox.run(policy, cancel=cancel, on_stdout=frames.feed)
         except sandbox.IsolationUnavailable:
             return None
     if outcome.status is sandbox.Status.TIMED_OUT:
@@ -397,7 +593,7 @@ def _extract_contained(
         )
     result = _ChildOutcome(bytearray(), bytearray(outcome.stderr.encode("utf-8", "replace")))
     result.too_large = outcome.stdout_truncated
-    result.frames = _text_frames(outcome.stdout)
+    result.frames, result.parts = frames.frames, frames.parts
     if not result.frames and _sandbox_failed(outcome):
         # The sandbox itself could not run here (a project directory its uid cannot read, the
         # sandbox's own process lost): like a machine without one, the guard alone remains.
@@ -417,23 +613,54 @@ def _sandbox_failed(outcome: sandbox.Outcome) -> bool:
     )
 
 
-def _text_frames(stdout: str) -> dict[bytes, bytes]:
-    """The frames a child sent as text (kind, 16 hexadecimal digits of length, JSON)."""
-    data = stdout.encode("ascii", "replace")
-    frames: dict[bytes, bytes] = {}
-    width = 2 * FRAME_LENGTH_BYTES
-    at = 0
-    while at + 1 + width <= len(data):
-        try:
-            length = int(data[at + 1 : at + 1 + width], 16)
-        except ValueError:
-            break
-        start = at + 1 + width
-        if start + length > len(data):
-            break
-        frames[data[at : at + 1]] = data[start : start + length]
-        at = start + length
-    return frames
+class _TextFrames:
+    """The frames a child sends as text (kind, 16 hexadecimal digits of length, JSON).
+
+    Read as the output arrives; each complete frame is told to the listener.
+    """
+
+    def __init__(self, listener: _Listener | None) -> None:
+        self._listener = listener
+        self._data = bytearray()
+        self._broken = False
+        self.frames: dict[bytes, bytes] = {}
+        self.parts: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> None:
+        """Add a piece of the child's output; split off the frames it completes."""
+        if self._broken:
+            return
+        self._data += chunk
+        width = 2 * FRAME_LENGTH_BYTES
+        while len(self._data) >= 1 + width:
+            try:
+                length = int(self._data[1 : 1 + width], 16)
+            except ValueError:
+                # Not a frame: nothing after it is read as one.
+                self._broken = True
+                return
+            if len(self._data) < 1 + width + length:
+                return
+            kind = bytes(self._data[:1])
+            payload = bytes(self._data[1 + width : 1 + width + length])
+            del self._data[: 1 + width + length]
+            _keep_frame(self.frames, self.parts, kind, payload, self._listener)
+
+
+def _keep_frame(
+    frames: dict[bytes, bytes],
+    parts: list[bytes],
+    kind: bytes,
+    payload: bytes,
+    listener: _Listener | None,
+) -> None:
+    """Keep one complete frame (the parts of the verdicts in order) and tell the listener."""
+    if kind == _PART:
+        parts.append(payload)
+    else:
+        frames[kind] = payload
+    if listener is not None:
+        listener(kind, payload)
 
 
 def _python_paths(entries: Sequence[str]) -> tuple[Path, ...]:
@@ -452,6 +679,8 @@ def _run_child(
     expect_verdicts: bool,
     expect_inputs: bool,
     scratch: str,
+    listener: _Listener | None = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[str, list[Any], dict[str, Any] | None]:
     result_fd, write_end = os.pipe()
     command = [
@@ -492,6 +721,8 @@ def _run_child(
             process.stderr.fileno(),
             timeout,
             (_VERDICTS,) * expect_verdicts + (_INPUTS,) * expect_inputs,
+            listener=listener,
+            cancel=cancel,
         )
     finally:
         _stop_group(process)
@@ -501,6 +732,8 @@ def _run_child(
         raise SourceError(
             _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
         )
+    if outcome.cancelled:
+        raise SourceError(_unavailable(spec, "was stopped before it finished"))
     return _frames_result(spec, outcome, process.returncode, expect_verdicts=expect_verdicts)
 
 
@@ -522,7 +755,9 @@ def _frames_result(
         if judged is None:
             raise SourceError(_unavailable(spec, _child_failure(outcome, returncode)))
         data = json.loads(judged)
-        records = [*data.get("verdicts", []), *({"help": h} for h in data.get("help", []))]
+        for part in outcome.parts:
+            records.extend(json.loads(part).get("verdicts", []))
+        records += [*data.get("verdicts", []), *({"help": h} for h in data.get("help", []))]
     read = outcome.frame(_INPUTS)
     inputs = json.loads(read) if read is not None else None
     return tree.decode("utf-8", errors="replace"), records, inputs
@@ -547,7 +782,7 @@ def _child_env(scratch: str) -> dict[str, str]:
     return env
 
 
-_TREE, _VERDICTS, _ERROR, _INPUTS = b"T", b"V", b"E", b"I"
+_TREE, _PART, _VERDICTS, _ERROR, _INPUTS = b"T", b"P", b"V", b"E", b"I"
 _SCRATCH_VARIABLES = (
     "HOME",
     "TMPDIR",
@@ -569,7 +804,11 @@ class _ChildOutcome:
     stderr_tail: bytearray
     timed_out: bool = False
     too_large: bool = False
+    cancelled: bool = False
     frames: dict[bytes, bytes] = field(default_factory=dict)
+    parts: list[bytes] = field(default_factory=list)
+    """The ``P`` frames (runs of verdicts), in the order they came."""
+    listener: _Listener | None = None
 
     def frame(self, kind: bytes) -> bytes | None:
         """The payload of the complete frame of ``kind``, if it arrived."""
@@ -592,8 +831,9 @@ class _ChildOutcome:
             if len(self.buffer) < _HEADER_BYTES + length:
                 return
             kind = bytes(self.buffer[:1])
-            self.frames[kind] = bytes(self.buffer[_HEADER_BYTES : _HEADER_BYTES + length])
+            payload = bytes(self.buffer[_HEADER_BYTES : _HEADER_BYTES + length])
             del self.buffer[: _HEADER_BYTES + length]
+            _keep_frame(self.frames, self.parts, kind, payload, self.listener)
 
     def feed_stderr(self, data: bytes) -> None:
         """Add bytes of the child's stderr, keeping only the last few kilobytes."""
@@ -607,13 +847,16 @@ def _collect(
     stderr_fd: int,
     timeout: float,
     expected: tuple[bytes, ...] = (),
+    *,
+    listener: _Listener | None = None,
+    cancel: threading.Event | None = None,
 ) -> _ChildOutcome:
     """Read the result frame and stderr until the frame is complete or the child has exited.
 
     End of file is not waited for: a process the application forked may hold both pipes open
     long after the tree was written.
     """
-    outcome = _ChildOutcome(bytearray(), bytearray())
+    outcome = _ChildOutcome(bytearray(), bytearray(), listener=listener)
     deadline = time.monotonic() + timeout
     sinks = {result_fd: outcome.feed_result, stderr_fd: outcome.feed_stderr}
     with selectors.DefaultSelector() as selector, _exit_notifier(process.pid) as exit_fd:
@@ -622,9 +865,12 @@ def _collect(
             selector.register(fd, selectors.EVENT_READ)
         if exit_fd is not None:
             selector.register(exit_fd, selectors.EVENT_READ)
-        # Without a pidfd the exit is noticed by polling, a few times a second.
-        poll_interval = None if exit_fd is not None else 0.05
+        # Without a pidfd the exit is noticed by polling, a few times a second; so is a cancel.
+        poll_interval = None if exit_fd is not None and cancel is None else 0.05
         while not outcome.done(expected):
+            if cancel is not None and cancel.is_set():
+                outcome.cancelled = True
+                break
             if process.poll() is not None:
                 # Everything the child wrote before exiting is in the pipes now.
                 for fd, sink in sinks.items():

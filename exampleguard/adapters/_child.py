@@ -1,9 +1,10 @@
 """Entry point of the child process that imports an application and snapshots its tree.
 
 Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST [SCRATCH [ROOT]]]``.
-The result is written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``V``
-for verdicts, ``E`` for an error, ``I`` for inputs), an 8-byte big-endian length, then that many
-bytes of JSON: the snapshot, the verdicts, or an ``{"error": ...}`` record. The application's
+The result is written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``P``
+for a part of the verdicts, ``V`` for the last of them, ``E`` for an error, ``I`` for inputs),
+an 8-byte big-endian length, then that many bytes of JSON: the snapshot, the verdicts, or an
+``{"error": ...}`` record. The application's
 own output is left alone. ``FD`` ``stdout`` (inside a sandbox, where no descriptor passes in)
 sends the frames as text on standard output instead — the length as 16 hexadecimal digits,
 ASCII JSON — and sends the application's own output to /dev/null.
@@ -15,9 +16,10 @@ the application is imported: a JSON
 object with ``argvs`` (each example's words after the program, to be parsed by the framework's
 own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
 aliases a catalog declares, probed through the groups' own routing), and ``help_examples``
-(true: the words of each help-text example of the tree are judged too). A ``V`` frame with
-one verdict per argv, in order, and under ``help`` each help example's words with their
-verdict, follows the tree; with ``inputs`` true, an ``I`` frame listing
+(true: the words of each help-text example of the tree are judged too). After the tree come
+``P`` frames, each with the ``verdicts`` of the next argvs, in order, as they are judged, and
+then a ``V`` frame with any verdicts left and, under ``help``, each help example's words with
+their verdict; with ``inputs`` true, an ``I`` frame listing
 the files and directories the import read comes last (:mod:`._inputs`). ``SCRATCH``, when
 given, is the only directory the application may write to while it is imported and judged
 (:mod:`._guard`). ``ROOT``, when given, is the directory the application is imported from
@@ -112,16 +114,23 @@ def main(argv: list[str] | None = None) -> NoReturn:
         # The snapshot lives to the end: the collections the judging makes need not walk it.
         gc.freeze()
         try:
-            # One batch: the tree is neutralised once for all of them.
-            every = judge([*argvs, *helps])
-            verdicts = [verdict.to_json() for verdict in every[: len(argvs)]]
+            # One batch: the tree is neutralised once for all of them. The asked argvs'
+            # verdicts go out as they are made, a run at a time (``P`` frames), so the parent
+            # checks the examples against the tree while the rest are still being judged.
+            made: list[ParseVerdict] = []
+            for run in judge([*argvs, *helps], _VERDICTS_PER_FRAME):
+                sent = len(made)
+                made.extend(run)
+                part = made[sent : len(argvs)]
+                if part:
+                    _write(fd, b"P", {"verdicts": [verdict.to_json() for verdict in part]})
             judged = [
                 {"argv": words, "verdict": verdict.to_json()}
-                for words, verdict in zip(helps, every[len(argvs) :], strict=True)
+                for words, verdict in zip(helps, made[len(argvs) :], strict=True)
             ]
         except BaseException as error:
             _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
-        _write(fd, b"V", {"verdicts": verdicts, "help": judged})
+        _write(fd, b"V", {"verdicts": [], "help": judged})
     if request.get("inputs"):
         _write(fd, b"I", recorder.report())
     _exit(True)
@@ -152,7 +161,12 @@ class _AdapterError(Exception):
     """The named object exists but is not something the adapter can read."""
 
 
-Judge = Callable[[list[list[str]]], list[ParseVerdict]]
+Judge = Callable[[list[list[str]], int], Iterator[list[ParseVerdict]]]
+"""A live tree's own parser: the verdicts on argvs, handed out a run of so many at a time."""
+
+_VERDICTS_PER_FRAME = 250
+"""Verdicts per ``P`` frame: small enough that the parent soon has the first, large enough
+that framing costs nothing beside judging."""
 
 
 def _snapshot(
@@ -190,7 +204,7 @@ def _snapshot(
         sources = (target, imported) if target is not parser else (imported,)
         with _collector_paused():
             snapshot = extract_argparse(parser, program, sources)
-        return snapshot, ArgparseJudge(parser).judge_all
+        return snapshot, ArgparseJudge(parser).judge_runs
     try:
         command = as_click_command(target)
     except TypeError as error:
@@ -198,7 +212,7 @@ def _snapshot(
     name = program or _default_program(module)
     with _collector_paused():
         snapshot = extract_click(command, name, paths)
-    return snapshot, ClickJudge(command, name).judge_all
+    return snapshot, ClickJudge(command, name).judge_runs
 
 
 @contextlib.contextmanager

@@ -20,10 +20,10 @@ def count(config: Config, *, write: bool) -> TextOutcome:
     passes. Structure errors still stop it (exit 2) — counts of an unreadable catalog mean nothing.
     """
     try:
-        inputs = load_inputs(config, with_counts=not write)
+        inputs = load_inputs(config, with_counts=not write, streamed=True)
+        evaluation = evaluate(inputs, check_counts=not write)
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)
-    evaluation = evaluate(inputs, check_counts=not write)
     text = render_counts(evaluation.counts)
     path = config.counts_path
     display = config.display(path)

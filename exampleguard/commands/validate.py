@@ -44,19 +44,20 @@ def run_evaluation(
     ``progress`` is told how many examples of how many have been checked, as it goes.
     """
     try:
-        inputs = load_inputs(config, with_counts=shard is None)
+        # The examples are checked while a live tree's own parser is still judging them.
+        inputs = load_inputs(config, with_counts=shard is None, streamed=True)
+        if shard is None:
+            return evaluate(inputs, progress=progress), []
+        index, total = shard
+        evaluation = evaluate(
+            inputs,
+            check_counts=False,
+            select=lambda tool: shard_of(tool.id, total) == index,
+            repository_checks=index == 1,
+            progress=progress,
+        )
     except InputError as error:
         return None, error.diagnostics
-    if shard is None:
-        return evaluate(inputs, progress=progress), []
-    index, total = shard
-    evaluation = evaluate(
-        inputs,
-        check_counts=False,
-        select=lambda tool: shard_of(tool.id, total) == index,
-        repository_checks=index == 1,
-        progress=progress,
-    )
     return evaluation, []
 
 
