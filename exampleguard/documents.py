@@ -459,19 +459,18 @@ def _reject_constant(constant: str) -> Any:
     raise _ConstantError(constant)
 
 
-_KEY_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?')
-
-
 def _parse_json(text: str) -> Any:
-    data = json.loads(text, parse_constant=_reject_constant)
-    # Duplicate keys would silently keep the last value. Every JSON string is matched whole, left
-    # to right, so the strings followed by a colon are exactly the keys of the text; if the text
-    # has more keys than the parsed objects, a key was repeated somewhere.
-    written = sum(1 for colon in _KEY_OR_STRING.findall(text) if colon)
-    if written != _count_keys(data):
+    # Duplicate keys would silently keep the last value: each object is checked as the parser
+    # builds it (counting the keys of the text afterwards costs more than the parse), and only
+    # a text that has one is searched for where it is.
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique)
+    except _RepeatedKey:
+        # A syntax error or a constant elsewhere in the text is reported first, as it was
+        # before any key was looked at.
+        json.loads(text, parse_constant=_reject_constant)
         key, path = _JsonLocator(text).duplicate()
-        raise _DuplicateKeyError(key, path)
-    return data
+        raise _DuplicateKeyError(key, path) from None
 
 
 class NotStreamable(Exception):
@@ -563,11 +562,15 @@ class JsonArrayStream:
         return match.end() if match else position
 
 
+class _RepeatedKey(ValueError):
+    """An object of the text has a key twice."""
+
+
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """An object's pairs as a dict, refusing a repeated key (which would drop a value)."""
     data = dict(pairs)
     if len(data) != len(pairs):
-        raise ValueError("repeated key")
+        raise _RepeatedKey("repeated key")
     return data
 
 
@@ -580,19 +583,6 @@ def _constant_position(text: str) -> int | None:
         if match.group(1):
             return match.start(1)
     return None
-
-
-def _count_keys(data: Any) -> int:
-    count = 0
-    pending = [data]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            count += len(node)
-            pending.extend(value for value in node.values() if isinstance(value, (dict, list)))
-        elif isinstance(node, list):
-            pending.extend(value for value in node if isinstance(value, (dict, list)))
-    return count
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")

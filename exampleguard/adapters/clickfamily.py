@@ -327,6 +327,9 @@ def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ``lower``: constraints and argument objects need one name per parameter. Each keeps the
     shared name as its ``destination``.
     """
+    if len({record["name"] for record in records}) == len(records):
+        # Every name is its own (the usual case): nothing to tell apart.
+        return records
     shared = Counter(record["name"] for record in records)
     used: set[str] = set()
     for record in records:

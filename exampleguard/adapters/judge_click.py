@@ -152,6 +152,7 @@ class ClickJudge:
             for context in reversed(state.contexts):
                 with contextlib.suppress(Exception):
                     context.close()
+            batch.end_parse()
 
     def _judge(self, argv: list[str], state: _Parse, batch: _Batch) -> ParseVerdict:
         command, name, parent = self.root, self.program, None
@@ -246,7 +247,7 @@ class _Parse:
         self.eager: list[Any] = []
         self.bare: set[int] = set()
         self.command: Any = None
-        self.names = _Names(None, None, None)
+        self.names = _NO_NAMES
         self.words: list[str] = []
         """The words the current level parses."""
 
@@ -268,12 +269,15 @@ class _Parse:
 
     def collect(self, context: Any, batch: _Batch) -> None:
         """Record the values the command line gave at this level (source ``COMMANDLINE``)."""
+        plan = batch.collection_plan(self.command.get_params(context), self.names, context)
+        if not plan:
+            return
         level = tuple(self.path)
         values = context.params
-        plan = batch.collection_plan(self.command.get_params(context), self.names, context)
+        source_of = context.get_parameter_source
         commandline = batch.commandline
         for param, key, name, sharers in plan:
-            source = context.get_parameter_source(key)
+            source = source_of(key)
             if source is not commandline:
                 if source is None or commandline is not None or source.name != "COMMANDLINE":
                     continue
@@ -355,7 +359,12 @@ class _Names:
             )
         self._pairs = parameter_names(command, context)
         self._by_identity = {id(param): name for param, name in self._pairs}
+        # Named now: the parent's context (and the chain above it) need not live on.
+        self._parent = None
 
+
+_NO_NAMES = _Names(None, None, None)
+"""The names of no command: a parse's before its first level begins."""
 
 _Collected = tuple[Any, str, str, list[Any] | None]
 """A parameter whose value is collected: itself, its key in ``ctx.params``, its snapshot name,
@@ -387,6 +396,18 @@ class _Batch:
         self._classes: set[type] = set()
         self._installed: set[Callable[..., Any]] = set()
         self._plans: dict[int, tuple[Any, Any, list[_Collected]]] = {}
+        self.lent: list[Any] = []
+        """The reused parsers the parse under way was handed (see :func:`_reused_parsers`)."""
+
+    def end_parse(self) -> None:
+        """Let go of the parse's contexts, once it is over.
+
+        A kept parser would hold its last one (and the chain of parents above it) to the end
+        of the batch, for the collector to walk again and again.
+        """
+        for parser in self.lent:
+            parser.ctx = None
+        self.lent.clear()
 
     def neutralise(self, command: Any) -> None:
         """Neutralise every parameter ``command`` hands out, for the rest of the batch."""
@@ -401,12 +422,20 @@ class _Batch:
         # collection once more.
         stable = _framework_get_params(command)
         known: dict[tuple[Any, ...], Any] = {}
+        # The last answer, and what it was for (a copy of the help option names, and the
+        # number of parameters): a parse asks three times in a row with the same context.
+        last: list[Any] = [None, -1, None]
 
         def get_params(ctx: Any) -> Any:
-            key = (tuple(getattr(ctx, "help_option_names", None) or ()), len(command.params))
+            names = getattr(ctx, "help_option_names", None) or ()
+            count = len(command.params)
             if stable:
+                if count == last[1] and names == last[0]:
+                    return last[2]
+                key = (tuple(names), count)
                 found = known.get(key)
                 if found is not None:
+                    last[:] = [list(names), count, found]
                     return found
             params = original(ctx)
             for param in params:
@@ -414,12 +443,15 @@ class _Batch:
                     self._params[id(param)] = param
                     _neutralise_param(param, self)
             if stable:
-                known[key] = params
+                known[(tuple(names), count)] = params
+                last[:] = [list(names), count, params]
             return params
 
         self.shadows.set(command, "get_params", get_params)
         if stable and _framework_method(command, "make_parser"):
-            self.shadows.set(command, "make_parser", _reused_parsers(command, get_params))
+            self.shadows.set(
+                command, "make_parser", _reused_parsers(command, get_params, self.lent)
+            )
 
     def neutralise_class(self, cls: type) -> None:
         """Replace the methods of :data:`_CLASS_REPLACED` on ``cls``, for the rest of the batch.
@@ -482,12 +514,15 @@ def _framework_method(command: Any, name: str) -> bool:
     return False
 
 
-def _reused_parsers(command: Any, get_params: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _reused_parsers(
+    command: Any, get_params: Callable[[Any], Any], lent: list[Any]
+) -> Callable[[Any], Any]:
     """``make_parser`` that builds a command's option parser once per batch and per settings.
 
     The framework's parser is a table of the parameters, built from the context's parsing
     settings and token normalisation; a parse keeps its state apart (its own parsing state) and
-    reads the context it reports errors with, which is set to each parse's own.
+    reads the context it reports errors with, which is set to each parse's own. Each parser
+    handed out is noted in ``lent``, for its context to be let go of once the parse is over.
     """
     original = type(command).make_parser.__get__(command)
     built: dict[tuple[Any, ...], Any] = {}
@@ -508,6 +543,7 @@ def _reused_parsers(command: Any, get_params: Callable[[Any], Any]) -> Callable[
             parser = built[key] = original(ctx)
         else:
             parser.ctx = ctx
+        lent.append(parser)
         return parser
 
     return make_parser

@@ -109,12 +109,18 @@ class ParseVerdict:
         )
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def as_json_value(value: Any) -> Any:
     """A framework value as JSON: containers as lists, paths, dates, UUIDs, enums as text.
 
     An opened file stands for its name. A value JSON cannot hold becomes its ``repr``, so a
     verdict always crosses the process boundary.
     """
+    if type(value) in _PLAIN:
+        # Most values, by their exact type (an enum deriving from str or int is not one).
+        return value
     if isinstance(value, enum.Enum):
         # Before the scalars: a str or int enum is an instance of both.
         return as_json_value(value.value)
