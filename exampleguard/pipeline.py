@@ -110,6 +110,8 @@ class Inputs:
     examples: Examples = field(default_factory=Examples)
     """Every example of the run, from every source, as records that locate themselves."""
     verdicts: Verdicts = field(default_factory=dict)
+    tokens: dict[str, Tokens] = field(default_factory=dict)
+    """Example texts already tokenized (to ask a live tree about them), each taken once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +214,7 @@ def _load_the_rest(
     catalog: LoadedCatalog | None,
     examples: Examples,
     errors: list[Diagnostic],
-    judged: tuple[JudgedTree, TreeSpec, str] | None,
+    judged: _Judged | None,
     *,
     with_counts: bool,
 ) -> Inputs:
@@ -242,7 +244,12 @@ def _load_the_rest(
             errors.append(error.diagnostic)
     if errors or catalog is None:
         raise InputError(errors)
-    return Inputs(config, catalog, tree, records, counts, examples, verdicts)
+    tokens = judged[3] if judged is not None else {}
+    return Inputs(config, catalog, tree, records, counts, examples, verdicts, tokens)
+
+
+_Judged = tuple[JudgedTree, TreeSpec, str, dict[str, Tokens]]
+"""A loaded tree with its verdicts, its spec, its name, and the example texts tokenized."""
 
 
 def _load_tree(
@@ -252,7 +259,7 @@ def _load_tree(
     errors: list[Diagnostic],
     *,
     streamed: bool = False,
-) -> tuple[JudgedTree, TreeSpec, str] | None:
+) -> _Judged | None:
     """The configured tree with, for a live one, the framework's verdicts; its spec and name.
 
     ``None`` without a tree; notes in ``errors`` why the tree cannot be loaded.
@@ -277,7 +284,11 @@ def _load_tree(
     display = config.display(spec.path) if spec.path is not None else str(spec)
     # Only a live tree's own parser is asked about the examples; a snapshot's model judges them.
     live = spec.framework != "snapshot"
-    argvs, paths = _questions(catalog, examples) if catalog is not None and live else ([], [])
+    argvs: list[list[str]] = []
+    paths: list[list[str]] = []
+    tokens: dict[str, Tokens] = {}
+    if catalog is not None and live:
+        argvs, paths = _questions(catalog, examples, tokens)
     try:
         judged = load_judged_tree(
             spec,
@@ -295,7 +306,7 @@ def _load_tree(
     except SourceError as error:
         errors.append(_tree_error(config, error))
         return None
-    return judged, spec, display
+    return judged, spec, display, tokens
 
 
 def _tree_error(config: Config, error: SourceError) -> Diagnostic:
@@ -307,11 +318,12 @@ def _tree_error(config: Config, error: SourceError) -> Diagnostic:
 
 
 def _questions(
-    loaded: LoadedCatalog, examples: Examples
+    loaded: LoadedCatalog, examples: Examples, tokens: dict[str, Tokens]
 ) -> tuple[list[list[str]], list[list[str]]]:
     """What a live tree's child is asked: every example's words, every declared command path.
 
-    The words are the tokens after the program word, for examples that start with it.
+    The words are the tokens after the program word, for examples that start with it. Each
+    text tokenized is kept in ``tokens``, for the check to take instead of tokenizing it again.
     """
     program = loaded.catalog.program
     paths = [
@@ -322,7 +334,8 @@ def _questions(
         if record.placeholders:
             # Its values are not known: the model alone judges it.
             continue
-        words = [word.text for word in tokenize(record.text).words]
+        tokenized = tokens[record.text] = tokenize(record.text)
+        words = [word.text for word in tokenized.words]
         if words and words[0] == program:
             argvs.append(words[1:])
     return argvs, paths
@@ -541,6 +554,7 @@ class _ExampleChecker:
         )
         self.memo = Memo()
         self.verdicts = inputs.verdicts
+        self.tokens = inputs.tokens
         # What an example of no tool is checked as until it is bound to the command it names.
         nothing = EffectiveTool(tool=Tool(id=contract.program, command=[]), index=-1, node=None)
         self.unbound = ToolScope(self.context, nothing, 1)
@@ -572,7 +586,8 @@ class _ExampleChecker:
         self._apply(subject, stages.text, diagnostics)
         if subject.too_long:
             return self._result(subject, diagnostics)
-        tokens = tokenize(record.checked_text)
+        text = record.checked_text
+        tokens = self.tokens.pop(text, None) or tokenize(text)
         subject.tokenized(tokens)
         for shell in tokens.problems:
             span = Span(shell.start, shell.end)
