@@ -937,6 +937,11 @@ def _child_failure(outcome: _ChildOutcome, returncode: int | None) -> str:
     text = outcome.stderr_tail.decode("utf-8", errors="replace")
     tail = text.strip().splitlines()[-3:]
     detail = f": {' / '.join(tail)}" if tail else ""
+    if outcome.frame(_TREE) is not None:
+        # The tree came; the examples' verdicts did not.
+        if returncode is not None and returncode < 0:
+            return f"was killed by signal {-returncode} while judging the examples{detail}"
+        return f"exited with status {returncode} while judging the examples{detail}"
     if returncode is not None and returncode < 0:
         return f"was killed by signal {-returncode} while importing{detail}"
     return f"exited with status {returncode} while importing, before producing a tree{detail}"

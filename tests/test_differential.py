@@ -1587,3 +1587,55 @@ def test_a_batch_interrupted_midway_puts_the_tree_back_too() -> None:
     assert gc.isenabled()
     # And a batch without the interruption judges as before.
     assert [v.accepted for v in judge.judge_all([["--name", "a"], ["--bogus"]])] == [True, False]
+
+
+def _argparse_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and every subparser under it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action._name_parser_map.values()):
+                found += _argparse_parsers(child)
+    return found
+
+
+def test_an_argparse_batch_judges_each_argv_as_it_is_judged_alone() -> None:
+    app = argparse_app_under_test()
+    judge = ArgparseJudge(argparse_app.build_parser())
+
+    @settings(
+        max_examples=40,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(batch=st.lists(argvs(app), min_size=2, max_size=25))
+    def agree(batch: list[list[str]]) -> None:
+        together = [json.dumps(v.to_json()) for v in judge.judge_all([from_os(a) for a in batch])]
+        alone = [json.dumps(judge.judge(from_os(argv)).to_json()) for argv in batch]
+        assert together == alone
+
+    agree()
+
+
+def test_an_argparse_batch_puts_every_parser_back_as_it_was() -> None:
+    parser = argparse_app.build_parser()
+    parsers = _argparse_parsers(parser)
+    before = [dict(vars(each)) for each in parsers]
+    verdicts = ArgparseJudge(parser).judge_all([from_os(a) for a in PINNED["argparse"]])
+    assert {verdict.accepted for verdict in verdicts} == {True, False}
+    assert any(verdict.eager for verdict in verdicts)
+    assert [dict(vars(each)) for each in parsers] == before
+
+
+@pytest.mark.parametrize("name", ["click", "argparse"])
+def test_a_batch_handed_out_in_runs_is_the_batch_in_order(name: str) -> None:
+    lines = [from_os(argv) for argv in PINNED[name]]
+    judge: ClickJudge | ArgparseJudge = (
+        ClickJudge(click_app.cli, "notes")
+        if name == "click"
+        else ArgparseJudge(argparse_app.build_parser())
+    )
+    runs = list(judge.judge_runs(lines, 4))
+    assert [len(run) for run in runs[:-1]] == [4] * (len(runs) - 1)
+    assert 1 <= len(runs[-1]) <= 4
+    in_runs = [json.dumps(verdict.to_json()) for run in runs for verdict in run]
+    assert in_runs == [json.dumps(verdict.to_json()) for verdict in judge.judge_all(lines)]

@@ -327,3 +327,42 @@ def test_asking_an_argparse_parser_for_its_help_is_fine(tmp_path: Path) -> None:
     )
     code, report = _validate(root)
     assert code == 0, report["diagnostics"]
+
+
+STOPPING_APP = """
+import os
+import click
+
+def stop(context, param, value):
+    if value and STOPS:
+        os._exit(3)
+    return value
+
+@click.group()
+def cli():
+    pass
+
+@cli.command("halt")
+@click.option("--now", is_flag=True, callback=stop)
+def halt(now):
+    pass
+"""
+
+
+@pytest.mark.parametrize("isolation", ["auto", "guard"])
+def test_a_child_that_dies_after_sending_the_tree_leaves_the_tree_unavailable(
+    tmp_path: Path, isolation: str
+) -> None:
+    # The tree comes first and the examples are checked while the child judges them: a child
+    # that dies midway still fails the run as a whole (exit 2), never with a half-checked
+    # report or a traceback.
+    (tmp_path / "stopping_app.py").write_text(STOPPING_APP.replace("STOPS", "False"))
+    tools = [_tool("app.halt", ["halt"], ["app halt", "app halt --now"])]
+    root = make_project(tmp_path, tools, program="app", dialect=None, tree="click:stopping_app:cli")
+    assert _validate(root)[0] == 0
+    (tmp_path / "stopping_app.py").write_text(STOPPING_APP.replace("STOPS", "True"))
+    result = run_cli(["validate"], cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "tree-unavailable" in result.stderr
+    assert "exited with status 3 while judging the examples" in result.stderr
+    assert "Traceback" not in result.stderr

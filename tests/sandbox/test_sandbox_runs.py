@@ -393,3 +393,25 @@ def test_a_sandbox_whose_monitor_died_before_releasing_it_is_ended(
                 os.kill(pid, signal.SIGKILL)
         for fd in (info_read, info_write, block_read, block_write):
             os.close(fd)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_on_stdout_hears_the_output_while_the_run_goes_on(
+    backend: str, world: World, tmp_path: Path
+) -> None:
+    cancel = threading.Event()
+    heard: list[bytes] = []
+
+    def hear(chunk: bytes) -> None:
+        heard.append(chunk)
+        if b"sleeping" in b"".join(heard):
+            # The program sleeps for ever after printing: only output heard while it runs can
+            # end the run before its timeout.
+            cancel.set()
+
+    argv = probe_argv("sleep", world.config([]))
+    policy = _policy(backend, world, tmp_path, argv, limits=Limits(timeout_s=30))
+    outcome = sandbox.run(policy, cancel=cancel, on_stdout=hear)
+    assert (outcome.status, outcome.detail) == (Status.CRASHED, "interrupted")
+    assert b"".join(heard).decode() == outcome.stdout
+    assert processes_with(world.token) == []
