@@ -31,9 +31,10 @@ overhead, see ``bench_sandbox.py``).
 
 ``--only`` measures some groups of rows: ``catalog`` (rows 1-3), ``own`` (4-6), ``verdict`` (7).
 ``--before CHECKOUT`` takes another checkout of exampleguard (``git worktree add DIR REV``)
-and runs its ``validate`` in turn with this one's in the catalog-only rows and the own-catalog
-rows (its own catalog, with its own code; A B A B, same load), each against the same
-baselines: the before/after comparison of a change.
+and runs its ``validate`` in turn with this one's in the catalog-only rows, the own-catalog
+rows (its own catalog, with its own code) and the end-to-end live-tree row (A B A B, same
+load), each against the same baselines, and its real-parser check in a process of its own:
+the before/after comparison of a change.
 """
 
 from __future__ import annotations
@@ -407,8 +408,71 @@ def bench_own_catalog(scratch: Path, repeat: int, before: Path | None = None) ->
     return rows
 
 
-def bench_verdict(scratch: Path, repeat: int, examples: int = 10_000) -> dict[str, Any]:
-    """Row 7: the real-parser check on a live Click tree against Click's make_context."""
+_CHECK_LOOP = """
+import gc, json, shlex, statistics, sys, time
+bench, tools, texts_file, repeat = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+sys.path.insert(0, bench)
+from catalogs import PROGRAM, click_application
+from exampleguard.adapters.judge_click import ClickJudge
+argvs = [shlex.split(text)[1:] for text in json.load(open(texts_file))]
+application = click_application(tools)
+judge = ClickJudge(click_application(tools), PROGRAM)
+
+def click_parse():
+    for words in argvs:
+        context = application.make_context(PROGRAM, list(words))
+        while True:
+            group = context.command
+            rest = [*context._protected_args, *context.args]
+            if not rest or not hasattr(group, "resolve_command"):
+                break
+            name, command, args = group.resolve_command(context, rest)
+            context = command.make_context(name, args, parent=context)
+
+runs = {"click": [], "check": []}
+for _ in range(repeat):
+    for name, work in (("click", click_parse), ("check", lambda: judge.judge_all(argvs))):
+        gc.collect()
+        gc.disable()
+        wall, cpu = time.perf_counter(), time.process_time()
+        work()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        runs[name].append({"wall_s": wall, "cpu_s": cpu})
+        gc.enable()
+print(json.dumps({
+    name: {key: statistics.median(r[key] for r in taken) for key in ("wall_s", "cpu_s")}
+    for name, taken in runs.items()
+}))
+"""
+"""Row 7's in-process figures for another checkout, measured in a process of its own (which
+imports that checkout's judge): Click's make_context and the check, in turn."""
+
+
+def _check_elsewhere(
+    before: Path, scratch: Path, tools: int, texts: list[str], repeat: int
+) -> dict[str, dict[str, float]]:
+    """The in-process figures of row 7 for the checkout ``before`` (see :data:`_CHECK_LOOP`)."""
+    texts_file = scratch / "verdict-texts.json"
+    texts_file.write_text(json.dumps(texts), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK_LOOP, str(HERE), str(tools), str(texts_file), str(repeat)],
+        env=_before_env(before),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    figures: dict[str, dict[str, float]] = json.loads(done.stdout)
+    return figures
+
+
+def bench_verdict(
+    scratch: Path, repeat: int, examples: int = 10_000, before: Path | None = None
+) -> dict[str, Any]:
+    """Row 7: the real-parser check on a live Click tree against Click's make_context.
+
+    With ``before`` (another checkout), the same figures are taken for it: the check in a
+    process of its own, and its end-to-end ``validate`` in turn with this one's.
+    """
     from exampleguard.adapters.judge_click import ClickJudge
 
     directory, texts = _catalog(scratch, examples)
@@ -429,29 +493,41 @@ def bench_verdict(scratch: Path, repeat: int, examples: int = 10_000) -> dict[st
         },
         repeat,
     )
+    elsewhere = _check_elsewhere(before, scratch, tools, texts, repeat) if before else None
     (directory / "bench_app.py").write_text(APP_MODULE.format(bench=str(HERE), tools=tools))
     (directory / "exampleguard.toml").write_text(
         'catalog = "catalog.json"\ntree = "click:bench_app:cli"\ntree_timeout = 600\n'
     )
     cache = scratch / "verdict-cache"
-    live = interleaved(
-        {
-            "start": process([sys.executable, "-c", "import click"], REPO),
-            "live": process(
-                [*_exampleguard(), "validate"],
-                directory,
-                {**os.environ, "XDG_CACHE_HOME": str(cache)},
-                before=lambda: shutil.rmtree(cache, ignore_errors=True),
-            ),
-        },
-        max(1, repeat // 2),
-    )
-    return {
+    measures = {
+        "start": process([sys.executable, "-c", "import click"], REPO),
+        "live": process(
+            [*_exampleguard(), "validate"],
+            directory,
+            {**os.environ, "XDG_CACHE_HOME": str(cache)},
+            before=lambda: shutil.rmtree(cache, ignore_errors=True),
+        ),
+    }
+    if before is not None:
+        measures["before"] = process(
+            [*_exampleguard(), "validate"],
+            directory,
+            {**_before_env(before), "XDG_CACHE_HOME": str(cache)},
+            before=lambda: shutil.rmtree(cache, ignore_errors=True),
+        )
+    live = interleaved(measures, max(1, repeat // 2))
+    row: dict[str, Any] = {
         "examples": examples,
         "check": _pair(figures["check"], figures["click"]),
         "validate_live_tree": _pair(live["live"], figures["click"], live["start"]),
         "load": [load_before, load()],
     }
+    if before is not None and elsewhere is not None:
+        row["before"] = {
+            "check": _pair(elsewhere["check"], elsewhere["click"]),
+            "validate_live_tree": _pair(live["before"], figures["click"], live["start"]),
+        }
+    return row
 
 
 APP_MODULE = """
@@ -608,6 +684,15 @@ def render(report: dict[str, Any]) -> str:
             f"{live['wall_s']:.3f} s = {live['ratio']:.2f}x make_context + start "
             f"(cpu {live['cpu_ratio']:.2f}x)"
         )
+        earlier = report["verdict"].get("before")
+        if earlier is not None:
+            check, live = earlier["check"], earlier["validate_live_tree"]
+            lines.append(
+                f"{'':>6} before: check {check['wall_s']:.3f} s vs make_context "
+                f"{check['baseline_s']:.3f} s = {check['ratio']:.2f}x (cpu "
+                f"{check['cpu_ratio']:.2f}x); end to end {live['wall_s']:.3f} s = "
+                f"{live['ratio']:.2f}x (cpu {live['cpu_ratio']:.2f}x)"
+            )
     for size, row in report.get("catalog_only", {}).items():
         lines.append(
             f"{size:>6} examples: {row['us_per_example']:.1f} us/example, exit {row['exit_code']}"
@@ -704,7 +789,7 @@ def main(argv: list[str] | None = None) -> int:
             report["own_catalog"] = bench_own_catalog(scratch, repeat, before)
         if "verdict" in options.only:
             wait_for_load(options.max_load)
-            report["verdict"] = bench_verdict(scratch, repeat)
+            report["verdict"] = bench_verdict(scratch, repeat, before=before)
         if options.dryrun:
             report["dryrun"] = bench_dryrun(scratch, options.quick)
     report["table"] = table(report)
