@@ -172,7 +172,11 @@ def _fast_tokenize(text: str) -> Tokens | None:
         raw = match.group()
         if not words and ("=" in raw or raw in _RESERVED_WORDS):
             return None
-        value = _FAST_QUOTED.sub(_strip_quotes, raw) if quoted else raw
+        # Only the words with quotes in them have quotes to remove.
+        if quoted and ("'" in raw or '"' in raw):
+            value = _FAST_QUOTED.sub(_strip_quotes, raw)
+        else:
+            value = raw
         words.append(Word(value, match.start(), match.end()))
     return Tokens(tuple(words), ())
 
