@@ -175,3 +175,31 @@ def test_a_prompted_flag_with_an_allowed_spelling_is_only_required(tmp_path: Pat
     project = make_project(tmp_path, [tool])
     report = json.loads(run_cli(["validate", "--format", "json"], cwd=project).stdout)
     assert _codes(report) == {"notes.sync[0]": ["missing-required"], "notes.sync[1]": []}
+
+
+def test_tools_stating_the_same_parameters_keep_their_own_bypasses_and_prompts(
+    tmp_path: Path,
+) -> None:
+    # The catalog shares the records of parameters stated alike between tools; what each tool
+    # bans and requires is still its own (the tool that bans nothing comes first).
+    parameters = [
+        {"name": "force", "flags": ["--force", "-f"], "type": "boolean"},
+        {"name": "name", "flags": ["--name"]},
+    ]
+    tools: list[dict[str, Any]] = [
+        {"id": "notes.a", "command": ["a"], "parameters": parameters, "examples": []},
+        {
+            "id": "notes.b",
+            "command": ["b"],
+            "parameters": parameters,
+            "safety": {"bypass_flags": ["--force"]},
+            "examples": [],
+        },
+        {"id": "notes.c", "command": ["c"], "parameters": parameters, "examples": []},
+    ]
+    for tool in tools:
+        tool["examples"] = [{"command": f"notes {tool['command'][0]} -f --name x"}]
+    make_project(tmp_path, tools, counts=False)
+    report = json.loads(run_cli(["validate", "--format", "json"], cwd=tmp_path).stdout)
+    codes = {e["tool"]: sorted(d["code"] for d in e["diagnostics"]) for e in report["examples"]}
+    assert codes == {"notes.a": [], "notes.b": ["bypass-flag"], "notes.c": []}

@@ -20,6 +20,7 @@ __all__ = [
     "effective_name",
     "given_names",
     "must_give",
+    "named_occurrences",
 ]
 
 
@@ -42,25 +43,39 @@ def effective_name(tool: EffectiveTool, occurrence: Occurrence) -> str | None:
     return None
 
 
-def given_names(tool: EffectiveTool, binding: Binding) -> dict[str, list[Occurrence]]:
-    """Every parameter the example gives (SPEC: any option string, or ≥1 positional value)."""
+def given_names(
+    tool: EffectiveTool, binding: Binding, named: Sequence[tuple[str, Occurrence]] | None = None
+) -> dict[str, list[Occurrence]]:
+    """Every parameter the example gives (SPEC: any option string, or ≥1 positional value).
+
+    ``named`` is :func:`named_occurrences` of the binding, when the caller has it already.
+    """
     given: dict[str, list[Occurrence]] = {}
-    for name, occurrence in _named_occurrences(tool, binding):
+    for name, occurrence in named_occurrences(tool, binding) if named is None else named:
         given.setdefault(name, []).append(occurrence)
     return given
 
 
-def arguments_of(tool: EffectiveTool, binding: Binding) -> dict[str, Any]:
+def arguments_of(
+    tool: EffectiveTool, binding: Binding, named: Sequence[tuple[str, Occurrence]] | None = None
+) -> dict[str, Any]:
     """The typed argument object: effective parameter name → value, for given parameters.
 
     A ``confirmation`` flag only answers a prompt: its value never reaches the command (Click
-    passes the command no argument for it), so it is not part of the object.
+    passes the command no argument for it), so it is not part of the object. ``named`` as for
+    :func:`given_names`.
     """
+    typed = binding.typed
     return {
-        name: binding.typed[id(occurrence.parameter)]
-        for name, occurrence in _named_occurrences(tool, binding)
-        if id(occurrence.parameter) in binding.typed and not occurrence.parameter.confirmation
+        name: typed[id(occurrence.parameter)]
+        for name, occurrence in (named_occurrences(tool, binding) if named is None else named)
+        if id(occurrence.parameter) in typed and not occurrence.parameter.confirmation
     }
+
+
+def named_occurrences(tool: EffectiveTool, binding: Binding) -> list[tuple[str, Occurrence]]:
+    """Every occurrence that gives one of the tool's parameters, with the tool's name for it."""
+    return list(_named_occurrences(tool, binding))
 
 
 def _named_occurrences(tool: EffectiveTool, binding: Binding) -> Iterator[tuple[str, Occurrence]]:

@@ -28,7 +28,6 @@ from exampleguard.codes import (
 )
 from exampleguard.contract import EffectiveTool
 from exampleguard.diagnostics import Related
-from exampleguard.model import Parameter
 from exampleguard.rules._binding import duplicate_key
 from exampleguard.rules._subject import Finding, Subject
 
@@ -347,17 +346,23 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
     prompting = subject.scope.always_prompts
     # The flag of a command that always prompts is reported once, as always-prompts.
     answers = frozenset(prompting.flags) if prompting is not None else frozenset()
+    words_banned = banned.words
     for occurrence in binding.occurrences:
-        if occurrence.parameter.positional:
+        parameter = occurrence.parameter
+        if parameter.positional:
             continue
-        if not occurrence.negated and answers.intersection(occurrence.parameter.flags):
+        negated = occurrence.negated
+        if answers and not negated and not answers.isdisjoint(parameter.flags):
             flagged_words.add(occurrence.word)
             continue
-        spelling = banned.pairs.get(
-            (id(occurrence.parameter), occurrence.negated)
-        ) or _banned_by_flags(occurrence.parameter, occurrence.negated, banned.words)
+        spelling = banned.pairs.get((id(parameter), negated))
         if spelling is None:
-            continue
+            # A catalog-only group option is a different object from the tool's own parameter;
+            # compare by option strings (most options have none banned: one set operation).
+            strings = parameter.negation_flags if negated else parameter.flags
+            if words_banned.isdisjoint(strings):
+                continue
+            spelling = next(spelling for spelling in strings if spelling in words_banned)
         flagged_words.add(occurrence.word)
         same = (
             "" if occurrence.spelling == spelling else f" ({occurrence.spelling} means {spelling})"
@@ -371,7 +376,10 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
             )
         )
     text = subject.record.text
-    if not any(word in text for word in banned.words):
+    for word in words_banned:
+        if word in text:
+            break
+    else:
         # No banned word appears anywhere in the example: no word can be one.
         return findings
     words = subject.words
@@ -452,13 +460,6 @@ def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
             )
         )
     return findings
-
-
-def _banned_by_flags(parameter: Parameter, negated: bool, banned: frozenset[str]) -> str | None:
-    # A catalog-only group option is a different object from the tool's own parameter; compare
-    # by option strings.
-    strings = parameter.negation_flags if negated else parameter.flags
-    return next((spelling for spelling in strings if spelling in banned), None)
 
 
 # -- the arguments -------------------------------------------------------------------------------

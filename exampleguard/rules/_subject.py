@@ -18,6 +18,7 @@ from exampleguard.rules._binding import (
     banned_spellings,
     given_names,
     must_give,
+    named_occurrences,
 )
 from exampleguard.sources import ExampleRecord
 from exampleguard.tokenize import Tokens
@@ -49,6 +50,16 @@ class RuleContext:
     max_example_chars: int
     bypass_flags: Sequence[str]
     schemas: SchemaCheck = field(default_factory=SchemaCheck)
+    resolved: dict[tuple[Any, ...], tuple[object, _Resolved]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """What recent tool scopes resolved, by the parameter records it came from (ToolScope)."""
+
+
+_Resolved = tuple[BannedSpellings, Parameter | None, list[Parameter]]
+
+_RECENT_SCOPES = 64
+"""How many tools' resolved spellings and requirements a run keeps to find by their records."""
 
 
 class ToolScope:
@@ -67,18 +78,45 @@ class ToolScope:
         self.count = count
         """How many examples the tool has."""
         self.seen: dict[Hashable, ExampleRecord] = {}
-        safety = tool.tool.safety
-        spellings = [*context.bypass_flags, *(safety.bypass_flags if safety else [])]
-        accepted = [p for node in _nodes_on_path(context.contract, tool) for p in node.accepted()]
-        self.banned: BannedSpellings = banned_spellings(spellings, accepted)
+        banned, prompting, required = _resolve(context, tool)
+        self.banned: BannedSpellings = banned
         """Every spelling of every banned bypass, resolved against the options on the path."""
-        self.always_prompts: Parameter | None = always_prompting(tool, self.banned)
+        self.always_prompts: Parameter | None = prompting
         """The prompted option that makes every example of the tool invalid, if there is one:
         its examples get ``always-prompts`` instead of ``missing-required``/``bypass-flag``."""
-        self.required: list[Parameter] = [
-            p for p in must_give(tool) if p is not self.always_prompts
-        ]
+        self.required: list[Parameter] = required
         """The parameters only the rules require: the catalog's requirements and prompts."""
+
+
+def _resolve(context: RuleContext, tool: EffectiveTool) -> _Resolved:
+    """A tool's banned spellings, always-prompting option and rules-only requirements.
+
+    They depend on the banned words, the parameter records on the tool's path and its own, and
+    the catalog's requirements: a tool with the same as a recent one (a catalog's tools that
+    state their parameters alike share the records) gets what was resolved for it. The records
+    are named by identity and held by the entry, so no id is reused while it lives.
+    """
+    safety = tool.tool.safety
+    spellings = (*context.bypass_flags, *(safety.bypass_flags if safety else ()))
+    accepted = [p for node in _nodes_on_path(context.contract, tool) for p in node.accepted()]
+    key = (
+        spellings,
+        tuple(map(id, accepted)),
+        tuple(map(id, tool.parameters)),
+        tool.catalog_required,
+    )
+    recent = context.resolved
+    entry = recent.get(key)
+    if entry is not None:
+        return entry[1]
+    banned = banned_spellings(spellings, accepted)
+    prompting = always_prompting(tool, banned)
+    required = [p for p in must_give(tool) if p is not prompting]
+    resolved = (banned, prompting, required)
+    if len(recent) >= _RECENT_SCOPES:
+        del recent[next(iter(recent))]
+    recent[key] = ((accepted, list(tool.parameters)), resolved)
+    return resolved
 
 
 class Subject:
@@ -161,12 +199,18 @@ class Subject:
             self.arguments = real if ran_tool else None
             return
         self.bound = binding
-        self.arguments = real if real is not None else arguments_of(tool, binding)
         rules = tool.constraints
-        if self.scope.required or (
-            rules.require_one_of or rules.require_together or rules.mutually_exclusive
-        ):
-            self.given = given_names(tool, binding)
+        needs_given = bool(
+            self.scope.required
+            or rules.require_one_of
+            or rules.require_together
+            or rules.mutually_exclusive
+        )
+        # Both read the same named occurrences: worked out once.
+        named = named_occurrences(tool, binding) if real is None or needs_given else None
+        self.arguments = real if real is not None else arguments_of(tool, binding, named)
+        if needs_given:
+            self.given = given_names(tool, binding, named)
 
     def span(self, word: int | None, offset: int = 0, length: int | None = None) -> Span | None:
         """The span of word ``word`` of the example (or of characters inside it)."""
