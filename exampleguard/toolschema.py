@@ -536,12 +536,19 @@ def json_equal(one: Any, two: Any) -> bool:
 
 def frozen_json(value: Any) -> Any:
     """A hashable stand-in for a JSON value; distinct for values JSON Schema tells apart."""
+    kind = type(value)
+    if kind in _SCALARS:
+        # The type keeps True apart from 1 and 1.0 from 1, as JSON Schema's types do.
+        return (kind.__name__, value)
     if isinstance(value, list):
-        return ("list", tuple(frozen_json(item) for item in value))
+        return ("list", tuple(map(frozen_json, value)))
     if isinstance(value, dict):
-        return ("object", tuple(sorted((k, frozen_json(v)) for k, v in value.items())))
-    # The type keeps True apart from 1 and 1.0 from 1, as JSON Schema's types do.
-    return (type(value).__name__, value)
+        return ("object", tuple(sorted([(k, frozen_json(v)) for k, v in value.items()])))
+    return (kind.__name__, value)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The types of JSON's scalars, exactly (every example's every argument value is one)."""
 
 
 def _signature(parameter: Parameter) -> tuple[Any, ...]:
