@@ -344,45 +344,27 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
     )
     launch._close_after_spawn += [status_write, report_write]
     try:
-        argv = [probe.executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        argv += _tmpfs("/dev/shm", min(disk, _SHM_BYTES), "1777")
-        argv += _tmpfs("/tmp", disk, "1777")
-        for home in homes:
-            argv += _tmpfs(home, _HOME_MASK_BYTES, "0755")
-        argv += _bind_words(bound, tuple(homes))
+        # What depends on the policy and the host alone is worked out once (see the cached
+        # helpers); per run come the descriptors, the work dir and the uid.
+        argv = list(_mount_words(probe.executable, disk, tuple(homes), bound))
         stage = [f"report={report_write}", f"work={work.path}"]
         pass_fds = [status_write, report_write]
         if policy.fixtures is not None:
             argv += _bind_fixtures(policy.fixtures, limits, launch, stage, pass_fds)
         argv += _tmpfs(str(work.path), disk, "0700")
-        if not probe.privileged:
-            # Inside a user namespace the run owns what bubblewrap made: the masks and /dev
-            # become read-only, or it could write there. A root caller's are root's, mode
-            # 0755, and its run's uid has no capability: closed to it as they are (and to
-            # Landlock), while each remount costs bubblewrap a pass over the mount table.
-            for home in homes:
-                argv += ["--remount-ro", home]
-            argv += ["--remount-ro", "/dev"]
-        argv += ["--chdir", "/"]
-        argv += _PRIVILEGED_FLAGS if probe.privileged else _USERNS_FLAGS
-        if probe.disable_userns:
-            argv.append("--disable-userns")
-        if _has_terminal():
-            argv += _COMMON_FLAGS
-        else:
-            # No terminal to keep from the run: a session would only cost it a scheduler
-            # group of its own (the kernel makes one per session), which on a busy machine
-            # waits its turn behind every other session's. The stage leads a process group
-            # of its own instead, so the run's group still holds nothing outside.
-            argv += [flag for flag in _COMMON_FLAGS if flag != _NEW_SESSION]
+        argv += _flag_words(
+            tuple(homes),
+            privileged=probe.privileged,
+            disable_userns=probe.disable_userns,
+            session=_has_terminal(),
+        )
         argv += ["--json-status-fd", str(status_write)]
         program = syscall_filter()
         assert program is not None  # the probe refused this machine otherwise
         # A few hundred bytes: far below a pipe's capacity, so this cannot block.
         argv += ["--seccomp", str(_pipe_holding(program, launch, pass_fds))]
         argv.append("--clearenv")
-        for name, value in request.env.items():
-            argv += ["--setenv", name, value]
+        argv += [word for item in request.env.items() for word in ("--setenv", *item)]
         control_read, control_write = os.pipe()
         launch._close_after_spawn.append(control_read)
         launch.control_fd = control_write
@@ -407,16 +389,75 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
     return launch
 
 
+@functools.lru_cache(maxsize=256)
+def _mount_words(
+    executable: str, disk: int, homes: tuple[str, ...], bound: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Bubblewrap and its mounts up to the work dir, the same for every run of a policy.
+
+    The read-only root, /dev, /proc, the sized /dev/shm and /tmp, the masked homes and what is
+    bound back into them.
+    """
+    words = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    words += _tmpfs("/dev/shm", min(disk, _SHM_BYTES), "1777")
+    words += _tmpfs("/tmp", disk, "1777")
+    for home in homes:
+        words += _tmpfs(home, _HOME_MASK_BYTES, "0755")
+    words += _bind_words(bound, homes)
+    return tuple(words)
+
+
+@functools.lru_cache(maxsize=64)
+def _flag_words(
+    homes: tuple[str, ...], *, privileged: bool, disable_userns: bool, session: bool
+) -> tuple[str, ...]:
+    """The words after the work dir: read-only remounts, namespaces, capabilities, session."""
+    words: list[str] = []
+    if not privileged:
+        # Inside a user namespace the run owns what bubblewrap made: the masks and /dev
+        # become read-only, or it could write there. A root caller's are root's, mode 0755,
+        # and its run's uid has no capability: closed to it as they are (and to Landlock),
+        # while each remount costs bubblewrap a pass over the mount table.
+        for home in homes:
+            words += ["--remount-ro", home]
+        words += ["--remount-ro", "/dev"]
+    words += ["--chdir", "/"]
+    words += _PRIVILEGED_FLAGS if privileged else _USERNS_FLAGS
+    if disable_userns:
+        words.append("--disable-userns")
+    if session:
+        words += _COMMON_FLAGS
+    else:
+        # No terminal to keep from the run: a session would only cost it a scheduler group
+        # of its own (the kernel makes one per session), which on a busy machine waits its
+        # turn behind every other session's. The stage leads a process group of its own
+        # instead, so the run's group still holds nothing outside.
+        words += [flag for flag in _COMMON_FLAGS if flag != _NEW_SESSION]
+    return tuple(words)
+
+
+_NO_TERMINAL_IN: set[int] = set()
+"""Sessions in which this process, not their leader, was found without a terminal."""
+
+
 def _has_terminal() -> bool:
     """Whether this process has a controlling terminal, which a run must then not share.
 
     Only then does /dev/tty open (ENXIO without one); any other failure counts as having one.
-    Asked per run: a session leader may acquire a terminal at any time.
+    Only a session leader acquires a terminal: any other process found without one stays so
+    while it stays in that session, and is not asked again.
     """
+    session = os.getsid(0)
+    if session in _NO_TERMINAL_IN:
+        return False
     try:
         fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        return exc.errno != errno.ENXIO
+        if exc.errno != errno.ENXIO:
+            return True
+        if session != os.getpid():
+            _NO_TERMINAL_IN.add(session)
+        return False
     os.close(fd)
     return True
 

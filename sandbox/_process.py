@@ -114,8 +114,9 @@ def execute(
             raise
     live = LiveRun(proc, namespace_init=init, find_init=launch.child_is_init)
     registry.add(live)
+    exited = False
     try:
-        _supervise(
+        exited = _supervise(
             proc,
             live=live,
             launch=launch,
@@ -127,7 +128,16 @@ def execute(
         )
     finally:
         # Also on KeyboardInterrupt in the run's own thread: nothing outlives the run.
-        _finish(proc, live, launch, result=result, status=status, report=report, start=start)
+        _finish(
+            proc,
+            live,
+            launch,
+            result=result,
+            status=status,
+            report=report,
+            start=start,
+            exited=exited,
+        )
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
@@ -178,9 +188,13 @@ def _finish(
     status: bytearray,
     report: bytearray,
     start: float,
+    exited: bool,
 ) -> None:
-    """Make sure nothing of the run is left, reap it, and collect what it reported."""
-    if not _exited(proc.pid):
+    """Make sure nothing of the run is left, reap it, and collect what it reported.
+
+    ``exited``: the backend was seen to exit (else it is asked, and killed if it lives).
+    """
+    if not exited and not _exited(proc.pid):
         live.kill()
     result.returncode = live.reap()
     if launch.sweep_uid is not None:
@@ -189,12 +203,15 @@ def _finish(
     result.duration_s = time.monotonic() - start
     status_complete = False
     left: list[int] = []
+    # One poll for both pipes: where no writer is left (the usual end), reads cannot block.
+    ended = _writers_gone(launch.report_fd, launch.status_fd)
     if launch.report_fd is not None:
-        if not _drain(launch.report_fd, report):
+        if not _drain(launch.report_fd, report, ended=launch.report_fd in ended):
             left = _end_holders(launch.report_fd)
         result.report = bytes(report)
     if launch.status_fd is not None:
-        status_complete = _drain_status(launch.status_fd, status, result)
+        status_complete = _drain(launch.status_fd, status, ended=launch.status_fd in ended)
+        _parse_status(status, result)
     if live.killed and launch.sweep_uid is None:
         result.tree_confirmed = _tree_dead(live, result, status_complete)
     if not all(wait_gone(pid, _KILL_GRACE_S) for pid in left):
@@ -211,8 +228,11 @@ def _supervise(
     start: float,
     result: Execution,
     on_stdout: Callable[[bytes], None] | None = None,
-) -> None:
-    """Drain the output and wait for the backend's exit, killing it on timeout or cancel."""
+) -> bool:
+    """Drain the output and wait for the backend's exit, killing it on timeout or cancel.
+
+    Returns whether the backend was seen to exit.
+    """
     assert proc.stdout is not None
     assert proc.stderr is not None
     out, err = _Capture(limits.output_bytes), _Capture(limits.output_bytes)
@@ -281,6 +301,7 @@ def _supervise(
         result.ended_by = "interrupt"
     result.stdout, result.stderr = bytes(out.data), bytes(err.data)
     result.stdout_truncated, result.stderr_truncated = out.truncated, err.truncated
+    return exited
 
 
 class _ExitWatch:
@@ -359,21 +380,29 @@ def _await_child_pid(fd: int, status: bytearray, deadline: float) -> int | None:
     return int(found.group(1))
 
 
-def _drain(fd: int, into: bytearray) -> bool:
-    """Read what is left on a pipe without blocking; True if it reached its end."""
-    os.set_blocking(fd, False)
+def _writers_gone(*fds: int | None) -> set[int]:
+    """The pipes among ``fds`` that no process holds a write end of any more."""
+    pipes = [fd for fd in fds if fd is not None]
+    if not pipes:
+        return set()
+    poller = select.poll()
+    for fd in pipes:
+        poller.register(fd, select.POLLIN)
+    return {fd for fd, events in poller.poll(0) if events & select.POLLHUP}
+
+
+def _drain(fd: int, into: bytearray, *, ended: bool = False) -> bool:
+    """Read what is left on a pipe without blocking; True if it reached its end.
+
+    ``ended``: no writer is left, so a read returns at once (at worst the pipe's end).
+    """
+    if not ended:
+        os.set_blocking(fd, False)
     with contextlib.suppress(BlockingIOError):
         while chunk := os.read(fd, _READ_BYTES):
             into += chunk[: max(0, _REPORT_BYTES - len(into))]
         return True
     return False
-
-
-def _drain_status(fd: int, status: bytearray, result: Execution) -> bool:
-    """Read what is left on the status pipe without blocking; True if it reached its end."""
-    complete = _drain(fd, status)
-    _parse_status(status, result)
-    return complete
 
 
 def _end_holders(fd: int) -> list[int]:

@@ -152,7 +152,13 @@ def _resolve(program: str, path: str, work: WorkDir, fixtures: Path | None) -> s
     sandbox, in the fixtures it is filled from.
     """
     if "/" in program:
-        base = work.path if work.on_host or Path(program).is_absolute() else fixtures
+        if program.startswith("/"):
+            # Found where it is named: one Path, not one per join, in every run.
+            named = Path(program)
+            if not (named.is_file() and os.access(named, os.X_OK)):
+                return None
+            return str(named)
+        base = work.path if work.on_host else fixtures
         if base is None:
             return None
         candidate = base / program
