@@ -117,16 +117,18 @@ def main(argv: list[str] | None = None) -> NoReturn:
             # One batch: the tree is neutralised once for all of them. The asked argvs'
             # verdicts go out as they are made, a run at a time (``P`` frames), so the parent
             # checks the examples against the tree while the rest are still being judged.
-            made: list[ParseVerdict] = []
+            # Once sent, an asked argv's verdict is let go of: only the help examples' are kept.
+            made = 0
+            helped: list[ParseVerdict] = []
             for run in judge([*argvs, *helps], _VERDICTS_PER_FRAME):
-                sent = len(made)
-                made.extend(run)
-                part = made[sent : len(argvs)]
-                if part:
-                    _write(fd, b"P", {"verdicts": [verdict.to_json() for verdict in part]})
+                asked = run[: max(0, len(argvs) - made)]
+                made += len(run)
+                helped += run[len(asked) :]
+                if asked:
+                    _write(fd, b"P", {"verdicts": [verdict.to_json() for verdict in asked]})
             judged = [
                 {"argv": words, "verdict": verdict.to_json()}
-                for words, verdict in zip(helps, made[len(argvs) :], strict=True)
+                for words, verdict in zip(helps, helped, strict=True)
             ]
         except BaseException as error:
             _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
