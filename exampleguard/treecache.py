@@ -15,10 +15,14 @@ everything it came from is unchanged:
   as a listing that changed.
 
 What the import reads comes from the child itself (:mod:`exampleguard.adapters._inputs`); this
-module hashes it. An entry is written atomically, only when no input changed while the child
-ran, and an entry that cannot be read or does not match is ignored: the tree is imported
-again. Environment variables are not part of the key: an application whose commands depend
-on them is run with ``--no-cache``.
+module hashes it. With each file's digest the entry keeps the file's status as it was hashed
+(size, modification and change times, inode and device) when its last change is a settling
+second older than the hashing; a file whose status is exactly that is not hashed again. The
+change time cannot be set back (writing a file, or setting its times, renews it), so any later
+write gives another status, and that file is hashed. An entry is written atomically, only when
+no input changed while the child ran, and an entry that cannot be read or does not match is
+ignored: the tree is imported again. Environment variables are not part of the key: an
+application whose commands depend on them is run with ``--no-cache``.
 """
 
 from __future__ import annotations
@@ -105,11 +109,23 @@ class TreeCache:
         directories = _paths(inputs.get("directories"))
         if _changed_since(files + directories, started - _SETTLE_SECONDS):
             return
+        digests: dict[str, str | None] = {}
+        statuses: dict[str, list[int]] = {}
+        settled = int((time.time() - _SETTLE_SECONDS) * 1e9)
+        for path in files:
+            before = file_status(path)
+            digests[path] = file_digest(path)
+            # Kept only for a file last changed well before it was hashed, and not since: a
+            # write during the hashing, or within the clock's granularity of it, renews the
+            # change time past the one kept.
+            if before is not None and before[2] < settled and file_status(path) == before:
+                statuses[path] = before
         entry = {
             "format": CACHE_FORMAT,
             "identity": _full_identity(identity),
             "request": _digest_json(request),
-            "files": {path: file_digest(path) for path in files},
+            "files": digests,
+            "statuses": statuses,
             "directories": {path: listing_digest(path) for path in directories},
             "tree": result[0],
             "verdicts": result[1],
@@ -154,9 +170,25 @@ def _current(entry: Any, identity: dict[str, Any], request: str) -> bool:
         return False
     if not isinstance(entry.get("tree"), str) or not isinstance(entry.get("verdicts"), list):
         return False
-    return all(file_digest(path) == digest for path, digest in files.items()) and all(
-        listing_digest(path) == digest for path, digest in directories.items()
-    )
+    statuses = entry.get("statuses")
+    if not isinstance(statuses, dict):
+        statuses = {}
+    for path, digest in files.items():
+        kept = statuses.get(path)
+        if kept is not None and file_status(path) == kept:
+            continue
+        if file_digest(path) != digest:
+            return False
+    return all(listing_digest(path) == digest for path, digest in directories.items())
+
+
+def file_status(path: str) -> list[int] | None:
+    """What says a file is unchanged: size, modification and change times, inode, device."""
+    try:
+        found = Path(path).stat()
+    except OSError:
+        return None
+    return [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev]
 
 
 def file_digest(path: str) -> str | None:

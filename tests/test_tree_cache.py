@@ -168,6 +168,28 @@ def test_a_module_added_where_it_shadows_an_imported_one_is_seen(
     assert "--x is not an option of 'app'" in result.stdout
 
 
+def test_an_edit_that_keeps_the_size_and_modification_time_is_seen(
+    project: Path, cache: Path
+) -> None:
+    # Over a settling second after the project's files last changed, the entry keeps their
+    # status and does not hash them again while it holds; an edit of the same size with the
+    # modification time put back still renews the change time, and is seen.
+    time.sleep(1.2)
+    assert validate(project, cache)[0] == 0
+    options = project / "app_options.py"
+    [entry] = entries(cache)
+    assert str(options) in json.loads(entry.read_text(encoding="utf-8"))["statuses"]
+    assert validate(project, cache, refuse=True)[0] == 0
+    before = options.stat()
+    options.write_text('NAME = "--z"\n', encoding="utf-8")
+    os.utime(options, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = options.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    code, output = validate(project, cache)
+    assert code == 1
+    assert "--x is not an option of 'app'" in output
+
+
 def test_an_edited_example_asks_the_parser_again(project: Path, cache: Path) -> None:
     assert validate(project, cache)[0] == 0
     catalog_path = project / "catalog.json"
