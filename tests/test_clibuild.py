@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from typer._coercion import build_runtime_param
 
 from exampleguard.cli import OutputFormat, app
 from exampleguard.clibuild import DirectCommand, DirectGroup, click_command
-from tests.support.project import run_main
+from tests.support.project import REPOSITORY, run_main
 
 
 def _eager() -> Any:
@@ -167,3 +170,43 @@ def test_every_parameter_converts_as_typer_does(tmp_path: Path) -> None:
                 assert _converted(direct, value, param, ctx) == expected, (param.name, value)
                 checked += 1
     assert checked > 1000
+
+
+WITHOUT_CONVERSION_LAYER = """
+import contextlib, io, json, sys
+# As with a Typer that has no pydantic conversion layer to bypass (0.26): the module that
+# bypasses it cannot be imported.
+sys.modules["exampleguard._directvalues"] = None
+from exampleguard.cli import main
+outcomes = []
+for args in json.loads(sys.argv[1]):
+    out, err = io.TextIOWrapper(io.BytesIO()), io.TextIOWrapper(io.BytesIO())
+    sys.stdout, sys.stderr = out, err
+    code = main(args)
+    out.flush(); err.flush()
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    outcomes.append([code, out.buffer.getvalue().decode(), err.buffer.getvalue().decode()])
+print(json.dumps({"outcomes": outcomes, "typer_own": "typer._adapters" in sys.modules}))
+"""
+
+
+def test_without_the_direct_conversion_typer_converts_and_says_the_same(tmp_path: Path) -> None:
+    calls = [["--help"], ["validate", "--help"], ["validate", "--jobs", "0"], ["explain", "x"]]
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_CONVERSION_LAYER, json.dumps(calls)],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPOSITORY), "NO_COLOR": "1", "COLUMNS": "80"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    probe = json.loads(result.stdout.splitlines()[-1])
+    assert probe["typer_own"] is True
+    expected = []
+    for args in calls:
+        done = run_main(args, cwd=tmp_path, env={"NO_COLOR": "1", "COLUMNS": "80"})
+        expected.append([done.returncode, done.stdout, done.stderr])
+    assert probe["outcomes"] == expected
+    assert expected[2][0] == 2
