@@ -176,8 +176,8 @@ NoCacheOption = Annotated[
     bool,
     typer.Option(
         "--no-cache",
-        help="Import a live tree afresh, not from the tree cache (in the user's cache "
-        "directory, reused only while nothing the import read has changed).",
+        help="Import a live tree and parse Markdown files afresh, not from the caches (in "
+        "the user's cache directory, reused only while nothing they were made from has changed).",
     ),
 ]
 
