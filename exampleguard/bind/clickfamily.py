@@ -534,6 +534,9 @@ def _unpack(pieces: list[Piece], specs: list[int]) -> tuple[list[Any], list[Piec
     A variadic parameter (``-1``) takes what the parameters after it do not need; a missing
     single value is ``None``; a fixed-count parameter gets a list with ``None`` holes.
     """
+    if len(specs) == 1 and specs[0] < 0:
+        # The common case of a command with one variadic parameter: it takes every word.
+        return [list(pieces)], []
     words = deque(pieces)
     pending = deque(specs)
     result: list[Any] = []
