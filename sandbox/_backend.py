@@ -109,7 +109,8 @@ class Launch:
     own_session: bool = True
     """Start the backend in a session of its own, away from the caller's terminal. False when
     the backend keeps the run apart itself (bubblewrap: --new-session where the caller has a
-    terminal, else a process group the stage leads): the backend then only gets a process
+    terminal or the kernel no Landlock, else a process group the stage leads, and Landlock
+    keeping it from the session's scheduling group): the backend then only gets a process
     group of its own, which keeps the terminal's Ctrl-C away just the same and spares every
     run a scheduler group (the kernel makes one per session) that waits its turn behind the
     machine's other sessions."""

@@ -356,7 +356,10 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
             tuple(homes),
             privileged=probe.privileged,
             disable_userns=probe.disable_userns,
-            session=_has_terminal(),
+            # The caller's session is also its scheduling group (autogroup), whose nice value
+            # a member raises by writing its /proc/self/autogroup: only Landlock keeps a run
+            # that shares the session from writing there.
+            session=probe.landlock_abi == 0 or _has_terminal(),
         )
         argv += ["--json-status-fd", str(status_write)]
         program = syscall_filter()
@@ -428,10 +431,11 @@ def _flag_words(
     if session:
         words += _COMMON_FLAGS
     else:
-        # No terminal to keep from the run: a session would only cost it a scheduler group
-        # of its own (the kernel makes one per session), which on a busy machine waits its
-        # turn behind every other session's. The stage leads a process group of its own
-        # instead, so the run's group still holds nothing outside.
+        # No terminal to keep from the run, and Landlock keeps it from the caller's
+        # scheduling group: a session would only cost it a scheduler group of its own (the
+        # kernel makes one per session), which on a busy machine waits its turn behind every
+        # other session's. The stage leads a process group of its own instead, so the run's
+        # group still holds nothing outside.
         words += [flag for flag in _COMMON_FLAGS if flag != _NEW_SESSION]
     return tuple(words)
 

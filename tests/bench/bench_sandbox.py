@@ -150,8 +150,9 @@ def _columns(command: str) -> dict[str, Callable[[], object]]:
     if bwrap.available and bwrap.executable:
         alone = [bwrap.executable, *_MOUNTS]
         alone += [*(_ROOT_FLAGS if os.geteuid() == 0 else _USER_FLAGS), *_COMMON]
-        # As a run: a session of its own only where there is a terminal to keep from it.
-        session = _has_terminal()
+        # As a run: a session of its own only where there is a terminal to keep from it, or
+        # no Landlock to keep it from the caller's scheduling group.
+        session = sandbox.probe_host(path=path).landlock_abi == 0 or _has_terminal()
         alone += ["--new-session", "--"] if session else ["--"]
         columns["bwrap (alone)"] = _plain([*alone, command])
         if not session:

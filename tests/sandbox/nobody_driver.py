@@ -3,7 +3,7 @@
 The suite runs this with ``setpriv --reuid 65534`` so that the bubblewrap backend is exercised
 by an unprivileged caller too, and as either caller on a terminal or with none. Argument: a
 JSON spec with ``argv``, ``project_dir``, ``probe_dir``, ``source_env`` and optional ``limits``,
-``fixtures`` and ``isolation``.
+``fixtures``, ``isolation`` and ``landlock`` (false: run as on a kernel without Landlock).
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ import sys
 from pathlib import Path
 
 import sandbox
+import sandbox._host
 
 
 def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
+    if not spec.get("landlock", True):
+        # As on a kernel without it: the probe finds ABI 0, and no run enters a ruleset.
+        sandbox._host.landlock_abi = lambda: 0
     real = Path(sys.executable).resolve()
     readable = {
         Path(sys.prefix),

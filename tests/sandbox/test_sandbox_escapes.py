@@ -526,3 +526,71 @@ def test_a_run_s_process_group_and_terminal_are_never_the_caller_s(
         printed = done.stdout
     outcome = json.loads(printed.strip().splitlines()[-1])
     assert (outcome["backend"], outcome["exit_code"]) == ("bwrap", 3), outcome
+
+
+# The kernel gives each session one scheduling group (autogroup), whose nice value any member
+# may raise by writing its own /proc/self/autogroup: every process of that session then gets
+# less CPU, also after the run. Exit 4 when the group is the caller's, named in $1, and opens
+# for writing (opened, never written); exit 3 otherwise.
+_CALLER_S_AUTOGROUP = (
+    'read -r group _ < /proc/self/autogroup; if [ "$group" = "$1" ] && '
+    "(: >>/proc/self/autogroup) 2>/dev/null; then exit 4; fi; exit 3"
+)
+_AUTOGROUP = Path("/proc/self/autogroup")
+
+
+def _own_autogroup() -> str:
+    if not _AUTOGROUP.exists():
+        pytest.skip("this kernel has no autogroups")
+    return _AUTOGROUP.read_text(encoding="ascii").split()[0]
+
+
+def test_a_program_can_set_its_caller_s_scheduling_group_without_a_sandbox() -> None:
+    group = _own_autogroup()
+    done = subprocess.run(
+        ["/bin/sh", "-c", _CALLER_S_AUTOGROUP, "sh", group], timeout=30, check=False
+    )
+    assert done.returncode == 4
+
+
+@needs_bwrap
+@pytest.mark.parametrize("caller", ["root", "unprivileged"])
+@pytest.mark.parametrize("landlock", [True, False], ids=["landlock", "no landlock"])
+def test_a_run_cannot_set_its_caller_s_scheduling_group(
+    caller: str, landlock: bool, world: World
+) -> None:
+    # Without a terminal the run need not get a session of its own: it then shares the
+    # caller's scheduling group. Landlock keeps it from writing there; on a kernel without
+    # Landlock (the probe told ABI 0), nothing else would.
+    group = _own_autogroup()
+    prefix: list[str] = []
+    python = sys.executable
+    if caller == "unprivileged":
+        found = nobody_python() if os.geteuid() == 0 else None
+        if found is None:
+            pytest.skip("no Python 3.11+ that uid 65534 can run (or not root)")
+        prefix, python = as_nobody(), found
+    elif os.geteuid() != 0:
+        pytest.skip("the root caller needs root")
+    spec = {
+        "argv": ["/bin/sh", "-c", _CALLER_S_AUTOGROUP, "sh", group],
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "source_env": {**world.source_env, "PATH": "/usr/bin:/bin"},
+        "landlock": landlock,
+    }
+    # In this process's session, as a caller without a terminal is.
+    done = subprocess.run(
+        [*prefix, python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)],
+        env={**_DRIVER_ENV, **stage_env()},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (outcome["backend"], outcome["exit_code"]) == ("bwrap", 3), outcome
+    assert "own-pid-namespace" in outcome["guarantees"]
+    assert ("landlock-fs" in outcome["guarantees"]) is landlock
