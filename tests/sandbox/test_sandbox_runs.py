@@ -180,6 +180,16 @@ def test_process_limit_for_a_non_root_caller(world: World) -> None:
     assert int(outcome["stdout"]) < 16
 
 
+@needs_bwrap
+def test_the_oom_killer_takes_the_run_before_the_sandbox_s_own_process(world: World) -> None:
+    # The run starts with the highest score; the stage, pid 1, keeps the caller's.
+    caller = Path("/proc/self/oom_score_adj").read_text(encoding="ascii").strip()
+    script = "cat /proc/self/oom_score_adj /proc/1/oom_score_adj"
+    outcome = sandbox.run(world.policy(("/bin/sh", "-c", script)))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert outcome.stdout.split() == ["1000", caller]
+
+
 @needs_root
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_process_limit_binds_a_root_caller_s_run(
