@@ -47,6 +47,8 @@ from sbx_support import (
 )
 
 import sandbox
+import sandbox._host
+import sandbox._types
 from sandbox import Guarantee, Isolation, Limits, Status
 from tests.support.terminal import Terminal
 
@@ -98,6 +100,29 @@ def test_bubblewrap_blocks_every_escape(world: World, listeners: Listeners, host
     assert listeners.total() == 0
     assert set(outcome.not_guaranteed) <= _NOT_PROBED | {Guarantee.NO_FS_UNIX_SOCKETS}
     assert disagreements(found, outcome.guarantees) == {}
+
+
+@needs_bwrap
+@pytest.mark.enable_socket
+def test_bubblewrap_without_landlock_claims_exactly_what_held(
+    world: World, listeners: Listeners, host_dns: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As on a kernel without Landlock (the probe finds ABI 0, a fresh probe is made): what the
+    # mounts, the uid and the filter hold alone is still claimed, and must hold.
+    monkeypatch.setattr(sandbox._host, "landlock_abi", lambda: 0)
+    monkeypatch.setattr(sandbox._host, "_cache", {})
+    # Not signal_parent: under bubblewrap the parent is the sandbox's own init, which only
+    # Landlock's scoping keeps from a signal of the run (its uid is the run's), and which
+    # ignores every signal of its namespace (test_the_run_cannot_forge_its_exit_status).
+    attempts = [a for a in escape_attempts(world, dns=host_dns) if a != "signal_parent"]
+    config = world.config(attempts, **listeners.config())
+    outcome = sandbox.run(world.policy(probe_argv("attempts", config)))
+    assert (outcome.backend, outcome.status) == ("bwrap", Status.PASSED), outcome.stderr
+    assert set(sandbox._types.LANDLOCK_GUARANTEES) <= set(outcome.not_guaranteed)
+    found = verdicts(outcome.stdout)
+    assert set(found) == set(attempts)
+    assert disagreements(found, outcome.guarantees) == {}
+    assert listeners.total() == 0
 
 
 @needs_unshare
