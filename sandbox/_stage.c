@@ -367,9 +367,10 @@ static int push_name(struct copy_state *c, size_t length, const char *name)
 
 static int copy_file(int src_dir, int dst_dir, const char *name, struct copy_state *c)
 {
-    /* O_NOFOLLOW and O_NONBLOCK: a file swapped for a link or a FIFO is neither followed nor
-     * waited on; fstat then proves it is a regular file before a byte is read. */
-    int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    /* O_NOFOLLOW, O_NONBLOCK and O_NOCTTY: a file swapped for a link, a FIFO or a terminal is
+     * neither followed, waited on nor made the stage's terminal (it leads a session); fstat
+     * then proves it is a regular file before a byte is read. */
+    int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (in < 0)
         return fail_errno("fixtures: open", c->relative);
     struct stat info;

@@ -260,9 +260,10 @@ def _set_limit(libc: Libc, resource: int, value: int) -> None:
 
 
 def _copy_file(name: str, src_dir: int, dst_dir: int, room: int, relative: str) -> int:
-    # O_NOFOLLOW and O_NONBLOCK: a file swapped for a link or a FIFO is neither followed nor
-    # waited on; fstat then proves it is a regular file before a byte is read.
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    # O_NOFOLLOW, O_NONBLOCK and O_NOCTTY: a file swapped for a link, a FIFO or a terminal is
+    # neither followed, waited on nor made the stage's terminal (it leads a session); fstat
+    # then proves it is a regular file before a byte is read.
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     fd = os.open(name, flags, dir_fd=src_dir)
     try:
         info = os.fstat(fd)
