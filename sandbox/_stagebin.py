@@ -8,7 +8,11 @@ source, the compiler (its real path, size and mtime), the flags and the machine,
 there if it is missing: ``cc -O2 -Wall -Wextra -Werror -static``, from the bytes just hashed,
 into a temporary name that is renamed into place (concurrent builders each rename a whole file);
 where the C library cannot be linked statically, the same without ``-static`` (a static binary
-starts without the dynamic loader: some 0.3 ms less per run, in the run's critical path). The
+starts without the dynamic loader: some 0.3 ms less per run, in the run's critical path). A
+static binary carries the C library it was linked with, so a security update of the library
+would not reach it: beside it, ``stage-KEY.libc`` records the archive linked (its path and
+identity, as the compiler names it at build time), and a binary whose archive has changed since,
+or whose record is missing or unreadable, is built anew — one ``stat`` per process. The
 compiler is one that only root or this user can change, found on a fixed PATH whose other dirs
 are skipped, and a build that prints anything is refused.
 
@@ -45,13 +49,17 @@ STAGE_ENV = "SANDBOX_STAGE"
 
 _SOURCE = Path(__file__).with_name("_stage.c")
 _FLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
-_BUILDS: tuple[tuple[str, ...], ...] = ((*_FLAGS, "-static"), _FLAGS)
+_STATIC = "-static"
+_BUILDS: tuple[tuple[str, ...], ...] = ((*_FLAGS, _STATIC), _FLAGS)
 """The flags of each build tried, preferred first."""
 _COMPILER_PATH = "/usr/local/bin:/usr/bin:/bin"
 """Where the compiler is looked for: fixed, never the caller's PATH; only the dirs of it that
 no one else can write to (see :func:`_trusted`) are used."""
 _BUILD_TIMEOUT_S = 120.0
 _CACHE_NAME = "sandbox-stage"
+_ARCHIVE_SUFFIX = ".libc"
+"""The suffix of a static build's record of the C library archive it was linked with."""
+_ARCHIVE_RECORD_MAX = 8192
 
 
 @dataclass(frozen=True)
@@ -198,11 +206,95 @@ def _locate_in(
 def _cached(
     builds: list[tuple[str, tuple[str, ...]]], dir_fd: int, directory: Path
 ) -> tuple[str, int | str] | None:
-    """The first build already in the cache dir, opened (or why it is refused); None if none."""
-    for name, _ in builds:
-        with contextlib.suppress(FileNotFoundError):
-            return name, _open_checked(name, dir_fd, directory / name)
+    """The first build already in the cache dir, opened (or why it is refused); None if none.
+
+    A static build whose C library archive is not the one it was linked with counts as none.
+    """
+    for name, flags in builds:
+        try:
+            opened = _open_checked(name, dir_fd, directory / name)
+        except FileNotFoundError:
+            continue
+        if _STATIC in flags and not _archive_unchanged(name, dir_fd):
+            # Built anew, static first (a dynamic build left from before would do, but slower).
+            if isinstance(opened, int):
+                os.close(opened)
+            return None
+        return name, opened
     return None
+
+
+def _archive_identity(path: str) -> str | None:
+    """What identifies the file at ``path`` (its real path, device, inode, size and mtime)."""
+    try:
+        real = Path(path).resolve()
+        info = real.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return "\0".join(
+        (str(real), str(info.st_dev), str(info.st_ino), str(info.st_size), str(info.st_mtime_ns))
+    )
+
+
+def _archive_unchanged(name: str, dir_fd: int) -> bool:
+    """Whether the archive recorded beside the static build ``name`` is still the same file."""
+    try:
+        fd = os.open(
+            name + _ARCHIVE_SUFFIX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd
+        )
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not (stat.S_ISREG(info.st_mode) and _ours_alone(info)):
+            return False
+        recorded = os.read(fd, _ARCHIVE_RECORD_MAX).decode("utf-8", "surrogateescape")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    path = recorded.split("\0", 1)[0]
+    return bool(path) and _archive_identity(path) == recorded
+
+
+def _linked_archive(compiler: str, search: str) -> str | None:
+    """The identity of the C library archive ``compiler`` links a static build with."""
+    try:
+        done = subprocess.run(
+            [compiler, "-print-file-name=libc.a"],
+            capture_output=True,
+            env={"PATH": search, "LC_ALL": "C"},
+            timeout=_BUILD_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = done.stdout.decode("utf-8", "surrogateescape").strip()
+    # A compiler that knows no such file prints the bare name back.
+    if done.returncode != 0 or not Path(path).is_absolute():
+        return None
+    return _archive_identity(path)
+
+
+def _record_archive(name: str, identity: str, dir_fd: int) -> None:
+    """Write the record of the archive beside ``name``, whole or not at all."""
+    record = name + _ARCHIVE_SUFFIX
+    temporary = f".{record}.{os.getpid()}.{threading.get_ident()}.tmp"
+    fd = os.open(
+        temporary,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+        dir_fd=dir_fd,
+    )
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(identity.encode("utf-8", "surrogateescape"))
+        os.replace(temporary, record, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        _remove(temporary, dir_fd)
+        raise
 
 
 def _open_checked(name: str, dir_fd: int, path: Path) -> int | str:
@@ -253,9 +345,18 @@ def _build(
         _remove(temporary, dir_fd)
         first = next((line for line in lines if "warning" in line), lines[0])
         return f"no compiled stage: {compiler} warned: {first}"
+    archive = _linked_archive(compiler, search) if _STATIC in flags else None
+    if _STATIC in flags and archive is None:
+        # Without a record, no later process could tell the library changed: dynamic instead.
+        _remove(temporary, dir_fd)
+        return f"no compiled stage: {compiler} names no C library archive it links statically"
     try:
         os.chmod(temporary, 0o700, dir_fd=dir_fd)
         os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        if archive is not None:
+            # After the binary: a process that sees the new binary beside the old record
+            # rebuilds once; never the old binary beside a record it does not match.
+            _record_archive(name, archive, dir_fd)
     except OSError:
         _remove(temporary, dir_fd)
         raise

@@ -107,7 +107,9 @@ def test_a_build_is_cached_and_reused(tmp_path: Path) -> None:
     binary = Path(first.path)
     assert binary.parent == cache
     assert (cache.stat().st_mode & 0o777, binary.stat().st_mode & 0o777) == (0o700, 0o700)
-    assert not [p for p in cache.iterdir() if p != binary]  # no temporary left
+    # No temporary left: the binary, and beside a static one the record of its C library.
+    record = binary.with_name(binary.name + ".libc")
+    assert not [p for p in cache.iterdir() if p not in (binary, record)]
     mtime = binary.stat().st_mtime_ns
     second = locate([cache])
     assert (second.path, binary.stat().st_mtime_ns) == (first.path, mtime)
@@ -429,6 +431,74 @@ def _wrapped_cc(directory: Path, before: str, mode: int = 0o755) -> Path:
 def _first_on_path(directory: Path) -> str:
     """A compiler search path with ``directory`` first (the real one's as and ld after it)."""
     return f"{directory}:/usr/bin:/bin"
+
+
+def _static_name(compiler: str) -> str:
+    """The cache name of the static build by ``compiler`` (as the stage names it)."""
+    source = _SOURCE.read_bytes()
+    return f"stage-{sandbox._stagebin._key(source, compiler, (*_FLAGS, '-static'))}"
+
+
+@needs_cc
+def test_a_static_stage_is_built_anew_when_its_c_library_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A static binary carries the C library it was linked with: after a security update of the
+    # library, the stage must be linked again. The compiler here names an archive of the test's
+    # own as the one it links (the real one is linked; the host's is never touched).
+    archive = tmp_path / "libc.a"
+    archive.write_bytes(b"!<arch>\n")
+    bin_dir = tmp_path / "bin"
+    wrapper = _wrapped_cc(
+        bin_dir,
+        'for word in "$@"; do [ "$word" = -print-file-name=libc.a ] '
+        f"&& echo {archive} && exit 0; done",
+    )
+    monkeypatch.setattr(sandbox._stagebin, "_COMPILER_PATH", _first_on_path(bin_dir))
+    cache = tmp_path / "cache"
+    binary = _built_in(cache)
+    if binary.name != _static_name(str(wrapper)):
+        pytest.skip("the C library cannot be linked statically here")
+    record = binary.with_name(binary.name + ".libc")
+    assert record.read_bytes().split(b"\0")[0] == str(archive).encode()
+    first = binary.stat().st_ino
+
+    assert (_built_in(cache), binary.stat().st_ino) == (binary, first)  # unchanged: reused
+
+    archive.write_bytes(b"!<arch>\nupdated\n")
+    assert _built_in(cache) == binary
+    second = binary.stat().st_ino
+    assert second != first  # linked again
+    assert _built_in(cache) == binary
+    assert binary.stat().st_ino == second  # and reused from then on
+
+    # A record that is missing, or not this user's alone, counts as a changed library.
+    record.unlink()
+    assert _built_in(cache) == binary
+    third = binary.stat().st_ino
+    assert third != second
+    assert record.is_file()
+    record.chmod(0o622)
+    assert _built_in(cache) == binary
+    assert binary.stat().st_ino != third
+
+
+@needs_cc
+def test_a_compiler_that_names_no_archive_builds_the_dynamic_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the archive's name no later process could tell it changed: no static build.
+    bin_dir = tmp_path / "bin"
+    wrapper = _wrapped_cc(
+        bin_dir,
+        'for word in "$@"; do [ "$word" = -print-file-name=libc.a ] && echo libc.a && exit 0; done',
+    )
+    monkeypatch.setattr(sandbox._stagebin, "_COMPILER_PATH", _first_on_path(bin_dir))
+    cache = tmp_path / "cache"
+    binary = _built_in(cache)
+    source = _SOURCE.read_bytes()
+    assert binary.name == f"stage-{sandbox._stagebin._key(source, str(wrapper), _FLAGS)}"
+    assert [p.name for p in cache.iterdir()] == [binary.name]
 
 
 @needs_cc
