@@ -283,6 +283,44 @@ def versioned_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def shared_parents_parser() -> argparse.ArgumentParser:
+    """A group and its subcommand sharing option objects through ``parents=`` (as pipx does)."""
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("-q", "--quiet", action="count", default=0)
+    shared.add_argument("--skip", action="store_true")
+    parser = argparse.ArgumentParser(prog="notes")
+    group = parser.add_subparsers(dest="command").add_parser("group", parents=[shared])
+    group.add_subparsers(dest="sub").add_parser("leaf", parents=[shared])
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("group", "-q", "-q", "leaf", "-q"), {("group", "leaf", "quiet"): 1}),
+        (("group", "-q", "leaf"), {}),
+        (("group", "--skip", "leaf"), {}),
+        (("group", "leaf", "--skip"), {("group", "leaf", "skip"): True}),
+    ],
+    ids=["counted per parser", "overwritten count", "overwritten switch", "leaf switch"],
+)
+def test_the_check_gives_a_shared_option_what_the_program_receives(
+    argv: tuple[str, ...], expected: dict[tuple[str, ...], object]
+) -> None:
+    # The subcommand parses into a namespace of its own, defaults included, and argparse copies
+    # it over the group's: a value given at the group level never reaches the program, and one
+    # option object counts its occurrences per parser.
+    namespace = vars(shared_parents_parser().parse_args(list(argv)))
+    verdict = ArgparseJudge(shared_parents_parser()).judge(list(argv))
+    assert verdict.accepted
+    given = {(*value.level, value.name): value.value for value in verdict.given}
+    assert given == expected
+    assert {"quiet": namespace["quiet"], "skip": namespace["skip"]} == {
+        "quiet": expected.get(("group", "leaf", "quiet"), 0),
+        "skip": expected.get(("group", "leaf", "skip"), False),
+    }
+
+
 def versioned_click() -> Any:
     """Where Click's versions differ: required=True with default=None, an empty boolean."""
     import click

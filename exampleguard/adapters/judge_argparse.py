@@ -54,6 +54,14 @@ class _Level:
         self.parser = parser
         self.path = path
         self.names = action_names(parser)
+        # What this parser sets in a namespace of its own whatever the argv: argparse parses a
+        # subcommand into a fresh namespace and copies all of it over its parent's, so a parent's
+        # value for one of these destinations never reaches the program.
+        self.sets = {
+            action.dest
+            for action in parser._actions
+            if action.dest is not argparse.SUPPRESS and action.default is not argparse.SUPPRESS
+        } | set(parser._defaults)
         self.children: dict[str, tuple[str, argparse.ArgumentParser]] = {}
         for action in parser._actions:
             if isinstance(action, argparse._SubParsersAction):
@@ -149,7 +157,7 @@ class ArgparseJudge:
                 path, "Crash", f"the parser raised {type(error).__name__}: {error}"
             )
         return ParseVerdict(
-            accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace))
+            accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace, path))
         )
 
     def _exited(
@@ -218,17 +226,30 @@ class ArgparseJudge:
             shadows.set(parser, attribute, replacement)
 
     def _given(
-        self, taken: list[tuple[_Level, argparse.Action, list[str], Any]], namespace: Any
+        self,
+        taken: list[tuple[_Level, argparse.Action, list[str], Any]],
+        namespace: Any,
+        path: Sequence[str],
     ) -> list[GivenValue]:
         """What each action the command line reached received, in the argument object's terms."""
-        by_action: dict[int, list[tuple[_Level, argparse.Action, list[str], Any]]] = {}
+        # One action object may serve several parsers (``parents=``): its occurrences are counted
+        # per parser, as each parser's namespace holds them.
+        by_action: dict[tuple[int, int], list[tuple[_Level, argparse.Action, list[str], Any]]] = {}
         for item in taken:
-            by_action.setdefault(id(item[1]), []).append(item)
+            by_action.setdefault((id(item[0]), id(item[1])), []).append(item)
+        deeper = [level for level in self.levels.values() if level.path]
         given: list[GivenValue] = []
         for occurrences in by_action.values():
             level, action, _, _ = occurrences[0]
             name = level.names.get(id(action))
             if name is None or isinstance(action, argparse._HelpAction | argparse._VersionAction):
+                continue
+            if any(
+                len(other.path) > len(level.path)
+                and other.path == tuple(path[: len(other.path)])
+                and action.dest in other.sets
+                for other in deeper
+            ):
                 continue
             value, bare = _value(action, occurrences, namespace)
             if value is _NOT_GIVEN:
