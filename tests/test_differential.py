@@ -336,6 +336,30 @@ def versioned_click() -> Any:
     return command
 
 
+def unexposed_click() -> Any:
+    """Options kept out of the command's parameters, handled by their callbacks (Flask's --app)."""
+    import click
+
+    def remember(context: Any, parameter: Any, value: Any) -> Any:
+        context.meta[parameter.name] = value
+        return value
+
+    @click.group()
+    @click.option("-A", "--app", expose_value=False, callback=remember)
+    @click.option("-e", "--env-file", expose_value=False)
+    @click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=remember)
+    def group() -> None:
+        """A group whose options reach the program through callbacks."""
+
+    @group.command()
+    @click.option("--port", type=int)
+    @click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=remember)
+    def serve(**_: Any) -> None:
+        """A command of the group."""
+
+    return group
+
+
 @cache
 def fixture_app(name: str) -> App:
     """The fixture application ``name``: click, typer or argparse."""
@@ -939,6 +963,40 @@ def assert_balanced(verdicts: Counter[str], examples: int) -> None:
 )
 def test_binder_verdict_equals_the_framework_parser(name: str, examples: int) -> None:
     assert_balanced(run_differential(fixture_app(name), examples=examples), examples)
+
+
+UNEXPOSED_PINNED = (
+    ("--app", "x", "serve"),
+    ("-Ax", "-v", "serve", "--port", "1"),
+    ("--env-file=y", "serve", "-q"),
+    ("-v", "serve"),
+    ("serve",),
+)
+
+
+@pytest.mark.parametrize("argv", UNEXPOSED_PINNED, ids=" ".join)
+def test_the_check_gives_an_unexposed_option_its_value(argv: tuple[str, ...]) -> None:
+    # An option kept out of ctx.params is still one an agent gives: the real-parser check reports
+    # the value its callback receives, as the model's argument object holds it.
+    command = unexposed_click()
+    app = App(
+        "unexposed",
+        "notes",
+        Tree.model_validate(extract_click(command, "notes")),
+        lambda argv: click_parse(command, from_os(argv)),
+        click_values,
+        judge=ClickJudge(command, "notes").judge,
+    )
+    accepted, message = disagreement(app, argv)
+    assert accepted
+    assert message is None, message
+    # ... which is what the callbacks received (the context's meta is shared along the chain).
+    received = click_parse(command, from_os(argv)).levels[0].meta
+    assert app.judge is not None
+    given = {value.name: value.value for value in app.judge(argv).given}
+    assert {k: given[k] for k in given.keys() & received.keys()} == {
+        name: value for name, value in received.items() if value not in (None, False)
+    }
 
 
 # -- pinned command lines --------------------------------------------------------------------------

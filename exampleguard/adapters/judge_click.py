@@ -253,6 +253,8 @@ class _Parse:
         self.names = _NO_NAMES
         self.words: list[str] = []
         """The words the current level parses."""
+        self.unexposed: dict[tuple[int, int], Any] = {}
+        """The values of parameters kept out of ``ctx.params``, by context and parameter."""
 
     def begin(self, command: Any, names: _Names) -> None:
         self.command = command
@@ -286,7 +288,10 @@ class _Parse:
                     continue
                 # The framework's own member, compared by identity from now on.
                 commandline = batch.commandline = source
-            value = values.get(key)
+            if getattr(param, "expose_value", True):
+                value = values.get(key)
+            else:
+                value = self.unexposed.get((id(context), id(param)))
             if value is None or value == ():
                 continue
             if sharers is not None and not _owns_shared_value(param, sharers, value, self.words):
@@ -497,11 +502,18 @@ class _Batch:
         for param in exposed:
             by_key.setdefault(param.name, []).append(param)
         plan: list[_Collected] = []
-        for param in exposed:
+        for param in params:
             name = names.of(param, context)
-            if name is not None:
-                sharers = by_key[param.name]
-                plan.append((param, param.name, name, sharers if len(sharers) > 1 else None))
+            if name is None:
+                continue
+            if not getattr(param, "expose_value", True):
+                # Its value reaches the program through its callback alone (Flask's --app),
+                # which noted it; a key another parameter also has names no value of its own.
+                if not _eager_flag(param) and param.name not in by_key:
+                    plan.append((param, param.name, name, None))
+                continue
+            sharers = by_key[param.name]
+            plan.append((param, param.name, name, sharers if len(sharers) > 1 else None))
         # The list is kept with its plan, so its identity is not reused within the batch.
         self._plans[id(params)] = (params, names, plan)
         return plan
@@ -655,7 +667,7 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
             # The application set the method on the object itself: replaced there too.
             replacement = batch.replacement(attribute, _unbound(own[attribute]))
             shadows.set(param, attribute, functools.partial(replacement, param))
-    eager_flag = bool(getattr(param, "is_eager", False)) and bool(getattr(param, "is_flag", False))
+    eager_flag = _eager_flag(param)
     if eager_flag or getattr(param, "_flag_needs_value", False):
         # Only an eager flag, or an option whose value may be left out (the parser then hands
         # it a marker), has something to note as its value is consumed.
@@ -664,13 +676,16 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
         replacement = batch.replacement("consume_value", consume)
         shadows.set(param, "consume_value", functools.partial(replacement, param))
     callback = getattr(param, "callback", None)
-    if callback is not None and not _is_switch(param):
+    noted = not getattr(param, "expose_value", True) and not eager_flag
+    if not _is_switch(param) and (callback is not None or noted):
         # A value-taking parameter's callback is application code checking the value (SPEC 4).
-        shadows.set(param, "callback", None)
-    elif callback is not None:
+        shadows.set(param, "callback", _noting_value(param, None, batch) if noted else None)
+    elif callback is not None or noted:
         # A switch's callback stays: it is how `--help`, `--version` and their like end parsing
         # (Typer's version recipe is a plain flag whose callback exits).
-        shadows.set(param, "callback", _noting_exit(param, callback, batch))
+        if callback is not None:
+            callback = _noting_exit(param, callback, batch)
+        shadows.set(param, "callback", _noting_value(param, callback, batch) if noted else callback)
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is not None:
         if _neutral_descriptor(descriptor):
@@ -726,6 +741,22 @@ def _consuming(original: Callable[..., Any], batch: _Batch) -> Callable[..., Any
 
 def _no_prompt(param: Any, *_: Any, **__: Any) -> Any:
     raise _PromptRequired(param)
+
+
+def _eager_flag(param: Any) -> bool:
+    return bool(getattr(param, "is_eager", False)) and bool(getattr(param, "is_flag", False))
+
+
+def _noting_value(
+    param: Any, callback: Callable[..., Any] | None, batch: _Batch
+) -> Callable[..., Any]:
+    """A callback that notes the value of a parameter kept out of ``ctx.params``, then calls on."""
+
+    def noted(ctx: Any, given: Any, value: Any) -> Any:
+        batch.state.unexposed[(id(ctx), id(param))] = value
+        return value if callback is None else callback(ctx, given, value)
+
+    return noted
 
 
 def _is_switch(param: Any) -> bool:

@@ -123,6 +123,15 @@ def click_differences(tool: EffectiveTool, binding: Binding, contexts: list[Any]
     for depth, context in enumerate(contexts):
         click_params = [p for p in context.command.get_params(context) if p.expose_value]
         level = by_level.get(depth, [])
+        for hidden in context.command.get_params(context):
+            if not hidden.expose_value:
+                # Kept out of ctx.params, its value reaches the program through its callback:
+                # the real-parser check compares what that received.
+                matched.update(
+                    id(occurrence.parameter)
+                    for occurrence, _ in level
+                    if _click_match(occurrence.parameter, hidden)
+                )
         for click_param in click_params:
             sharers = [p for p in click_params if p.name == click_param.name]
             given_sharers = [
