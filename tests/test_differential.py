@@ -360,6 +360,21 @@ def unexposed_click() -> Any:
     return group
 
 
+def same_value_switches() -> Any:
+    """Feature switches of which two store the same value (mkdocs's --dirty and --dirtyreload)."""
+    import click
+
+    @click.command()
+    @click.option("--dirtyreload", "build", flag_value="dirty")
+    @click.option("-d", "--dirty", "build", flag_value="dirty")
+    @click.option("-c", "--clean", "build", flag_value="clean")
+    @click.option("-q", "--quiet", is_flag=True)
+    def command(**_: Any) -> None:
+        """A command with a build switch spelled three ways."""
+
+    return command
+
+
 @cache
 def fixture_app(name: str) -> App:
     """The fixture application ``name``: click, typer or argparse."""
@@ -997,6 +1012,35 @@ def test_the_check_gives_an_unexposed_option_its_value(argv: tuple[str, ...]) ->
     assert {k: given[k] for k in given.keys() & received.keys()} == {
         name: value for name, value in received.items() if value not in (None, False)
     }
+
+
+SAME_VALUE_PINNED = (
+    ("--dirtyreload",),
+    ("--dirty",),
+    ("-d",),
+    ("-qd",),
+    ("-c", "--dirty"),
+    ("--dirty", "--clean"),
+    ("--dirtyreload", "--dirty"),
+)
+
+
+@pytest.mark.parametrize("argv", SAME_VALUE_PINNED, ids=" ".join)
+def test_the_check_tells_switches_that_store_one_value_apart(argv: tuple[str, ...]) -> None:
+    # The stored value names both switches: the real-parser check says which one the command
+    # line gave, as the model does.
+    command = same_value_switches()
+    app = App(
+        "same-value",
+        "notes",
+        Tree.model_validate(extract_click(command, "notes")),
+        lambda argv: click_parse(command, from_os(argv)),
+        click_values,
+        judge=ClickJudge(command, "notes").judge,
+    )
+    accepted, message = disagreement(app, argv)
+    assert accepted
+    assert message is None, message
 
 
 # -- pinned command lines --------------------------------------------------------------------------

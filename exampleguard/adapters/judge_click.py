@@ -577,13 +577,30 @@ def _owns_shared_value(param: Any, sharers: list[Any], value: Any, words: list[s
 
     Click keeps one value per name; for flags (``--upper``/``--lower`` storing ``transform``)
     the value is the flag value of the last one given, and a flag whose own option string is
-    among the level's words was given too (the argument object says what was given).
+    among the level's words was given too (the argument object says what was given). Of flags
+    that store the same value, the one the words spell out was given.
     """
     if all(getattr(p, "is_flag", False) for p in sharers):
+
+        def spelled(flag: Any) -> bool:
+            options = {*getattr(flag, "opts", ()), *getattr(flag, "secondary_opts", ())}
+            if any(word in options for word in words):
+                return True
+            # A short flag in a bundle (`-dq`); a letter of an attached value may pass for one,
+            # which at worst counts both flags, as the value alone would.
+            shorts = {o[1] for o in options if len(o) == 2 and o[0] != o[1]}
+            return any(
+                len(word) > 2 and word[0] != word[1] and shorts & set(word[1:]) for word in words
+            )
+
         if getattr(param, "flag_value", None) == value:
-            return True
-        options = {*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())}
-        return any(word in options for word in words)
+            # Two flags storing the same value (mkdocs's --dirty and --dirtyreload): the value
+            # does not say which was given, the words do where they spell one out.
+            rivals = [
+                p for p in sharers if p is not param and getattr(p, "flag_value", None) == value
+            ]
+            return not rivals or spelled(param) or not any(spelled(p) for p in rivals)
+        return spelled(param)
     return param is sharers[-1]
 
 
