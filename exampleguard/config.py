@@ -9,7 +9,7 @@ against the directory of the file that holds them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -43,6 +43,24 @@ ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9
 Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 CodeKind = Literal["fenced", "indented", "inline"]
+
+
+def _inside_project(pattern: str) -> str:
+    # Every documentation file is shown, cached and excepted by its path under the
+    # configuration's folder: a glob that leaves it names files of some other project.
+    parts = PurePosixPath(pattern).parts
+    if pattern.startswith("/"):
+        raise ValueError(
+            f"{pattern!r} is an absolute path; docs globs are relative to the configuration file"
+        )
+    if ".." in parts:
+        raise ValueError(
+            f"{pattern!r} leaves the configuration's folder; docs globs name files inside it"
+        )
+    return pattern
+
+
+DocGlob = Annotated[NonEmpty, AfterValidator(_inside_project)]
 
 
 def _guarantee_names() -> list[str]:
@@ -110,7 +128,7 @@ class Settings(StrictModel):
     tree_timeout: Seconds = 60.0
     tree_isolation: Literal["auto", "guard"] = "auto"
     pytest: bool = False
-    docs: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_DOCS))
+    docs: list[DocGlob] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))
     help_examples: bool = True
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)

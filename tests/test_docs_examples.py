@@ -9,7 +9,11 @@ descriptions installed CLIs ship in their ``METADATA`` and plant errors at known
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from email.message import Message
@@ -526,6 +530,75 @@ def test_a_bad_docs_setting_is_a_config_error(tmp_path: Path) -> None:
     assert "docs_code" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        ("/etc/*", "is an absolute path"),
+        ("../../**/*.md", "leaves the configuration's folder"),
+        ("docs/../../README.md", "leaves the configuration's folder"),
+    ],
+)
+def test_a_docs_glob_outside_the_project_is_a_config_error(
+    tmp_path: Path, pattern: str, reason: str
+) -> None:
+    docs_project(tmp_path, README, docs=["README.md", pattern])
+    result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "config-invalid" in result.stderr
+    assert f"docs[1]: value error, {pattern!r} {reason}" in result.stderr
+
+
+def test_a_folder_the_user_cannot_enter_is_passed_over(tmp_path: Path) -> None:
+    """A data volume of another user (a container's) inside the project: the default globs walk
+    every folder (`**/SKILL.md`), and one that cannot be looked into holds no docs of ours."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    if os.geteuid() == 0:
+        # Root enters every folder: the run is made as an unprivileged user.
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("needs setpriv to run as an unprivileged user")
+        root = Path(tempfile.mkdtemp(prefix="eg-unenterable-"))
+        cache = root / "cache"
+        cache.mkdir()
+        project = root / "project"
+        project.mkdir()
+        docs_project(project, "```sh\nnotes add x\n```\n")
+        for path in (root, *root.rglob("*")):
+            path.chmod(0o777 if path.is_dir() else 0o644)
+        env.update(HOME=str(cache), XDG_CACHE_HOME=str(cache))
+        prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    else:
+        root = tmp_path
+        project = docs_project(tmp_path, "```sh\nnotes add x\n```\n")
+        prefix = []
+    volume = project / "postgres-data" / "base"
+    volume.mkdir(parents=True)
+    (volume / "SKILL.md").write_text("```sh\nnotes bogus\n```\n", encoding="utf-8")
+    (project / "postgres-data").chmod(0o700 if prefix else 0o000)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPOSITORY), env.get("PYTHONPATH", "")])
+    try:
+        result = subprocess.run(
+            [*prefix, sys.executable, "-m", "exampleguard", "validate", "--format", "json"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        (project / "postgres-data").chmod(0o700)
+        if prefix:
+            shutil.rmtree(root)
+    assert "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    assert [e["address"] for e in report["examples"] if e["source"] == "markdown"] == [
+        "README.md:2"
+    ]
+
+
 # -- real Markdown of installed third-party CLIs ---------------------------------------------------
 
 
@@ -769,6 +842,15 @@ def test_the_prefilter_never_drops_an_example(parts: list[str], code: tuple[str,
     found = markdown_examples(text, "README.md", "notes", code)
     if not _may_hold_examples(text, "notes", code):
         assert found == []
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_the_prefilter_keeps_a_fence_whatever_ends_its_lines(newline: str) -> None:
+    # CommonMark ends a line at a lone carriage return too (files saved on classic Mac OS).
+    text = newline.join(["# Notes", "```sh", "notes bogus", "```", ""])
+    assert _may_hold_examples(text, "notes", ("fenced",))
+    (record,) = markdown_examples(text, "README.md", "notes")
+    assert (record.text, record.address) == ("notes bogus", "README.md:3")
 
 
 def test_prose_that_names_the_program_before_any_fence_is_not_parsed() -> None:

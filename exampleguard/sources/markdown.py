@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterator, Sequence
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -140,8 +141,9 @@ def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
     fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
     if not fences:
         return False
-    opener_end = text.find("\n", min(fences))
-    return opener_end >= 0 and text.find(program, opener_end) >= 0
+    # CommonMark ends a line at a line feed or at a lone carriage return (old Mac files).
+    ends = [at for at in (text.find("\n", min(fences)), text.find("\r", min(fences))) if at >= 0]
+    return bool(ends) and text.find(program, min(ends)) >= 0
 
 
 def doc_files(root: Path, patterns: Sequence[str]) -> list[Path]:
@@ -178,9 +180,9 @@ def _expand(directory: Path, parts: list[str]) -> Iterator[Path]:
     if not _magic(head):
         child = directory / head
         if rest:
-            if child.is_dir():
+            if _is(child, stat.S_ISDIR):
                 yield from _expand(child, rest)
-        elif child.is_file():
+        elif _is(child, stat.S_ISREG):
             yield child
         return
     for entry in _entries(directory):
@@ -209,9 +211,21 @@ def _subdirectories(directory: Path) -> Iterator[Path]:
         if not entry.is_dir(follow_symlinks=False):
             continue
         path = Path(entry.path)
-        if (path / "pyvenv.cfg").exists():
+        if _is(path / "pyvenv.cfg", stat.S_ISREG):
             continue
         yield path
+
+
+def _is(path: Path, kind: Callable[[int], bool]) -> bool:
+    """Whether ``path`` is of ``kind``; false also when it cannot be looked at.
+
+    A folder the user may not enter (a container's data volume, owned by another user) holds
+    none of the project's docs: it is passed over, as the listing of such a folder is.
+    """
+    try:
+        return kind(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 _PARSERS: dict[bool, MarkdownIt] = {}
