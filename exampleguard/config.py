@@ -91,7 +91,8 @@ GuaranteeName = Annotated[
 class DryRunSettings(StrictModel):
     """``[tool.exampleguard.dryrun]``: how eligible examples are executed."""
 
-    executable: list[NonEmpty] | NonEmpty | None = None
+    # An empty argv prefix would leave nothing to run.
+    executable: Annotated[list[NonEmpty], Field(min_length=1)] | NonEmpty | None = None
     timeout: Seconds = 30.0
     jobs: PositiveInt | None = None
     isolation: Literal["auto", "namespace", "unshare", "env"] = "auto"

@@ -105,10 +105,14 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
     # Symlinks are kept: a virtualenv's python is a symlink, and following it would run the base
     # interpreter without the virtualenv's packages.
     resolved = os.path.abspath(config.root / head) if os.sep in head else shutil.which(head)  # noqa: PTH100 - resolve() would follow the symlink
-    if resolved is None or not Path(resolved).exists():
+    # A folder or a file without execute permission cannot be started either (which() checks
+    # both for a bare name; a path is checked here).
+    if resolved is None or not (Path(resolved).is_file() and os.access(resolved, os.X_OK)):
+        exists = resolved is not None and Path(resolved).exists()
+        problem = "is not an executable file" if exists else "cannot be found"
         raise DryRunError(
             EXECUTABLE_MISSING.diagnostic(
-                message=f"the dry-run executable '{head}' cannot be found",
+                message=f"the dry-run executable '{head}' {problem}",
                 hint="Fix `executable` in [tool.exampleguard.dryrun].",
                 location=config.location("dryrun", "executable"),
             )

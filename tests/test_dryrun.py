@@ -600,6 +600,8 @@ def test_a_credential_like_pass_env_is_refused_before_anything_runs(gate: Path, 
         pytest.param(["/nonexistent/bin/prev"], id="absolute"),
         pytest.param(["bin/prev-missing", "--quiet"], id="relative-to-the-config"),
         pytest.param(None, id="program-not-on-path"),
+        pytest.param(["/"], id="a-folder"),
+        pytest.param(["./exampleguard.toml"], id="a-file-that-is-not-executable"),
     ],
 )
 def test_a_missing_executable_exits_2_before_anything_runs(
@@ -612,6 +614,19 @@ def test_a_missing_executable_exits_2_before_anything_runs(
     assert result.returncode == 2, result.explain()
     assert "executable-missing" in result.stderr
     assert "exampleguard.toml" in result.stderr
+    assert result.stdout == ""
+    assert markers(gate) == set()
+
+
+def test_an_empty_executable_is_a_configuration_error(gate: Path) -> None:
+    reconfigure(gate, isolation="env", executable=[])
+
+    result = dryrun(gate)
+
+    assert "Traceback" not in result.stderr, result.explain()
+    assert result.returncode == 2, result.explain()
+    assert "config-invalid" in result.stderr
+    assert "dryrun.executable: list should have at least 1 item" in result.stderr
     assert result.stdout == ""
     assert markers(gate) == set()
 
