@@ -274,3 +274,33 @@ def test_merging_incomplete_shards_is_exit_2(
     assert result.returncode == 2
     assert result.stdout == ""
     assert fragment in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("claimed", "fragment"),
+    [
+        pytest.param(
+            {"index": 1, "total": 10**30},
+            f"shard(s) [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...] ({10**30 - 1} in all) of {10**30} "
+            "are missing",
+            id="an absurd shard count",
+        ),
+        pytest.param({"index": 5, "total": 2}, "shard(s) [5] of 2 cannot exist", id="beyond"),
+    ],
+)
+def test_a_hand_edited_shard_claim_is_exit_2_at_once(
+    project: Path,
+    shards: dict[int, list[Any]],
+    tmp_path: Path,
+    claimed: dict[str, int],
+    fragment: str,
+) -> None:
+    report = json.loads(Path(shards[2][0][2]).read_text(encoding="utf-8"))
+    report["shard"] = claimed
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(report), encoding="utf-8")
+    # Listing the missing shards one by one would never end.
+    result = run_cli(["report", "merge", str(edited)], cwd=project, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert fragment in result.stderr

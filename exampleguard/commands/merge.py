@@ -36,7 +36,11 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
         problems.append(f"the reports come from different shard counts: {sorted(totals)}")
     elif totals:
         (total,) = totals
-        missing = sorted(set(range(1, total + 1)) - {index for index, _ in shards})
+        given = {index for index, _ in shards}
+        beyond = sorted(index for index in given if index > total)
+        if beyond:
+            problems.append(f"shard(s) {beyond} of {total} cannot exist")
+        missing = _missing(given, total)
         if missing:
             problems.append(f"shard(s) {missing} of {total} are missing")
     if len(shards) != len([r for r in reports if r.shard is not None]):
@@ -62,3 +66,26 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
             return ValidateOutcome(unusable=[error.diagnostic])
         drift = compare_counts(committed, counts, config.display(config.counts_path))
     return ValidateOutcome(merge_report(reports, counts=counts, extra_diagnostics=drift))
+
+
+_SHOWN = 10
+
+
+def _missing(given: set[int], total: int) -> str:
+    """The shards of ``1..total`` not in ``given``, the first few listed (``""``: none).
+
+    ``total`` comes from the reports: a hand-edited one may claim billions of shards, which must
+    cost neither time nor memory to describe.
+    """
+    count = total - len({index for index in given if 1 <= index <= total})
+    if count == 0:
+        return ""
+    first: list[int] = []
+    index = 1
+    while len(first) < min(count, _SHOWN):
+        if index not in given:
+            first.append(index)
+        index += 1
+    if count <= _SHOWN:
+        return str(first)
+    return f"[{', '.join(map(str, first))}, ...] ({count} in all)"
