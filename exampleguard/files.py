@@ -10,14 +10,20 @@ inode, and locking the directory needs no lock file left behind in the user's re
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import signal
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["locked", "write_atomically", "write_through"]
+__all__ = ["NotARegularFileError", "locked", "write_atomically", "write_through"]
+
+
+class NotARegularFileError(OSError):
+    """The path to replace exists and is neither a regular file nor a folder."""
 
 
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:
@@ -28,9 +34,17 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        mode = path.stat().st_mode & 0o7777
+        status = path.stat()
     except FileNotFoundError:
         mode = 0o644
+    else:
+        if not stat.S_ISREG(status.st_mode):
+            # The rename would put a file where a FIFO, a device or a link to one was (a counts
+            # path of /dev/full would destroy the device node): a path that is no file is kept.
+            if stat.S_ISDIR(status.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            raise NotARegularFileError(errno.EINVAL, "Not a regular file", str(path))
+        mode = status.st_mode & 0o7777
     temporary: str | None = None
     # Ctrl-C and SIGTERM raise in the main thread at any bytecode: one arriving after mkstemp
     # created the file but before the cleanup below covers it would leave the temporary behind

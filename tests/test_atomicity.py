@@ -380,6 +380,45 @@ def test_counts_write_failing_before_the_rename_leaves_the_old_file(
     assert tree_of(root) == before
 
 
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        pytest.param("fifo", "Not a regular file", id="a-fifo"),
+        pytest.param("device", "Not a regular file", id="a-link-to-a-device"),
+        pytest.param("folder", "Is a directory", id="a-link-to-a-folder"),
+    ],
+)
+def test_counts_write_never_replaces_what_is_not_a_file(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+    message: str,
+) -> None:
+    # Replacing the path by rename would destroy it: a counts path of /dev/full once turned
+    # the device node into a regular file.
+    root = tmp_path / "project"
+    sample_project(root)
+    counts = root / "exampleguard-counts.json"
+    counts.unlink()
+    if kind == "fifo":
+        os.mkfifo(counts)
+    elif kind == "device":
+        counts.symlink_to(os.devnull)
+    else:
+        (root / "elsewhere").mkdir()
+        counts.symlink_to("elsewhere")
+    before = os.lstat(counts)
+    monkeypatch.chdir(root)
+    assert main(["counts", "--write"]) == 2
+    err = capsys.readouterr().err
+    assert f"file-unreadable cannot write exampleguard-counts.json: {message}" in err
+    assert "Traceback" not in err
+    after = os.lstat(counts)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert [p.name for p in root.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def _enter_project_with_a_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, dict[str, bytes | None]]:
