@@ -202,8 +202,8 @@ def read_text(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> s
     try:
         # Checked before opening: opening a FIFO would wait for a writer forever.
         if not stat.S_ISREG(path.stat().st_mode):
-            kind = "a directory" if path.is_dir() else "not a regular file"
-            raise SourceError(_unreadable(display, f"is {kind}, not a file"))
+            problem = "is a directory, not a file" if path.is_dir() else "is not a regular file"
+            raise SourceError(_unreadable(display, problem))
         with path.open("rb") as handle:
             raw = handle.read(max_bytes + 1)
     except FileNotFoundError:

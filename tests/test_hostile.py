@@ -779,7 +779,7 @@ CASES = [
         2,
         "file-unreadable",
         {"catalog.json": Fifo()},
-        message="catalog.json",
+        message="catalog.json is not a regular file\n",
         timeout=10,
     ),
     Case(
@@ -795,7 +795,7 @@ CASES = [
         2,
         "file-unreadable",
         {"exampleguard-counts.json": Symlink("/dev/zero")},
-        message="exampleguard-counts.json is not a regular file",
+        message="exampleguard-counts.json is not a regular file\n",
     ),
     # -- tree modules that misbehave while imported ---------------------------------------------
     Case(
