@@ -231,6 +231,27 @@ def test_fix_refuses_and_leaves_the_bytes_alone(
     assert catalog.read_bytes() == before
 
 
+def test_fix_keeps_a_symlinked_catalog_and_the_file_it_points_to(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    row = FIXES[0].values[0]
+    assert isinstance(row, Row)
+    catalog = _project(here, row)
+    shared = here / "shared"
+    shared.mkdir()
+    target = shared / catalog.name
+    catalog.rename(target)
+    catalog.symlink_to(target.relative_to(here))
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert main(["validate", "--fix", "--format", "concise"]) == 2
+    err = capsys.readouterr().err
+    assert f"{catalog.name} is a symlink; refusing to replace it" in err
+    assert "Traceback" not in err
+    assert catalog.is_symlink()
+    assert target.read_bytes() == before
+
+
 def test_two_fixes_in_one_example_and_the_counts_when_only_they_drift(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -146,6 +146,15 @@ def _write_catalog(plan: FixPlan) -> Diagnostic | None:
     document = plan.document
     path = document.path
     shown = document.display
+    if path.is_symlink():
+        # The rename would put the fixed text in place of the link and leave the file it points
+        # to unfixed; reviewer records are refused the same way.
+        return FILE_UNREADABLE.diagnostic(
+            f"{shown} is a symlink; refusing to replace it",
+            hint="Run `exampleguard validate --fix` on the file it points to, or apply "
+            "`exampleguard validate --diff` by hand.",
+            location=Location(shown),
+        )
     try:
         with locked(path.parent):
             raw = path.read_bytes().decode("utf-8")
