@@ -19,11 +19,25 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["NotARegularFileError", "locked", "write_atomically", "write_through"]
+__all__ = ["NotARegularFileError", "locked", "read_regular", "write_atomically", "write_through"]
 
 
 class NotARegularFileError(OSError):
     """The path to replace exists and is neither a regular file nor a folder."""
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of the regular file ``path``; ``OSError`` when it is missing or not a file.
+
+    For files only exampleguard writes (cache entries, by :func:`write_atomically`): anything
+    else found there is refused without blocking (opening a FIFO would wait for a writer
+    forever; a link to ``/dev/zero`` never ends).
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return stream.read()
 
 
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from exampleguard import __version__
-from exampleguard.files import write_atomically
+from exampleguard.files import read_regular, write_atomically
 
 __all__ = ["CACHE_FORMAT", "TreeCache", "cache_directory"]
 
@@ -76,8 +76,7 @@ class TreeCache:
     ) -> tuple[str, list[Any]] | None:
         """The cached tree text and verdict records for these questions, if still true."""
         try:
-            with self._entry_path(identity).open("rb") as stream:
-                entry = json.loads(stream.read())
+            entry = json.loads(read_regular(self._entry_path(identity)))
         except (OSError, ValueError):
             return None
         if not _current(entry, _full_identity(identity), _digest_json(request)):

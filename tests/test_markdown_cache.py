@@ -135,6 +135,26 @@ def test_an_unreadable_or_foreign_entry_is_ignored_and_replaced(
     assert validate(project, cache)[:2] == first[:2]
 
 
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-zero"])
+def test_an_entry_that_is_not_a_file_is_ignored_without_blocking(
+    project: Path, tmp_path: Path, kind: str
+) -> None:
+    # Opening a FIFO for reading waits for a writer forever; /dev/zero never ends. Either in
+    # the cache must cost the run nothing but the parse.
+    cache = tmp_path / "cache"
+    first = validate(project, cache)
+    [entry] = entries(cache)
+    entry.unlink()
+    if kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to(os.devnull.replace("null", "zero"))
+    again = validate(project, cache)
+    assert again[:2] == first[:2]
+    assert again[2] is True
+    assert entry.is_fifo() if kind == "fifo" else entry.is_symlink()
+
+
 def test_a_cache_directory_that_cannot_be_written_changes_nothing(
     project: Path, tmp_path: Path
 ) -> None:

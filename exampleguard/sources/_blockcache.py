@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from exampleguard import __version__
-from exampleguard.files import write_atomically
+from exampleguard.files import read_regular, write_atomically
 
 __all__ = ["Block", "BlockCache"]
 
@@ -51,8 +51,7 @@ class BlockCache:
     def lookup(self, path: Path, text: str) -> list[Block] | None:
         """The blocks of ``path`` when its cached entry is for ``text`` and this parser."""
         try:
-            with self._entry(path).open("rb") as stream:
-                entry = json.loads(stream.read())
+            entry = json.loads(read_regular(self._entry(path)))
         except (OSError, ValueError):
             return None
         if not isinstance(entry, dict) or entry.get("key") != self._key(text):
