@@ -258,8 +258,9 @@ def _has_tool_table(pyproject: Path) -> bool:
 
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        # A broken pyproject.toml is reported when it is the one in use, not while searching.
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        # A broken pyproject.toml is reported when it is the one in use, not while searching
+        # (tomllib recurses once per nested array or inline table).
         return "[tool.exampleguard" in _safe_read(pyproject)
     tool = data.get("tool")
     return isinstance(tool, dict) and "exampleguard" in tool

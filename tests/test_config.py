@@ -151,6 +151,22 @@ def test_a_broken_pyproject_with_the_table_is_reported_not_skipped(tmp_path: Pat
     assert "not valid TOML" in result.stderr
 
 
+@pytest.mark.parametrize("table", [False, True], ids=["without-the-table", "with-the-table"])
+def test_a_pyproject_nested_too_deeply_met_while_searching(tmp_path: Path, table: bool) -> None:
+    # tomllib recurses once per nested array: a deep one raised RecursionError in the search.
+    deep = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+    head = "[tool.exampleguard]\ncatalog = 1\n" if table else '[project]\nname = "x"\n'
+    write(tmp_path, {"exampleguard.toml": STANDALONE, "pkg/pyproject.toml": head + deep})
+    if table:
+        result = run_cli(["validate"], cwd=tmp_path / "pkg")
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 2
+        assert "pyproject.toml" in result.stderr
+        assert "nested too deeply" in result.stderr
+    else:
+        assert find_config(tmp_path / "pkg") == tmp_path / "exampleguard.toml"
+
+
 # -- relative paths ------------------------------------------------------------------------------
 
 
