@@ -142,6 +142,10 @@ class Parameter(StrictRecord):
     """Where the framework stores the value, recorded only when other parameters of the command
     store into it too (Click's ``--upper``/``--lower`` both setting ``transform``, argparse's
     shared ``dest``): each keeps a ``name`` of its own, and giving one overwrites the others."""
+    flag_value: Flag | None = None
+    """The boolean a switch stores when given, recorded only where it is not "not its default"
+    (Click's ``--reload`` with ``default=True, flag_value=True``, argparse's ``store_const``
+    of ``False``); absent, a switch stores ``True``, or ``False`` for a default of ``True``."""
     case_sensitive: Flag = True
     min: Number | None = None
     max: Number | None = None
@@ -168,6 +172,12 @@ class Parameter(StrictRecord):
             raise ValueError("a list of types needs one type per value (nargs)")
         if self.item_choices is not None and len(self.item_choices) != self.values_per_occurrence:
             raise ValueError("item_choices needs one entry (or null) per value (nargs)")
+        if self.flag_value is not None and (
+            not self.is_flag or self.count or self.negation_flags or self.type != "boolean"
+        ):
+            raise ValueError(
+                "flag_value applies to a boolean switch without negation_flags or count"
+            )
         if self.confirmation and not (self.prompt and self.is_flag):
             raise ValueError("confirmation is a flag that prompts (prompt = true, no value)")
         return self

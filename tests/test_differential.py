@@ -375,6 +375,31 @@ def same_value_switches() -> Any:
     return command
 
 
+def stored_value_click() -> Any:
+    """Switches that store a boolean other than "not their default" (mkdocs's --livereload)."""
+    import click
+
+    @click.command()
+    @click.option("--no-reload", "reload", flag_value=False)
+    @click.option("--reload", "reload", flag_value=True, default=True)
+    @click.option("-x", "--no-cache", "cache", is_flag=True, flag_value=False, default=True)
+    @click.option("-q", "--quiet", is_flag=True)
+    def command(**_: Any) -> None:
+        """A command whose switches store what they say, not the opposite of a default."""
+
+    return command
+
+
+def stored_value_parser() -> argparse.ArgumentParser:
+    """store_const of False and store_true over a default of True, next to plain switches."""
+    parser = argparse.ArgumentParser(prog="notes")
+    parser.add_argument("--no-color", dest="color", action="store_const", const=False)
+    parser.add_argument("--strict", action="store_true", default=True)
+    parser.add_argument("-k", "--keep", action="store_false")
+    parser.add_argument("-q", "--quiet", action="store_true")
+    return parser
+
+
 @cache
 def fixture_app(name: str) -> App:
     """The fixture application ``name``: click, typer or argparse."""
@@ -1038,6 +1063,56 @@ def test_the_check_tells_switches_that_store_one_value_apart(argv: tuple[str, ..
         click_values,
         judge=ClickJudge(command, "notes").judge,
     )
+    accepted, message = disagreement(app, argv)
+    assert accepted
+    assert message is None, message
+
+
+STORED_VALUE_PINNED = {
+    "click": (
+        ("--no-reload",),
+        ("--reload",),
+        ("--reload", "--no-reload"),
+        ("-x",),
+        ("-qx",),
+        ("--no-cache", "-q"),
+    ),
+    "argparse": (
+        ("--no-color",),
+        ("--strict",),
+        ("-k",),
+        ("-qk",),
+        ("--no-color", "--strict", "--keep", "--quiet"),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("framework", "argv"),
+    [(name, argv) for name, argvs_ in STORED_VALUE_PINNED.items() for argv in argvs_],
+    ids=[
+        f"{name}: {' '.join(argv)}"
+        for name, argvs_ in STORED_VALUE_PINNED.items()
+        for argv in argvs_
+    ],
+)
+def test_a_snapshot_gives_a_switch_the_value_it_stores(
+    framework: str, argv: tuple[str, ...]
+) -> None:
+    # The snapshot's model binds alone: a switch that stores False (or True over a default of
+    # True) must reach the argument object as the framework stores it, not inverted.
+    if framework == "click":
+        command = stored_value_click()
+        app = App(
+            "stored-value",
+            "notes",
+            Tree.model_validate(extract_click(command, "notes")),
+            lambda argv: click_parse(command, from_os(argv)),
+            click_values,
+            judge=ClickJudge(command, "notes").judge,
+        )
+    else:
+        app = argparse_app_under_test("stored-value", stored_value_parser())
     accepted, message = disagreement(app, argv)
     assert accepted
     assert message is None, message

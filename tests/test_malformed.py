@@ -241,6 +241,11 @@ CASES = [
         catalog('"dialect": "click"', '"dialect": "bash"'),
         (At("catalog.json", '"bash"'), "dialect"),
     ),
+    Case(
+        "catalog-flag-value-on-an-option-with-a-value",
+        catalog('"nargs": -1}', '"nargs": -1, "flag_value": false}'),
+        ("tools[0].parameters[0]", "flag_value applies to a boolean switch"),
+    ),
     # -- the catalog: unknown keys ------------------------------------------------------------
     Case(
         "catalog-unknown-top-level-key",

@@ -17,10 +17,21 @@ __all__ = [
     "first_line",
     "group_aliases",
     "paced_collection",
+    "switch_stores",
 ]
 
 _Command = TypeVar("_Command")
 _Item = TypeVar("_Item")
+
+
+def switch_stores(default: Any) -> bool:
+    """What a lone boolean switch stores when given, by the model's rule: "not its default".
+
+    That is ``False`` for a default of ``True`` (argparse's ``store_false``) and ``True`` for
+    everything else. A switch that stores otherwise has its ``flag_value`` recorded in the tree;
+    the binder applies this rule wherever none is.
+    """
+    return not default if isinstance(default, bool) else True
 
 
 def first_line(text: Any) -> str | None:

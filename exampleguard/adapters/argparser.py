@@ -16,7 +16,12 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
+from exampleguard.adapters._common import (
+    claim_unique_name,
+    first_line,
+    group_aliases,
+    switch_stores,
+)
 from exampleguard.adapters._helptext import help_examples, place_in_source
 
 __all__ = ["action_names", "extract_argparse", "resolve_parser"]
@@ -259,6 +264,12 @@ def _parameter(action: argparse.Action, name: str, shared: frozenset[str]) -> di
     default = _json_value(action.default)
     if default is not None and kind != "eager":
         record["default"] = default
+    if kind == "flag" and not record.get("negation_flags"):
+        stored = getattr(action, "const", None)
+        if isinstance(stored, bool) and stored != switch_stores(record.get("default")):
+            # store_const of False, store_true with a default of True: the model's rule
+            # ("not the default") would give the other boolean.
+            record["flag_value"] = stored
     return record
 
 

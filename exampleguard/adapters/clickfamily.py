@@ -22,7 +22,12 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import claim_unique_name, first_line, group_aliases
+from exampleguard.adapters._common import (
+    claim_unique_name,
+    first_line,
+    group_aliases,
+    switch_stores,
+)
 from exampleguard.adapters._helptext import help_examples, normalise_click_help, place_in_source
 
 __all__ = [
@@ -451,6 +456,12 @@ def _option(param: Any) -> dict[str, Any]:
         # A feature switch's boolean default says whether it is the switch chosen by default,
         # not a value: given, it stores its flag_value, never "not the default".
         record.pop("default", None)
+    if is_flag and not count and not record.get("negation_flags"):
+        stored = getattr(param, "flag_value", None)
+        if isinstance(stored, bool) and stored != switch_stores(record.get("default")):
+            # `--reload` with default=True and flag_value=True (or `--no-reload` storing False
+            # into the same place): the model's rule ("not the default") would invert it.
+            record["flag_value"] = stored
     return record
 
 

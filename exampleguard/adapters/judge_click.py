@@ -294,8 +294,10 @@ class _Parse:
                 value = self.unexposed.get((id(context), id(param)))
             if value is None or value == ():
                 continue
-            if sharers is not None and not _owns_shared_value(param, sharers, value, self.words):
-                continue
+            if sharers is not None:
+                if not _owns_shared_value(param, sharers, value, self.words):
+                    continue
+                value = _own_switch_value(param, value)
             self.given.append(
                 GivenValue(level, name, as_json_value(value), bare=id(param) in self.bare)
             )
@@ -602,6 +604,23 @@ def _owns_shared_value(param: Any, sharers: list[Any], value: Any, words: list[s
             return not rivals or spelled(param) or not any(spelled(p) for p in rivals)
         return spelled(param)
     return param is sharers[-1]
+
+
+def _own_switch_value(param: Any, value: Any) -> Any:
+    """What a given switch sharing its key stores itself, where that is a boolean.
+
+    ``--reload --no-reload``, both storing ``reload``: the program receives the last one's
+    ``False``, and ``--reload`` was given all the same, storing ``True`` (the model's argument
+    object keeps each switch's own value; a later one overwrites it in the program).
+    """
+    own = getattr(param, "flag_value", None)
+    if (
+        getattr(param, "is_flag", False)
+        and isinstance(own, bool)
+        and not getattr(param, "secondary_opts", None)
+    ):
+        return own
+    return value
 
 
 def _signature(param: Any) -> tuple[Any, ...]:

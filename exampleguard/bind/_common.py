@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from exampleguard.adapters._common import switch_stores
 from exampleguard.bind._records import (
     Binding,
     FrameworkRules,
@@ -33,11 +34,13 @@ Table = TypeVar("Table")
 
 
 def _flag_value(parameter: Parameter, negated: bool) -> bool:
-    # A --x/--no-x pair stores True and False. A lone flag stores "not its default", which is
-    # False for argparse's store_false (default True) and True for everything else.
+    # A --x/--no-x pair stores True and False; a lone flag its recorded flag_value, else "not
+    # its default".
     if parameter.negation_flags:
         return not negated
-    return not parameter.default if isinstance(parameter.default, bool) else True
+    if parameter.flag_value is not None:
+        return parameter.flag_value
+    return switch_stores(parameter.default)
 
 
 _RIVAL_MARGIN = 0.1
