@@ -369,6 +369,7 @@ def same_value_switches() -> Any:
     @click.option("-d", "--dirty", "build", flag_value="dirty")
     @click.option("-c", "--clean", "build", flag_value="clean")
     @click.option("-q", "--quiet", is_flag=True)
+    @click.argument("names", nargs=-1)
     def command(**_: Any) -> None:
         """A command with a build switch spelled three ways."""
 
@@ -1047,6 +1048,8 @@ SAME_VALUE_PINNED = (
     ("-c", "--dirty"),
     ("--dirty", "--clean"),
     ("--dirtyreload", "--dirty"),
+    # A word that is no bundle holds the short flag's letter: it spells nothing.
+    ("--dirtyreload", "add"),
 )
 
 

@@ -591,8 +591,13 @@ def _owns_shared_value(param: Any, sharers: list[Any], value: Any, words: list[s
             # A short flag in a bundle (`-dq`); a letter of an attached value may pass for one,
             # which at worst counts both flags, as the value alone would.
             shorts = {o[1] for o in options if len(o) == 2 and o[0] != o[1]}
+            prefixes = {o[0] for o in options if len(o) == 2 and o[0] != o[1]}
             return any(
-                len(word) > 2 and word[0] != word[1] and shorts & set(word[1:]) for word in words
+                len(word) > 2
+                and word[0] in prefixes
+                and word[1] != word[0]
+                and shorts & set(word[1:])
+                for word in words
             )
 
         if getattr(param, "flag_value", None) == value:
