@@ -172,6 +172,11 @@ def _occurrence_schema(parameter: Parameter) -> dict[str, Any]:
     if parameter.is_flag:
         return {"type": "boolean"}
     if isinstance(nargs, int) and nargs > 1:
+        if not isinstance(parameter.type, list) and parameter.item_choices is None:
+            # Every value alike: one item schema, whatever nargs a (hostile) file declares.
+            item = _value_schema(parameter, 0)
+            return {"type": "array", "items": item, "minItems": nargs, "maxItems": nargs}
+        # One type or choice list per value, each written in the file: as many as it holds.
         items = [_value_schema(parameter, i) for i in range(nargs)]
         if all(item == items[0] for item in items):
             return {"type": "array", "items": items[0], "minItems": nargs, "maxItems": nargs}

@@ -24,6 +24,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,7 +36,7 @@ import pytest
 
 from exampleguard.documents import MAX_FILE_BYTES
 from tests.support.cases import collected_cases, workers
-from tests.support.project import REPOSITORY, app_project_files, run_cli
+from tests.support.project import REPOSITORY, _environment, app_project_files, run_cli
 from tests.support.unguarded import UNGUARDED
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -1055,3 +1056,62 @@ def test_huge_inputs_are_refused_quickly(outcomes: dict[str, Future[Outcome]]) -
             outcome = outcomes[name].result()
             assert outcome.returncode is not None
             assert outcome.seconds < 20, f"{name} took {outcome.seconds:.1f} s"
+
+
+ENORMOUS_NARGS = 2**63
+"""A count no command line could fill, small enough to be a plain JSON integer."""
+
+
+@pytest.mark.parametrize("dialect", ["click", "argparse"])
+def test_an_enormous_nargs_costs_no_more_than_the_words_given(tmp_path: Path, dialect: str) -> None:
+    # The binder, the tool schema and argparse's patterns once built one item per declared
+    # value: a hostile catalog's nargs took memory without bound. Run under an address-space
+    # limit a dozen times what a run needs, the examples are judged, and fail, as a run with
+    # nargs = 3 would.
+    catalog = {
+        "format": "exampleguard.catalog/v1",
+        "program": "notes",
+        "dialect": dialect,
+        "tools": [
+            {
+                "id": "notes.pair",
+                "command": ["pair"],
+                "summary": "Pair notes",
+                "parameters": [
+                    {"name": "ids", "positional": True, "nargs": ENORMOUS_NARGS},
+                    {"name": "tag", "flags": ["--tag"], "nargs": ENORMOUS_NARGS},
+                ],
+                "examples": [
+                    {"command": "notes pair 1 2"},
+                    {"command": "notes pair --tag a b"},
+                ],
+            }
+        ],
+    }
+    (tmp_path / "exampleguard.toml").write_text('catalog = "catalog.json"\n', encoding="utf-8")
+    (tmp_path / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    done = subprocess.run(
+        [
+            "prlimit",
+            f"--as={1536 * MIB}",
+            sys.executable,
+            "-m",
+            "exampleguard",
+            "validate",
+            "--format",
+            "json",
+        ],
+        cwd=tmp_path,
+        env=_environment(None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    failed = [example for example in report["examples"] if not example["ok"]]
+    assert len(failed) == 2
+    codes = {d["code"] for example in failed for d in example["diagnostics"]}
+    assert "missing-value" in codes, codes

@@ -133,11 +133,17 @@ def _pattern(parameter: Parameter) -> str:
     elif nargs == _PARSER:
         pattern = "(-*A[-AO]*)"
     else:
-        pattern = "(-*%s-*)" % "-*".join("A" * int(nargs))  # noqa: UP031 - mirrors argparse
+        # argparse's "-*A-*A…-*", one A per value, written as a repetition: the same pattern
+        # without a string as long as any nargs a (hostile) file may declare.
+        pattern = "(-*(?:A-*){%d})" % min(int(nargs), _MOST_WORDS)  # noqa: UP031
     if not parameter.positional:
         pattern = pattern.replace("-*", "").replace("-", "")
     return pattern
 
+
+_MOST_WORDS = 2**31 - 1
+"""More words than any command line holds (within the regular expression engine's repeat
+limit): a count above it is as impossible to fill."""
 
 _Optional = tuple[_Action | None, str, str | None, str | None]
 """What argparse's ``_parse_optional`` finds in a word: the action (``None``: an unknown

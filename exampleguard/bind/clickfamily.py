@@ -552,7 +552,12 @@ def _unpack(pieces: list[Piece], specs: list[int]) -> tuple[list[Any], list[Piec
         if nargs == 1:
             result.append(fetch())
         elif nargs > 1:
-            taken = [fetch() for _ in range(nargs)]
+            # The words there are, and one hole for all that are missing: what the caller looks
+            # at, without a list as long as any nargs a (hostile) file may declare.
+            available = min(nargs, len(words))
+            taken = [fetch() for _ in range(available)]
+            if available < nargs:
+                taken.append(None)
             if star is not None:
                 taken.reverse()
             result.append(taken)
