@@ -12,7 +12,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -268,6 +268,51 @@ def _emit(text: str | Iterable[str], output: Path | None) -> None:
         raise typer.Exit(EXIT_UNUSABLE) from None
 
 
+def _refuse_an_input(
+    output: Path | None,
+    config: Config | None,
+    report: Report | None = None,
+    inputs: Sequence[Path] = (),
+) -> None:
+    """Stop (exit 2, nothing written) where ``output`` is a file the run read.
+
+    The report would replace it: the configuration, the catalog, the counts, a tree snapshot,
+    a disposition, a document or source file an example was read from, a report being merged.
+    """
+    if output is None or not output.is_file():
+        return
+    candidates: list[tuple[Path, str]] = [(path, "a report being merged") for path in inputs]
+    if config is not None:
+        candidates += [
+            (config.source, "the configuration"),
+            (config.catalog_path, "the catalog"),
+            (config.counts_path, "the committed counts"),
+        ]
+        if config.settings.tree is not None:
+            candidates.append((config.root / config.settings.tree, "the tree snapshot"))
+        if config.dispositions_path.is_dir():
+            candidates += [
+                (path, "a disposition record") for path in config.dispositions_path.rglob("*")
+            ]
+    if report is not None:
+        for entry in report.examples:
+            address = entry.address.rsplit(":", 1)[0] if entry.address else ""
+            if address:
+                where = config.cwd / address if config is not None else Path(address)
+                candidates.append((where, "a file examples are read from"))
+    for path, role in dict(reversed(candidates)).items():
+        try:
+            same = output.samefile(path)
+        except OSError:
+            continue
+        if same:
+            _stderr(
+                f"exampleguard: --output {output} would replace {role}; "
+                "write the report to another file"
+            )
+            raise typer.Exit(EXIT_UNUSABLE)
+
+
 def _color(output: Path | None) -> bool:
     if output is not None or os.environ.get("NO_COLOR"):
         return False
@@ -352,6 +397,7 @@ def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:
     for line in outcome.messages:
         _stderr(line)
     if not write:
+        _refuse_an_input(view.output, config)
         _emit(outcome.diff, view.output)
         raise typer.Exit(EXIT_DEFECTS if outcome.diff and not view.exit_zero else EXIT_OK)
     after = outcome.after
@@ -396,11 +442,16 @@ def _finish_report(
     summary: str = _COULD_NOT_EVALUATE,
     *,
     interrupted: bool = False,
+    inputs: Sequence[Path] = (),
 ) -> NoReturn:
-    """End a command whose result is a report: its problems (exit 2), or the report and verdict."""
+    """End a command whose result is a report: its problems (exit 2), or the report and verdict.
+
+    ``inputs``: files the command read besides those of ``config`` and the report's examples.
+    """
     _retain(outcome)
     if outcome.unusable or outcome.report is None:
         _fail_with(outcome.unusable, summary=summary)
+    _refuse_an_input(view.output, config, outcome.report, inputs)
     _emit(_render(outcome.report, view, config), view.output)
     if interrupted:
         _stderr("exampleguard: interrupted; every sandboxed process was stopped")
@@ -971,6 +1022,7 @@ def report_merge(
         _view(output_format, output),
         loaded,
         summary="exampleguard could not merge the reports",
+        inputs=reports,
     )
 
 

@@ -503,6 +503,50 @@ def test_output_that_cannot_be_written_is_a_clear_error(
     assert changes(before, snapshot(project.parent)) == set(), "nothing is created"
 
 
+@pytest.mark.parametrize(
+    ("target", "role"),
+    [
+        pytest.param("catalog.json", "the catalog", id="the-catalog"),
+        pytest.param("exampleguard.toml", "the configuration", id="the-configuration"),
+        pytest.param("exampleguard-counts.json", "the committed counts", id="the-counts"),
+        pytest.param("notes.tree.json", "the tree snapshot", id="the-snapshot"),
+        pytest.param("dispositions/exclusions.toml", "a disposition record", id="a-record"),
+        pytest.param("README.md", "a file examples are read from", id="a-document"),
+        pytest.param("docs/../catalog.json", "the catalog", id="another-spelling"),
+    ],
+)
+def test_output_never_replaces_what_the_run_reads(project: Path, target: str, role: str) -> None:
+    # A report written over the catalog (or any input) loses the file and passes the next run.
+    (project / "README.md").write_text("```sh\nnotes list\n```\n", encoding="utf-8")
+    (project / "docs").mkdir()
+    before = snapshot(project.parent)
+    result = run_cli(["validate", "--format", "json", "--output", target], cwd=project)
+    assert "Traceback" not in result.stderr, result.stderr[-1500:]
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"--output {target} would replace {role}" in result.stderr
+    assert result.stdout == ""
+    assert changes(before, snapshot(project.parent)) == set(), "nothing is written"
+
+
+def test_merge_output_never_replaces_a_report_it_merges(project: Path) -> None:
+    base = _merge_args(project)
+    shard = Path(base[-1])
+    text = shard.read_text(encoding="utf-8")
+    result = run_cli([*base, "--output", str(shard)], cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "would replace a report being merged" in result.stderr
+    assert shard.read_text(encoding="utf-8") == text
+
+
+def test_a_diff_never_replaces_the_catalog_it_fixes(project: Path) -> None:
+    catalog = project / "catalog.json"
+    text = catalog.read_text(encoding="utf-8")
+    result = run_cli(["validate", "--diff", "--output", "catalog.json"], cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "would replace the catalog" in result.stderr
+    assert catalog.read_text(encoding="utf-8") == text
+
+
 @pytest.mark.parametrize("command", ["validate", "report-merge"])
 def test_output_into_a_missing_directory_creates_it(project: Path, command: str) -> None:
     """CI writes reports into folders such as ``reports/`` that a fresh clone does not have."""
