@@ -383,9 +383,19 @@ def test_counts_write_failing_before_the_rename_leaves_the_old_file(
 @pytest.mark.parametrize(
     ("kind", "message"),
     [
-        pytest.param("fifo", "Not a regular file", id="a-fifo"),
-        pytest.param("device", "Not a regular file", id="a-link-to-a-device"),
-        pytest.param("folder", "Is a directory", id="a-link-to-a-folder"),
+        pytest.param(
+            "fifo", "cannot write exampleguard-counts.json: Not a regular file", id="a-fifo"
+        ),
+        pytest.param(
+            "device",
+            "exampleguard-counts.json is a symlink; refusing to replace it",
+            id="a-link-to-a-device",
+        ),
+        pytest.param(
+            "folder",
+            "exampleguard-counts.json is a symlink; refusing to replace it",
+            id="a-link-to-a-folder",
+        ),
     ],
 )
 def test_counts_write_never_replaces_what_is_not_a_file(
@@ -412,11 +422,32 @@ def test_counts_write_never_replaces_what_is_not_a_file(
     monkeypatch.chdir(root)
     assert main(["counts", "--write"]) == 2
     err = capsys.readouterr().err
-    assert f"file-unreadable cannot write exampleguard-counts.json: {message}" in err
+    assert f"file-unreadable {message}" in err
     assert "Traceback" not in err
     after = os.lstat(counts)
     assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
     assert [p.name for p in root.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_counts_write_never_replaces_a_symlink(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The rename would put the counts where the link is: the link would be lost and the file
+    # it points to (the one committed, say) keep the old figures.
+    root = tmp_path / "project"
+    sample_project(root)
+    counts = root / "exampleguard-counts.json"
+    target = root / "counts" / "exampleguard-counts.json"
+    target.parent.mkdir()
+    counts.rename(target)
+    target.write_text("{}\n", encoding="utf-8")
+    counts.symlink_to("counts/exampleguard-counts.json")
+    monkeypatch.chdir(root)
+    assert main(["counts", "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "exampleguard-counts.json is a symlink; refusing to replace it" in err
+    assert counts.is_symlink()
+    assert target.read_text(encoding="utf-8") == "{}\n"
 
 
 def _enter_project_with_a_report(

@@ -178,6 +178,33 @@ def test_init_refuses_when_anything_it_writes_exists(
     assert _files(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        pytest.param("agent-catalog.json", "agent-catalog.json already exists", id="catalog"),
+        pytest.param("exampleguard.toml", "exampleguard.toml already exists", id="config"),
+        pytest.param("pyproject.toml", "pyproject.toml is a symlink", id="pyproject"),
+    ],
+)
+@pytest.mark.parametrize("dangling", [True, False], ids=["dangling", "to-a-file"])
+def test_init_never_replaces_a_symlink(
+    tmp_path: Path, name: str, reason: str, dangling: bool
+) -> None:
+    # Written by rename, the link would become a file; the file it points to (or would) is
+    # left as it was, and the repository loses the link.
+    target = tmp_path / "elsewhere"
+    if not dangling:
+        target.write_text("[project]\nname = 'notes'\n", encoding="utf-8")
+    (tmp_path / name).symlink_to("elsewhere")
+    before = _files(tmp_path)
+    result = _init(tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert reason in result.stderr
+    assert "changes nothing" in result.stderr
+    assert (tmp_path / name).is_symlink()
+    assert _files(tmp_path) == before
+
+
 BROKEN_SPECS = [
     pytest.param("click:no_such_module:cli", "tree-unavailable", id="module not found"),
     pytest.param("click:click_app:no_such_attribute", "tree-unavailable", id="no such attribute"),

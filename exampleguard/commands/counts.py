@@ -31,6 +31,15 @@ def count(config: Config, *, write: bool) -> TextOutcome:
         drift = [d for d in evaluation.diagnostics if lookup(d.code).stage is Stage.COUNTS]
         summary = "".join(f"{d.message}\n" for d in drift)
         return TextOutcome(text + summary, 1 if drift else 0)
+    if path.is_symlink():
+        # The rename would put the counts in place of the link and leave the file it points to
+        # as it was; `validate --fix` and reviewer records refuse the same way.
+        return refuse(
+            FILE_UNREADABLE,
+            f"{display} is a symlink; refusing to replace it (write the counts at the file it "
+            "points to, or set `counts` to that file)",
+            Location(display),
+        )
     try:
         with locked(path.parent):
             write_atomically(path, text)

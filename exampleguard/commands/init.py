@@ -103,6 +103,13 @@ def _existing(project: _Project) -> tuple[str | None, TextOutcome | None]:
     """The text of an existing ``pyproject.toml``, and a refusal if anything is in the way."""
     refusals: list[str] = []
     pyproject_text: str | None = None
+    if project.pyproject.is_symlink():
+        # Editing it would put a file where the link is, and leave the file it points to as it was.
+        return None, refuse(
+            CONFIG_INVALID,
+            "init changes nothing: pyproject.toml is a symlink; run init where "
+            "the file it points to is",
+        )
     if project.pyproject.exists():
         try:
             pyproject_text = project.pyproject.read_text(encoding="utf-8")
@@ -111,16 +118,21 @@ def _existing(project: _Project) -> tuple[str | None, TextOutcome | None]:
             return None, refuse(FILE_INVALID, f"pyproject.toml cannot be read: {error}")
         if "exampleguard" in (existing.get("tool") or {}):
             refusals.append("pyproject.toml already has a [tool.exampleguard] table")
-    if project.standalone.exists():
+    # A link counts as there, dangling or not: writing would replace it with a file.
+    if _present(project.standalone):
         refusals.append("exampleguard.toml already exists")
     for path in (project.catalog, project.counts):
-        if path.exists():
+        if _present(path):
             refusals.append(f"{path.name} already exists")
     if refusals:
         return pyproject_text, refuse(
             CONFIG_INVALID, "init changes nothing: " + "; ".join(refusals)
         )
     return pyproject_text, None
+
+
+def _present(path: Path) -> bool:
+    return path.is_symlink() or path.exists()
 
 
 def _starter_tools(tree: Tree, name: str) -> list[dict[str, Any]]:
