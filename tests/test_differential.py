@@ -1857,3 +1857,31 @@ def test_a_batch_handed_out_in_runs_is_the_batch_in_order(name: str) -> None:
     assert 1 <= len(runs[-1]) <= 4
     in_runs = [json.dumps(verdict.to_json()) for run in runs for verdict in run]
     assert in_runs == [json.dumps(verdict.to_json()) for verdict in judge.judge_all(lines)]
+
+
+def bare_prefix_parser() -> argparse.ArgumentParser:
+    """A parser with a bare `-` option (read standard input), as yamllint has."""
+    parser = argparse.ArgumentParser(prog="notes")
+    parser.add_argument("-", action="store_true", dest="stdin")
+    parser.add_argument("-x", action="store_true")
+    parser.add_argument("files", nargs="*")
+    return parser
+
+
+@pytest.mark.parametrize("argv", [("-=",), ("-=x",), ("a", "-x", "-=")], ids=" ".join)
+def test_a_bare_prefix_option_given_a_value_is_rejected_as_argparse_fails(
+    argv: tuple[str, ...],
+) -> None:
+    app = argparse_app_under_test("bare-prefix", bare_prefix_parser())
+    verdict = ArgparseJudge(bare_prefix_parser()).judge(from_os(argv))
+    binding = bind(app.contract, [app.program, *argv], app.memo)
+    assert not verdict.accepted
+    assert [(p.code, p.message) for p in exampleguard_problems(binding)] == [
+        ("unexpected-value", "- takes no value, but was given " + repr(argv[-1][2:]))
+    ]
+
+
+def test_a_bare_prefix_option_alone_is_accepted() -> None:
+    app = argparse_app_under_test("bare-prefix", bare_prefix_parser())
+    _, message = disagreement(app, ("a", "-", "-x"))
+    assert message is None, message

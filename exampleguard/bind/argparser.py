@@ -249,6 +249,15 @@ class _ArgparseBinder(BinderBase):
             while True:
                 if explicit is not None:
                     count = self._match_count(action.parameter, "A")
+                    if count == 0 and len(spelling) == 1:
+                        # A bare prefix character spelled as an option (`-` for stdin) has no
+                        # second character to read: argparse raises IndexError on `-=...`.
+                        self.problem(
+                            "unexpected-value",
+                            f"{spelling} takes no value, but was given {explicit!r}",
+                            source,
+                        )
+                        return stop
                     if count == 0 and spelling[1] not in table.prefix_chars and explicit != "":
                         separated = self.rules.bundle_equals_separator
                         if separated and (sep or explicit[0] in table.prefix_chars):
