@@ -136,7 +136,8 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
     Guarantee.MEMORY_LIMIT: (
         "each process's address space is capped at Limits.memory_mb, and the in-memory file "
         "systems the sandbox mounts for the run (work dir, /tmp, /dev/shm) together stay "
-        "within it"
+        "within it; memory the kernel holds for the run outside both (socket buffers, SysV "
+        "shared memory, the contents of memfds) is not bounded, as no cgroup is used"
     ),
     Guarantee.PROCESS_LIMIT: (
         "the run cannot have more than Limits.max_processes tasks at once (RLIMIT_NPROC of a "
