@@ -1885,3 +1885,36 @@ def test_a_bare_prefix_option_alone_is_accepted() -> None:
     app = argparse_app_under_test("bare-prefix", bare_prefix_parser())
     _, message = disagreement(app, ("a", "-", "-x"))
     assert message is None, message
+
+
+def bare_none_option() -> Any:
+    """An optional-value option whose flag value is None, as bump-my-version's --config-file."""
+    import click
+
+    @click.command()
+    @click.option("--config-file", is_flag=False, flag_value=None, type=str)
+    @click.option("-v", "--verbose", count=True)
+    def cli(config_file: str | None, verbose: int) -> None:
+        """Read the configuration."""
+
+    return cli
+
+
+@pytest.mark.parametrize(
+    "argv", [("--config-file",), ("-v", "--config-file"), ("--config-file", "-v")], ids=" ".join
+)
+def test_an_option_given_bare_with_a_none_flag_value_is_given(argv: tuple[str, ...]) -> None:
+    command = bare_none_option()
+    app = App(
+        "bare-none",
+        "notes",
+        Tree.model_validate(extract_click(command, "notes")),
+        lambda argv: click_parse(command, from_os(argv)),
+        # ctx.params alone cannot tell this None from an option not given: the real-parser
+        # check's values, which know the option was given bare, are the ones compared.
+        lambda _binding, _parsed: [],
+        judge=ClickJudge(command, "notes").judge,
+    )
+    accepted, message = disagreement(app, argv)
+    assert accepted
+    assert message is None, message

@@ -292,7 +292,9 @@ class _Parse:
                 value = values.get(key)
             else:
                 value = self.unexposed.get((id(context), id(param)))
-            if value is None or value == ():
+            # A value given bare stores the option's flag value, which can be None: the
+            # program was handed None from the command line, so it counts as given.
+            if (value is None and id(param) not in self.bare) or value == ():
                 continue
             if sharers is not None:
                 if not _owns_shared_value(param, sharers, value, self.words):
