@@ -513,7 +513,7 @@ class _Batch:
             if not getattr(param, "expose_value", True):
                 # Its value reaches the program through its callback alone (Flask's --app),
                 # which noted it; a key another parameter also has names no value of its own.
-                if not _eager_flag(param) and param.name not in by_key:
+                if not _unnoted(param) and param.name not in by_key:
                     plan.append((param, param.name, name, None))
                 continue
             sharers = by_key[param.name]
@@ -719,7 +719,7 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
         replacement = batch.replacement("consume_value", consume)
         shadows.set(param, "consume_value", functools.partial(replacement, param))
     callback = getattr(param, "callback", None)
-    noted = not getattr(param, "expose_value", True) and not eager_flag
+    noted = not getattr(param, "expose_value", True) and not _unnoted(param)
     if not _is_switch(param) and (callback is not None or noted):
         # A value-taking parameter's callback is application code checking the value (SPEC 4).
         shadows.set(param, "callback", _noting_value(param, None, batch) if noted else None)
@@ -784,6 +784,26 @@ def _consuming(original: Callable[..., Any], batch: _Batch) -> Callable[..., Any
 
 def _no_prompt(param: Any, *_: Any, **__: Any) -> Any:
     raise _PromptRequired(param)
+
+
+def _unnoted(param: Any) -> bool:
+    """Whether a parameter kept out of ``ctx.params`` has no value the program receives.
+
+    An eager flag (``--help``, ``--version``) ends parsing; a confirmation flag (Click's
+    ``confirmation_option``, a prompted flag) only answers the prompt and aborts without it.
+    The model's argument object holds neither, as the adapter records them (``eager``,
+    ``confirmation``).
+    """
+    if _eager_flag(param):
+        return True
+    prompt = getattr(param, "prompt", None)
+    return (
+        bool(getattr(param, "is_flag", False))
+        and not getattr(param, "count", False)
+        and prompt is not None
+        and prompt is not False
+        and bool(getattr(param, "prompt_required", True))
+    )
 
 
 def _eager_flag(param: Any) -> bool:
