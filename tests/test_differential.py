@@ -1916,5 +1916,8 @@ def test_an_option_given_bare_with_a_none_flag_value_is_given(argv: tuple[str, .
         judge=ClickJudge(command, "notes").judge,
     )
     accepted, message = disagreement(app, argv)
-    assert accepted
     assert message is None, message
+    # Click 8.2 and later take an explicit flag_value=None bare; Click 8.1 requires a value
+    # (and takes the next word as it), and the model of each version agrees with its Click.
+    if command.params[0]._flag_needs_value:
+        assert accepted
