@@ -257,6 +257,18 @@ def argparse_app_under_test(
     )
 
 
+def click_app_under_test(name: str, command: Any, values: Differences | None = None) -> App:
+    """A Click command (``notes``), its ``ctx.params`` compared with the argument object."""
+    return App(
+        name,
+        "notes",
+        Tree.model_validate(extract_click(command, "notes")),
+        lambda argv: click_parse(command, from_os(argv)),
+        values or click_values,
+        judge=ClickJudge(command, "notes").judge,
+    )
+
+
 def accumulating_parser() -> argparse.ArgumentParser:
     """Actions whose namespace value builds on a default, or wraps one value in a list."""
     parser = argparse.ArgumentParser(prog="notes")
@@ -405,14 +417,7 @@ def stored_value_parser() -> argparse.ArgumentParser:
 def fixture_app(name: str) -> App:
     """The fixture application ``name``: click, typer or argparse."""
     if name == "click":
-        return App(
-            "click",
-            "notes",
-            Tree.model_validate(extract_click(click_app.cli, "notes")),
-            lambda argv: click_parse(click_app.cli, from_os(argv)),
-            click_values,
-            judge=ClickJudge(click_app.cli, "notes").judge,
-        )
+        return click_app_under_test("click", click_app.cli)
     if name == "typer":
         command = as_click_command(typer_app.app)
         return App(
@@ -430,14 +435,7 @@ def fixture_app(name: str) -> App:
         return argparse_app_under_test(name, versioned_parser())
     if name == "versioned-click":
         command = versioned_click()
-        return App(
-            name,
-            "notes",
-            Tree.model_validate(extract_click(command, "notes")),
-            lambda argv: click_parse(command, from_os(argv)),
-            click_values,
-            judge=ClickJudge(command, "notes").judge,
-        )
+        return click_app_under_test(name, command)
     assert name == "argparse"
     return argparse_app_under_test()
 
@@ -1020,14 +1018,7 @@ def test_the_check_gives_an_unexposed_option_its_value(argv: tuple[str, ...]) ->
     # An option kept out of ctx.params is still one an agent gives: the real-parser check reports
     # the value its callback receives, as the model's argument object holds it.
     command = unexposed_click()
-    app = App(
-        "unexposed",
-        "notes",
-        Tree.model_validate(extract_click(command, "notes")),
-        lambda argv: click_parse(command, from_os(argv)),
-        click_values,
-        judge=ClickJudge(command, "notes").judge,
-    )
+    app = click_app_under_test("unexposed", command)
     accepted, message = disagreement(app, argv)
     assert accepted
     assert message is None, message
@@ -1058,14 +1049,7 @@ def test_the_check_tells_switches_that_store_one_value_apart(argv: tuple[str, ..
     # The stored value names both switches: the real-parser check says which one the command
     # line gave, as the model does.
     command = same_value_switches()
-    app = App(
-        "same-value",
-        "notes",
-        Tree.model_validate(extract_click(command, "notes")),
-        lambda argv: click_parse(command, from_os(argv)),
-        click_values,
-        judge=ClickJudge(command, "notes").judge,
-    )
+    app = click_app_under_test("same-value", command)
     accepted, message = disagreement(app, argv)
     assert accepted
     assert message is None, message
@@ -1106,14 +1090,7 @@ def test_a_snapshot_gives_a_switch_the_value_it_stores(
     # True) must reach the argument object as the framework stores it, not inverted.
     if framework == "click":
         command = stored_value_click()
-        app = App(
-            "stored-value",
-            "notes",
-            Tree.model_validate(extract_click(command, "notes")),
-            lambda argv: click_parse(command, from_os(argv)),
-            click_values,
-            judge=ClickJudge(command, "notes").judge,
-        )
+        app = click_app_under_test("stored-value", command)
     else:
         app = argparse_app_under_test("stored-value", stored_value_parser())
     accepted, message = disagreement(app, argv)
@@ -1905,16 +1882,9 @@ def bare_none_option() -> Any:
 )
 def test_an_option_given_bare_with_a_none_flag_value_is_given(argv: tuple[str, ...]) -> None:
     command = bare_none_option()
-    app = App(
-        "bare-none",
-        "notes",
-        Tree.model_validate(extract_click(command, "notes")),
-        lambda argv: click_parse(command, from_os(argv)),
-        # ctx.params alone cannot tell this None from an option not given: the real-parser
-        # check's values, which know the option was given bare, are the ones compared.
-        lambda _binding, _parsed: [],
-        judge=ClickJudge(command, "notes").judge,
-    )
+    # ctx.params alone cannot tell this None from an option not given: the real-parser check's
+    # values, which know the option was given bare, are the ones compared.
+    app = click_app_under_test("bare-none", command, lambda _binding, _parsed: [])
     accepted, message = disagreement(app, argv)
     assert message is None, message
     # Click 8.2 and later take an explicit flag_value=None bare; Click 8.1 requires a value
