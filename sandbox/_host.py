@@ -44,7 +44,8 @@ class HostInfo:
     pids_cgroup: Path | None
     """A pids cgroup delegated to a root caller (None: none), reported, not used by runs."""
     memory_cgroup: Path | None
-    """A memory cgroup delegated to a root caller (None: none), reported, not used by runs."""
+    """A memory cgroup this caller may create children in (None: none): each bubblewrap run
+    with a memory limit gets one of its own there."""
     landlock_abi: int
     """The kernel's Landlock ABI version; 0 without Landlock."""
     unprivileged_userns: bool
@@ -84,7 +85,7 @@ def _probe(path: str, euid: int) -> HostInfo:
         pdeathsig=_pdeathsig(shutil.which("setpriv", path=path)),
         prlimit=shutil.which("prlimit", path=path),
         pids_cgroup=find_pids_cgroup() if euid == 0 else None,
-        memory_cgroup=find_memory_cgroup() if euid == 0 else None,
+        memory_cgroup=find_memory_cgroup(),
         landlock_abi=landlock_abi(),
         unprivileged_userns=_unprivileged_userns(),
     )

@@ -26,8 +26,13 @@ def judge(
     *,
     bound: tuple[str, ...] = (),
     refused: tuple[str, ...] = (),
+    oom_kills: int = 0,
 ) -> Outcome:
-    """Turn an execution into its outcome: status, exit code, decoded output, what held."""
+    """Turn an execution into its outcome: status, exit code, decoded output, what held.
+
+    ``oom_kills`` counts the run's processes the kernel killed for its memory cgroup's limit;
+    a failure then says so, since a bare SIGKILL would not.
+    """
     if execution.spawn_error is not None:
         return not_started(backend.name, execution.spawn_error)
     if not execution.tree_confirmed:
@@ -40,6 +45,10 @@ def judge(
         verdict = backend.interpret(execution, expect_exit)
         status, exit_code, detail = verdict.status, verdict.exit_code, verdict.detail
         guarantees -= verdict.withheld
+    if oom_kills and status in (Status.CRASHED, Status.FAILED):
+        killed = "1 process" if oom_kills == 1 else f"{oom_kills} processes"
+        why = f"{killed} of the run killed at its memory limit (memory cgroup)"
+        detail = f"{detail}; {why}" if detail else why
     # A run that never started held nothing, whatever the backend would have given.
     held, missing = ordered(frozenset() if status is Status.NOT_STARTED else guarantees)
     return Outcome(

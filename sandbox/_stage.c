@@ -4,8 +4,8 @@
  *
  * bubblewrap starts it as pid 1 of the run's PID namespace, under the seccomp filter, with
  * "KEY=VALUE... -- ARGV" as its arguments. In order it
- *   1. makes itself undumpable, sets no_new_privs and leads a process group of its own, which
- *      the run joins;
+ *   1. joins the run's memory cgroup (where the caller made one), makes itself undumpable,
+ *      sets no_new_privs and leads a process group of its own, which the run joins;
  *   2. for a root caller hands the work dir to the run's leased uid, drops the bounding set,
  *      its groups and uids, and re-arms the parent-death signal a uid change clears;
  *   3. lays out HOME, TMPDIR and the XDG dirs and copies the fixtures, bounded in entries and
@@ -69,6 +69,7 @@ struct landlock_path_beneath {
 struct settings {
     int report;
     int control;
+    int cgroup;
     const char *work;
     const char *fixtures;
     unsigned long long max_entries;
@@ -234,6 +235,8 @@ static int parse_settings(int argc, char **argv, struct settings *s)
         } else if (strcmp(key, "control") == 0) {
             rc = parse_fd(key, value, &s->control);
             has_control = 1;
+        } else if (strcmp(key, "cgroup") == 0) {
+            rc = parse_fd(key, value, &s->cgroup);
         } else if (strcmp(key, "work") == 0) {
             s->work = value;
         } else if (strcmp(key, "fixtures") == 0) {
@@ -283,6 +286,18 @@ static int parse_settings(int argc, char **argv, struct settings *s)
     if (s->argv[0] == NULL || s->argv[0][0] == '\0')
         return fail("settings: no program to run");
     return 0;
+}
+
+/* Join the run's memory cgroup: "0" moves the writer, and the kernel checks the write against
+ * whoever opened the descriptor (the caller). Everything this process and the run then
+ * charge, the fixtures' copy included, counts against the cgroup's limit. */
+static int join_cgroup(const struct settings *s)
+{
+    int rc = 0;
+    if (write(s->cgroup, "0", 1) != 1)
+        rc = fail_errno("cannot join the run's memory cgroup", NULL);
+    close(s->cgroup);
+    return rc;
 }
 
 static int drop_root(const struct settings *s)
@@ -747,7 +762,7 @@ static int supervise(pid_t pid, int control, int children, int *status)
 
 int main(int argc, char **argv)
 {
-    static struct settings s = {.report = -1, .control = -1};
+    static struct settings s = {.report = -1, .control = -1, .cgroup = -1};
     if (parse_settings(argc, argv, &s) < 0) {
         if (s.report < 0) {
             /* No report to write to: the caller then reports that no status came. */
@@ -773,6 +788,8 @@ int main(int argc, char **argv)
     struct oom_score oom = {.fd = -1};
     int rc = 0;
     if (open_oom_score(&oom) < 0)
+        rc = -1;
+    else if (s.cgroup >= 0 && join_cgroup(&s) < 0)
         rc = -1;
     else if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         rc = fail_errno("prctl PR_SET_DUMPABLE", NULL);

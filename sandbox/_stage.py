@@ -7,9 +7,11 @@ neither reading nor compiling it. It imports nothing beyond what the interpreter
 has loaded but ``_ctypes`` (not even ``os``: ``posix`` is what it wraps); every millisecond here
 is paid by every run. In order it:
 
-1. makes itself undumpable: the run, with the same uid, can then neither ptrace it nor open its
-   ``/proc/1/mem`` or ``/proc/1/fd`` (with seccomp refusing ``ptrace`` and Landlock's ptrace
-   scoping as two more layers), and leads a process group of its own, which the run joins;
+1. joins the run's memory cgroup where the caller made one (writing "0" to the descriptor of
+   its ``cgroup.procs`` that the caller opened moves the writer); makes itself undumpable: the
+   run, with the same uid, can then neither ptrace it nor open its ``/proc/1/mem`` or
+   ``/proc/1/fd`` (with seccomp refusing ``ptrace`` and Landlock's ptrace scoping as two more
+   layers); and leads a process group of its own, which the run joins;
 2. for a root caller (bubblewrap without a user namespace) hands the work dir to the run's
    leased uid, drops the bounding set, its groups and uid, and re-arms its parent-death signal
    (which a uid change clears);
@@ -425,6 +427,17 @@ def _report(fd: int, line: str) -> None:
     os.write(fd, (line + "\n").encode("utf-8", "replace"))
 
 
+def _join_cgroup(fd: int) -> None:
+    """Move this process into the run's memory cgroup; what it and the run charge counts there."""
+    try:
+        if os.write(fd, b"0") != 1:
+            raise StageError("cannot join the run's memory cgroup: short write")
+    except OSError as exc:
+        raise StageError(f"cannot join the run's memory cgroup: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 def _own_process_group() -> None:
     """Lead a process group of this namespace's own, which the run then joins.
 
@@ -455,6 +468,8 @@ def main(args: list[str]) -> int:
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     os.set_inheritable(report, False)
     try:
+        if "cgroup" in config:
+            _join_cgroup(int(config["cgroup"]))
         libc = Libc()
         libc.call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
         libc.call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)

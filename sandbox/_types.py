@@ -71,6 +71,7 @@ class Guarantee(enum.StrEnum):
     HOME_MASKED = "home-masked"
     NO_CAPABILITIES = "no-capabilities"
     MEMORY_LIMIT = "memory-limit"
+    MEMORY_CGROUP = "memory-cgroup"
     PROCESS_LIMIT = "process-limit"
     OUTPUT_CAP = "output-cap"
     TIMEOUT = "timeout"
@@ -137,7 +138,12 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "each process's address space is capped at Limits.memory_mb, and the in-memory file "
         "systems the sandbox mounts for the run (work dir, /tmp, /dev/shm) together stay "
         "within it; memory the kernel holds for the run outside both (socket buffers, SysV "
-        "shared memory, the contents of memfds) is not bounded, as no cgroup is used"
+        "shared memory, the contents of memfds) is bounded only where memory-cgroup holds"
+    ),
+    Guarantee.MEMORY_CGROUP: (
+        "the whole run is charged to a memory cgroup of its own, limited to Limits.memory_mb "
+        "without swap: its processes, its in-memory file systems, SysV shared memory, memfds "
+        "and the kernel memory it makes the host hold (socket buffers included)"
     ),
     Guarantee.PROCESS_LIMIT: (
         "the run cannot have more than Limits.max_processes tasks at once (RLIMIT_NPROC of a "
@@ -197,7 +203,8 @@ LANDLOCK_GUARANTEES: tuple[Guarantee, ...] = (
 and 6)."""
 
 LIMIT_GUARANTEES: tuple[Guarantee, ...] = (Guarantee.MEMORY_LIMIT, Guarantee.PROCESS_LIMIT)
-"""Held only when the policy sets the limit."""
+"""Held only when the policy sets the limit (``memory-cgroup`` also needs a host that
+delegates a memory cgroup)."""
 
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 """The largest ``Limits.output_bytes`` accepted: the capture is held in memory."""
@@ -376,9 +383,12 @@ class HostReport:
     """Whether the seccomp filter is supported on this architecture."""
     pids_cgroup: str | None
     """A pids cgroup the host delegates to this caller (a root caller), for information: runs
-    are not moved into cgroups, their task count is bounded by their own uid's RLIMIT_NPROC."""
+    are not moved into pids cgroups, their task count is bounded by their own uid's
+    RLIMIT_NPROC."""
     memory_cgroup: str | None
-    """Likewise a memory cgroup; runs' memory is bounded by RLIMIT_AS and sized file systems."""
+    """The memory cgroup under which each bubblewrap run with a memory limit gets one of its
+    own (``memory-cgroup``); ``None`` where the host delegates none, or none that a trial run
+    could join."""
     detail: str | None = None
     run_uids: tuple[int, int] | None = None
     """The first and last uid of :data:`sandbox.RUN_UIDS` (a root caller only)."""

@@ -298,16 +298,18 @@ def _host_lines(host: sandbox.HostReport) -> list[str]:
         f"unprivileged user namespaces: {_yes(host.unprivileged_userns)}",
         f"Landlock: {landlock}",
         f"seccomp filter: {_yes(host.seccomp)}",
-        "cgroups: "
+        "memory cgroup: "
         + (
-            ", ".join(
-                f"{kind} {path}"
-                for kind, path in (("pids", host.pids_cgroup), ("memory", host.memory_cgroup))
-                if path
-            )
-            or "none delegated"
-        )
-        + " (reported only: runs are bounded by their own uid's rlimits and sized tmpfs)",
+            f"{host.memory_cgroup} (each run with a memory limit gets one of its own there)"
+            if host.memory_cgroup
+            else "none delegated (runs are bounded by rlimits and sized tmpfs alone)"
+        ),
+        "pids cgroup: "
+        + (
+            f"{host.pids_cgroup} (reported only: a run's tasks are bounded by RLIMIT_NPROC)"
+            if host.pids_cgroup
+            else "none delegated"
+        ),
     ]
     if host.run_uids is not None:
         first, last = host.run_uids

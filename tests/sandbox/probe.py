@@ -16,6 +16,9 @@ Modes:
 - ``fork``: try to start ``config["count"]`` sleeping children; print how many started.
 - ``crash``: dereference a null pointer.
 - ``fill``: write ``config["mb"]`` MiB into each of ``config["places"]``; print how much each took.
+- ``hold``: under an address-space limit of ``config["as_mb"]`` MiB, make the kernel hold
+  ``config["mb"]`` MiB outside it, the way ``config["way"]`` names (``memfd``, ``sysv_shm``,
+  ``socket_buffers``); print ``held N`` after each MiB, then ``held all``.
 - ``fds``: print the descriptors it inherited.
 - ``limits``: print its core-dump limit.
 - ``victim``: leave secrets in the work dir, $TMPDIR, /tmp and /dev/shm, print ``ready``, linger.
@@ -541,6 +544,79 @@ def fill(cfg: dict[str, Any]) -> None:
     print(json.dumps(written), flush=True)
 
 
+def _memfd_chunks(mb: int) -> Any:
+    fd = os.memfd_create("probe")
+    chunk = b"x" * (1 << 20)
+    for _ in range(mb):
+        # Written, never mapped: the pages are the file's, in no address space.
+        os.write(fd, chunk)
+        yield fd
+
+
+def _sysv_shm_chunks(mb: int) -> Any:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
+    libc.shmdt.argtypes = (ctypes.c_void_p,)
+    ipc_private, ipc_creat, ipc_rmid = 0, 0o1000, 0
+    segments = []
+    try:
+        for _ in range(mb):
+            segment = libc.shmget(ipc_private, 1 << 20, ipc_creat | 0o600)
+            if segment < 0:
+                raise OSError(ctypes.get_errno(), "shmget")
+            segments.append(segment)
+            # Attached for a moment to touch its pages, then detached: they stay the
+            # segment's, which outlives its creator unless removed.
+            address = libc.shmat(segment, None, 0)
+            if address in (None, ctypes.c_void_p(-1).value):
+                raise OSError(ctypes.get_errno(), "shmat")
+            ctypes.memset(address, 0x78, 1 << 20)
+            libc.shmdt(address)
+            yield segment
+    finally:
+        # Unsandboxed, the host would keep them: the test leaves nothing behind.
+        for segment in segments:
+            libc.shmctl(segment, ipc_rmid, None)
+
+
+def _socket_buffer_chunks(mb: int) -> Any:
+    pairs = []
+    queued = 0
+    while queued < mb << 20:
+        sender, receiver = socket.socketpair()
+        sender.setblocking(False)
+        pairs.append((sender, receiver))
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                queued += sender.send(b"x" * 65536)
+                if queued >> 20 > (queued - 65536) >> 20:
+                    yield pairs
+
+
+def hold(cfg: dict[str, Any]) -> None:
+    """Hold memory outside the address space, reporting each MiB held."""
+    import resource
+
+    limit = cfg["as_mb"] << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    chunks = {
+        "memfd": _memfd_chunks,
+        "sysv_shm": _sysv_shm_chunks,
+        "socket_buffers": _socket_buffer_chunks,
+    }[cfg["way"]]
+    held = 0
+    kept = []
+    with contextlib.closing(chunks(cfg["mb"])) as chunk_by_chunk:
+        for kept_alive in chunk_by_chunk:
+            kept.append(kept_alive)
+            held += 1
+            print("held", held, flush=True)
+            if held == cfg["mb"]:
+                break
+        print("held all", flush=True)
+
+
 MODES: dict[str, Callable[[dict[str, Any]], None]] = {
     fn.__name__: fn
     for fn in (
@@ -552,6 +628,7 @@ MODES: dict[str, Callable[[dict[str, Any]], None]] = {
         fork,
         crash,
         fill,
+        hold,
         fds,
         limits,
         victim,

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from sbx_support import REPO, as_nobody, nobody_python
 
+import sandbox
 from sandbox._bubblewrap import wheel_bwrap
 
 pytestmark = pytest.mark.sandbox
@@ -74,7 +75,10 @@ def test_the_text_names_the_binary_its_version_and_the_host() -> None:
     landlock = next(line for line in lines if line.startswith("Landlock: "))
     assert landlock.startswith(f"Landlock: ABI {abi}" if abi else "Landlock: not available")
     assert "seccomp filter: yes" in lines
-    assert any(line.startswith("cgroups: ") for line in lines)
+    memory = next(line for line in lines if line.startswith("memory cgroup: "))
+    cgroup = sandbox.probe_host().memory_cgroup
+    expected = f"memory cgroup: {cgroup} (each run" if cgroup else "memory cgroup: none"
+    assert memory.startswith(expected)
     caller = next(line for line in lines if line.startswith("caller: "))
     if os.geteuid() == 0:
         assert caller == (

@@ -7,6 +7,7 @@ listeners on loopback), proving that it reaches its target; then under each back
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import runpy
@@ -48,15 +49,16 @@ from sbx_support import (
 
 import sandbox
 import sandbox._host
+import sandbox._limits
 import sandbox._types
 from sandbox import Guarantee, Isolation, Limits, Status
 from tests.support.terminal import Terminal
 
 pytestmark = pytest.mark.sandbox
 
-# Not part of any attempt: limits that these policies do not set, and the stretch goal
-# (checked on its own in test_sandbox_stretch.py).
-_NOT_PROBED = {Guarantee.MEMORY_LIMIT, Guarantee.PROCESS_LIMIT}
+# Not part of any attempt: limits that these policies do not set or that a host may not offer
+# (a memory cgroup), each checked by a test of its own below.
+_NOT_PROBED = {Guarantee.MEMORY_LIMIT, Guarantee.MEMORY_CGROUP, Guarantee.PROCESS_LIMIT}
 
 
 @pytest.mark.enable_socket
@@ -323,6 +325,88 @@ def test_in_memory_files_and_the_work_dir_are_bounded(world: World) -> None:
     assert written["$TMPDIR"] <= 16
     assert all(mb <= 16 for mb in written.values()), written
     assert {Guarantee.DISK_LIMIT, Guarantee.MEMORY_LIMIT} <= set(outcome.guarantees)
+
+
+_HELD_OUTSIDE = ("memfd", "sysv_shm", "socket_buffers")
+_HOLD = {"as_mb": 64, "mb": 192}
+
+
+@pytest.mark.parametrize("way", _HELD_OUTSIDE)
+def test_memory_outside_the_address_space_is_held_without_a_sandbox(world: World, way: str) -> None:
+    # Three times the address-space limit, held by the kernel for the process.
+    config = world.config([], way=way, **_HOLD)
+    assert run_unsandboxed(probe_argv("hold", config), world).splitlines()[-1] == "held all"
+
+
+def _run_cgroups(base: Path) -> set[str]:
+    return {p.name for p in base.iterdir() if p.name.startswith(f"sandbox-run-{os.getpid()}-")}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("way", _HELD_OUTSIDE)
+def test_the_run_s_memory_cgroup_bounds_memory_outside_the_address_space(
+    world: World, way: str
+) -> None:
+    base = sandbox.probe_host().memory_cgroup
+    if base is None:
+        pytest.skip("this host delegates no memory cgroup to this caller")
+    before = _run_cgroups(Path(base))
+    config = world.config([], way=way, **_HOLD)
+    limits = Limits(timeout_s=60, memory_mb=_HOLD["as_mb"])
+    outcome = sandbox.run(world.policy(probe_argv("hold", config), limits=limits))
+    assert outcome.status is Status.CRASHED, (outcome.status, outcome.stdout[-200:])
+    assert "held all" not in outcome.stdout
+    held = [int(line.split()[1]) for line in outcome.stdout.splitlines() if line[5:].isdigit()]
+    assert max(held, default=0) < _HOLD["as_mb"]
+    assert outcome.detail is not None
+    assert "killed at its memory limit (memory cgroup)" in outcome.detail
+    assert Guarantee.MEMORY_CGROUP in outcome.guarantees
+    # The run's cgroup is gone with it.
+    assert _run_cgroups(Path(base)) == before
+
+
+@needs_bwrap
+def test_a_dead_caller_s_run_cgroup_is_removed_at_the_next_start(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = sandbox.probe_host().memory_cgroup
+    if base is None:
+        pytest.skip("this host delegates no memory cgroup to this caller")
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    left = Path(base) / f"sandbox-run-{ended.pid}-0123456789ab"
+    alive = Path(base) / f"sandbox-run-{os.getpid()}-ba9876543210"
+    left.mkdir()
+    alive.mkdir()
+    try:
+        # As a fresh process: the sweep runs once per process.
+        monkeypatch.setattr(sandbox._limits, "_swept", set())
+        outcome = sandbox.run(world.policy(("true",)))
+        assert outcome.status is Status.PASSED, outcome.stderr
+        assert not left.exists()
+        assert alive.exists()
+    finally:
+        for path in (left, alive):
+            with contextlib.suppress(FileNotFoundError):
+                path.rmdir()
+
+
+@needs_bwrap
+def test_a_memory_cgroup_the_trial_cannot_use_is_left_out_not_bubblewrap(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A "delegated" cgroup that is a plain directory: making a run's cgroup there fails.
+    monkeypatch.setattr(sandbox._host, "find_memory_cgroup", lambda: tmp_path)
+    monkeypatch.setattr(sandbox._host, "_cache", {})
+    report = sandbox.probe_host()
+    assert report.full_isolation
+    assert report.memory_cgroup is None
+    assert report.stage_detail is not None
+    assert f"memory cgroup {tmp_path} not used" in report.stage_detail
+    outcome = sandbox.run(world.policy(("true",)))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert Guarantee.MEMORY_CGROUP in outcome.not_guaranteed
+    assert Guarantee.MEMORY_LIMIT in outcome.guarantees
 
 
 @needs_bwrap

@@ -325,7 +325,9 @@ def _probe(backend: str, **changes: object) -> sandbox._backend.Probe:
 @pytest.mark.parametrize(
     ("backend", "changes", "held", "missing"),
     [
-        ("bwrap", {}, set(sandbox.CONTRACT_GUARANTEES), set()),
+        ("bwrap", {}, set(sandbox.CONTRACT_GUARANTEES) - {G.MEMORY_CGROUP}, {G.MEMORY_CGROUP}),
+        # A memory cgroup per run only where the host delegates one that the trial could join.
+        ("bwrap", {"memory_cgroup": Path("/sys/fs/cgroup/memory")}, {G.MEMORY_CGROUP}, set()),
         # The sandbox's own process sets the rlimits: no prlimit, and no pids cgroup, needed.
         ("bwrap", {"pids_cgroup": None, "prlimit": None}, {G.PROCESS_LIMIT, G.MEMORY_LIMIT}, set()),
         ("bwrap", {"landlock_abi": 3}, {G.LANDLOCK_FS}, {G.LANDLOCK_NET, G.LANDLOCK_SCOPE}),
