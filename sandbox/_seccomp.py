@@ -15,6 +15,11 @@ and the kernel offers channels that no mount covers. The filter, checked per arc
   ``userfaultfd``, mounts and namespace changes (``mount`` and the new mount API, ``setns``, and
   ``clone``/``unshare`` with ``CLONE_NEWUSER``), modules, kexec, handles
   (``open_by_handle_at``), ``TIOCSTI`` injection into a terminal;
+- the sandbox's own process is out of reach of the calls that act on another process of the
+  same uid without ptrace's checks: ``prlimit64`` only for the caller itself (pid 0; the C
+  library's ``setrlimit`` is that call), and ``setpriority``, ``ioprio_set`` and the
+  ``sched_set*`` calls never for pid 1 (that process), its process group (pgrp 1, or 0 from a
+  member) or a whole uid;
 - ``clone3`` answers ENOSYS: its flags sit in memory a filter cannot read, and libc then falls
   back to ``clone``, whose flags it can;
 - any syscall of a foreign ABI (i386 or x32 on x86_64, arm32 on aarch64) is refused.
@@ -57,6 +62,10 @@ _SOCKET_FAMILIES = (AF_INET, AF_INET6, AF_NETLINK)
 _PAIR_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET
 _SOCK_TYPE_MASK = 0xF
 _CLONE_NEWUSER = 0x10000000
+_STAGE_PID = 1  # bubblewrap --as-pid-1: the sandbox's own process, and the group it leads
+# setpriority's and ioprio_set's "which": a process, a process group, a uid.
+_PRIORITY_WHICH = (0, 1, 2)
+_IOPRIO_WHICH = (1, 2, 3)
 _TIOCSTI = 0x5412
 _X32_SYSCALL_BIT = 0x40000000
 
@@ -69,6 +78,11 @@ class _Arch(NamedTuple):
     clone: int
     unshare: int
     ioctl: int
+    prlimit64: int
+    setpriority: int
+    ioprio_set: int
+    sched_set: tuple[int, ...]
+    """sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr: pid first."""
     denied: tuple[int, ...]
 
 
@@ -97,6 +111,10 @@ _ARCHES = {
         clone=56,
         unshare=272,
         ioctl=16,
+        prlimit64=302,
+        setpriority=141,
+        ioprio_set=251,
+        sched_set=(142, 144, 203, 314),
         denied=(
             101,  # ptrace
             103,  # syslog
@@ -135,6 +153,10 @@ _ARCHES = {
         clone=220,
         unshare=97,
         ioctl=29,
+        prlimit64=261,
+        setpriority=140,
+        ioprio_set=30,
+        sched_set=(118, 119, 122, 274),
         denied=(
             39,  # umount2
             40,  # mount
@@ -176,6 +198,38 @@ def _one_of(values: tuple[int, ...]) -> list[bytes]:
     """Allow if the accumulator is one of ``values``, else refuse (ends in both returns)."""
     body = [_insn(_JEQ_K, v, jt=len(values) - i, jf=0) for i, v in enumerate(values)]
     return [*body, _insn(_RET_K, RET_EPERM), _insn(_RET_K, RET_ALLOW)]
+
+
+def _spares_the_stage(which: tuple[int, int, int]) -> list[bytes]:
+    """Refuse ``(which, who)`` aimed at the stage; allow every other target.
+
+    Aimed at the stage: pid 1, its group (1, or 0 from a member), or a whole uid; ``which``
+    names the process, group and uid kinds of the call, in that order.
+    """
+    process, group, uid = which
+    return [
+        _insn(_LD_W_ABS, _ARG0),
+        _insn(_JEQ_K, uid, jt=8, jf=0),
+        _insn(_JEQ_K, process, jt=0, jf=2),
+        _insn(_LD_W_ABS, _ARG1),
+        _insn(_JEQ_K, _STAGE_PID, jt=5, jf=4),
+        _insn(_JEQ_K, group, jt=0, jf=3),
+        _insn(_LD_W_ABS, _ARG1),
+        _insn(_JEQ_K, 0, jt=2, jf=0),
+        _insn(_JEQ_K, _STAGE_PID, jt=1, jf=0),
+        _insn(_RET_K, RET_ALLOW),
+        _insn(_RET_K, RET_EPERM),
+    ]
+
+
+def _not_the_stage() -> list[bytes]:
+    """Refuse a call whose first argument (a pid) is the stage's."""
+    return [
+        _insn(_LD_W_ABS, _ARG0),
+        _insn(_JEQ_K, _STAGE_PID, jt=0, jf=1),
+        _insn(_RET_K, RET_EPERM),
+        _insn(_RET_K, RET_ALLOW),
+    ]
 
 
 def _on_syscall(nr: int, body: list[bytes]) -> list[bytes]:
@@ -232,6 +286,13 @@ def syscall_filter(machine: str | None = None) -> bytes | None:
             _insn(_RET_K, RET_ALLOW),
         ],
     )
+    # Another process's rlimits (even reading them) need only the same uid: the stage's could
+    # be lowered under it. pid_t is 32 bits wide; the kernel ignores the upper half.
+    prog += _on_syscall(arch.prlimit64, [_insn(_LD_W_ABS, _ARG0), *_one_of((0,))])
+    prog += _on_syscall(arch.setpriority, _spares_the_stage(_PRIORITY_WHICH))
+    prog += _on_syscall(arch.ioprio_set, _spares_the_stage(_IOPRIO_WHICH))
+    for nr in arch.sched_set:
+        prog += _on_syscall(nr, _not_the_stage())
     prog.append(_insn(_RET_K, RET_ALLOW))
     # Classic BPF jumps are 8 bits wide; every jump above stays within its own small block.
     return b"".join(prog)

@@ -166,7 +166,8 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
     Guarantee.SYSCALL_FILTER: (
         "seccomp allows only the inet, inet6 and netlink socket families plus connected unix "
         "socketpairs, and refuses keyrings, ptrace, process_vm_readv/writev, pidfd_getfd, "
-        "io_uring, bpf, perf_event_open, userfaultfd, mounts, new user namespaces and TIOCSTI"
+        "io_uring, bpf, perf_event_open, userfaultfd, mounts, new user namespaces and TIOCSTI, "
+        "and keeps the run from the sandbox's own process's rlimits, priority and scheduling"
     ),
     Guarantee.TRUSTED_EXIT_STATUS: (
         "the exit status comes from the sandbox's own process over a channel the run cannot "

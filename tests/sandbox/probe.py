@@ -321,6 +321,43 @@ def signal_parent(cfg: dict[str, Any]) -> tuple[bool, str]:
     return True, f"may signal its parent {parent}"
 
 
+_PRLIMIT64 = {"x86_64": 302, "aarch64": 261}
+_RLIMIT_NOFILE = 7
+_PRIO_PROCESS = 0
+
+
+def parent_rlimits(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Read the parent's rlimits (inside: the sandbox's own process's), which a same-uid
+    process may also lower; reading changes nothing."""
+    import platform
+
+    parent = os.getppid()
+    if parent == 0:
+        return False, "the parent is outside this PID namespace"
+    libc = ctypes.CDLL(None, use_errno=True)
+    limits = (ctypes.c_uint64 * 2)()
+    number = _PRLIMIT64[platform.machine()]
+    if libc.syscall(number, parent, _RLIMIT_NOFILE, None, ctypes.byref(limits)) != 0:
+        return False, f"prlimit64 on {parent}: {os.strerror(ctypes.get_errno())}"
+    return True, f"read the open-files limit of its parent {parent}: {list(limits)}"
+
+
+def parent_priority(cfg: dict[str, Any]) -> tuple[bool, str]:
+    """Set the parent's nice value and CPU affinity (inside: the sandbox's own process's) to
+    what they already are: allowed means any other value a same-uid process may set is too."""
+    parent = os.getppid()
+    if parent == 0:
+        return False, "the parent is outside this PID namespace"
+    reached = []
+    with contextlib.suppress(OSError):
+        os.setpriority(_PRIO_PROCESS, parent, os.getpriority(_PRIO_PROCESS, parent))
+        reached.append("set its nice value")
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(parent, os.sched_getaffinity(parent))
+        reached.append("set its CPU affinity")
+    return bool(reached), f"parent {parent}: {reached or 'unreachable'}"
+
+
 def locale_credential(cfg: dict[str, Any]) -> tuple[bool, str]:
     value = os.environ.get("LC_API_TOKEN")
     return value is not None, f"LC_API_TOKEN={value!r}"
@@ -364,6 +401,8 @@ ATTEMPTS: dict[str, Callable[[dict[str, Any]], tuple[bool, str]]] = {
         parent_fds,
         tcp_bind,
         signal_parent,
+        parent_rlimits,
+        parent_priority,
         locale_credential,
         loader_env,
         setuid_root_file,

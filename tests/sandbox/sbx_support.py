@@ -328,6 +328,8 @@ ATTEMPT_GUARANTEES: dict[str, tuple[sandbox.Guarantee, ...]] = {
     "parent_fds": (G.TRUSTED_EXIT_STATUS,),
     "tcp_bind": (G.LANDLOCK_NET,),
     "signal_parent": (G.LANDLOCK_SCOPE,),
+    "parent_rlimits": (G.SYSCALL_FILTER,),
+    "parent_priority": (G.SYSCALL_FILTER,),
     "locale_credential": (G.SCRUBBED_ENV,),
     "loader_env": (G.SCRUBBED_ENV,),
     "setuid_root_file": (G.NOT_HOST_ROOT,),
@@ -341,6 +343,8 @@ BLOCKED_BY_RUN_UID = {
     "trace_parent": (G.NOT_HOST_ROOT,),
     "parent_fds": (G.NOT_HOST_ROOT,),
     "signal_parent": (G.NOT_HOST_ROOT,),
+    "parent_rlimits": (G.NOT_HOST_ROOT,),
+    "parent_priority": (G.NOT_HOST_ROOT,),
 }
 """For a root caller, the other guarantee that blocks these: the run's uid is not root's, so
 root's 0700 home, root's processes and capabilities are out of its reach by permission."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import socket
 import stat
@@ -377,6 +378,69 @@ def test_the_seccomp_filter_is_a_well_formed_program() -> None:
             if code & 0x07 == 0x05:
                 assert index + 1 + max(jt, jf) < len(returns)
     assert syscall_filter("riscv64") is None
+
+
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+
+
+def _filter_verdict(machine: str, nr: int, *args: int) -> str:
+    """Run the filter as the kernel would on one syscall; "allow", "EPERM" or "ENOSYS"."""
+    program = syscall_filter(machine)
+    assert program is not None
+    insns = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
+    words = [0] * 16
+    words[0], words[1] = nr, _AUDIT_ARCH[machine]
+    for i, value in enumerate(args):
+        words[4 + 2 * i], words[5 + 2 * i] = value & 0xFFFFFFFF, value >> 32
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        pc += 1
+        if code == 0x20:
+            acc = words[k // 4]
+        elif code == 0x54:
+            acc &= k
+        elif code in (0x15, 0x35, 0x45):
+            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[code]
+            pc += jt if taken else jf
+        else:
+            assert code == 0x06, hex(code)
+            return {0x7FFF0000: "allow", 0x00050001: "EPERM", 0x00050026: "ENOSYS"}[k]
+
+
+# (x86_64, aarch64) numbers of the calls that reach another process of the same uid.
+_PRLIMIT64, _SETPRIORITY, _IOPRIO_SET = (302, 261), (141, 140), (251, 30)
+_SCHED_SET = ((142, 118), (144, 119), (203, 122), (314, 274))
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_keeps_the_run_off_the_sandbox_s_own_process(machine: str) -> None:
+    arch = 0 if machine == "x86_64" else 1
+    verdict = functools.partial(_filter_verdict, machine)
+    # rlimits: the caller's own only (the C library's setrlimit is prlimit64 of pid 0).
+    assert verdict(_PRLIMIT64[arch], 0, 7, 0, 0) == "allow"
+    for pid in (1, 2, 4242, 1 << 32 | 1):
+        assert verdict(_PRLIMIT64[arch], pid, 7, 0, 0) == "EPERM"
+    # nice and I/O class: never pid 1, its group (1, or 0 from a member) or a whole uid.
+    for nr, (process, group, uid) in (
+        (_SETPRIORITY[arch], (0, 1, 2)),
+        (_IOPRIO_SET[arch], (1, 2, 3)),
+    ):
+        assert verdict(nr, process, 0, 5) == "allow"
+        assert verdict(nr, process, 7, 5) == "allow"
+        assert verdict(nr, process, 1, 5) == "EPERM"
+        assert verdict(nr, group, 7, 5) == "allow"
+        assert verdict(nr, group, 0, 5) == "EPERM"
+        assert verdict(nr, group, 1, 5) == "EPERM"
+        assert verdict(nr, uid, 0, 5) == "EPERM"
+        assert verdict(nr, uid, 1000, 5) == "EPERM"
+    # Scheduling: any thread but pid 1 (a runtime sets its own threads' policies by tid).
+    for pair in _SCHED_SET:
+        assert verdict(pair[arch], 0, 0, 0) == "allow"
+        assert verdict(pair[arch], 7, 0, 0) == "allow"
+        assert verdict(pair[arch], 1, 0, 0) == "EPERM"
+    # A call the filter has no rule for passes untouched (read on x86_64, io_setup on aarch64).
+    assert verdict(0, 1, 0, 0) == "allow"
 
 
 def test_fixtures_are_copied_and_a_bad_fixture_dir_is_not_started(tmp_path: Path) -> None:
