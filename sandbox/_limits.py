@@ -111,12 +111,11 @@ class RunCgroup:
         """Create the cgroup under ``base`` with its limit; OSError when the host refuses."""
         _sweep_leftover_cgroups(base)
         self.path = base / f"{CGROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.procs_fd: int | None = None
         self.path.mkdir(mode=0o700)
         try:
             self._limit(memory_bytes)
-            self.procs_fd: int | None = os.open(
-                self.path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC
-            )
+            self.procs_fd = os.open(self.path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
         except BaseException:
             self.release()
             raise
@@ -148,8 +147,7 @@ class RunCgroup:
         The kernel reaps a PID namespace's processes as its init ends, so the cgroup is
         normally empty at once; one that stays busy is left for the next start's sweep.
         """
-        if getattr(self, "procs_fd", None) is not None:
-            assert self.procs_fd is not None
+        if self.procs_fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.procs_fd)
             self.procs_fd = None
