@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
+from exampleguard.locate import PYPROJECT, TOOL_FILE, display_path, find_config, repository_root
 from exampleguard.model import NonEmpty, StrictModel
 
 __all__ = [
@@ -35,8 +36,6 @@ __all__ = [
 DEFAULT_BYPASS_FLAGS = ("--yes", "--assume-yes", "--no-confirm")
 DEFAULT_DOCS = ("README.md", "AGENTS.md", "CLAUDE.md", "llms.txt", "docs/**/*.md", "**/SKILL.md")
 """The Markdown files whose examples are checked unless ``docs`` says otherwise."""
-_TOOL_FILE = "exampleguard.toml"
-_PYPROJECT = "pyproject.toml"
 
 ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")]
 # Seconds: positive, finite, and at most a day (an infinite timeout is no timeout).
@@ -185,18 +184,6 @@ class ConfigError(Exception):
         self.diagnostic = diagnostic
 
 
-def find_config(start: Path) -> Path | None:
-    """Find the configuration file by walking up from ``start`` (SPEC section 3.1)."""
-    for directory in (start, *start.parents):
-        candidate = directory / _TOOL_FILE
-        if candidate.is_file():
-            return candidate
-        pyproject = directory / _PYPROJECT
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
-    return None
-
-
 def load_config(explicit: Path | None, cwd: Path) -> Config:
     """Load the configuration named by ``explicit``, or found from ``cwd``.
 
@@ -212,8 +199,8 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
         if found is None:
             raise ConfigError(
                 _config_error(
-                    f"no configuration found: looked for {_TOOL_FILE}, or a [tool.exampleguard] "
-                    f"table in {_PYPROJECT}, in {cwd} and every directory above it",
+                    f"no configuration found: looked for {TOOL_FILE}, or a [tool.exampleguard] "
+                    f"table in {PYPROJECT}, in {cwd} and every directory above it",
                     None,
                     hint="Run `exampleguard init --tree SPEC` to create one, or pass --config.",
                 )
@@ -226,11 +213,11 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
     except SourceError as error:
         raise ConfigError(error.diagnostic) from None
     table: KeyPath
-    if source.name == _PYPROJECT or (
+    if source.name == PYPROJECT or (
         source.suffix == ".toml"
         and isinstance(document.data, dict)
         and "tool" in document.data
-        and source.name != _TOOL_FILE
+        and source.name != TOOL_FILE
     ):
         table = ("tool", "exampleguard")
         tool = document.data.get("tool")
@@ -251,51 +238,6 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
     except SourceError as error:
         raise ConfigError(_as_config_error(error.diagnostic)) from None
     return Config(settings, source, source.parent, document, table, cwd)
-
-
-def _has_tool_table(pyproject: Path) -> bool:
-    import tomllib  # noqa: PLC0415 - only needed while searching
-
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        # A broken pyproject.toml is reported when it is the one in use, not while searching
-        # (tomllib recurses once per nested array or inline table).
-        return "[tool.exampleguard" in _safe_read(pyproject)
-    tool = data.get("tool")
-    return isinstance(tool, dict) and "exampleguard" in tool
-
-
-def _safe_read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def display_path(path: Path, cwd: Path) -> str:
-    """``path`` as outputs show it: relative to ``cwd`` when inside it, else absolute.
-
-    Like ruff, every output names files from where the command was started, so that a run from a
-    monorepo's root says ``packages/tool/agent-catalog.json``: what an editor, a terminal and a
-    GitHub annotation (whose workflow runs from the repository root) can open.
-    """
-    absolute = path if path.is_absolute() else cwd / path
-    for base in dict.fromkeys((cwd, cwd.resolve())):
-        if absolute.is_relative_to(base):
-            return absolute.relative_to(base).as_posix()
-    return str(absolute)
-
-
-def repository_root(start: Path) -> Path:
-    """The repository ``start`` is in (the nearest folder with ``.git``), else ``start`` itself.
-
-    ``.git`` may be a folder or, in a worktree or a submodule, a file: either marks the root.
-    """
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
 
 
 def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
