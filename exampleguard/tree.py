@@ -39,6 +39,7 @@ from exampleguard.documents import (
     parse_document,
     validate_model,
 )
+from exampleguard.fingerprint import note_unknown_inputs
 from exampleguard.model import (
     NO_CONSTRAINTS,
     Alias,
@@ -308,6 +309,8 @@ def load_judged_tree(
         listener: _Listener | None = None, cancel: threading.Event | None = None
     ) -> tuple[str, list[Any]]:
         if cache is None:
+            # What the import read is not asked for: a run that depends on it is not cached.
+            note_unknown_inputs()
             text, records, _ = extract(request, listener, cancel)
             return text, records
         identity = {

@@ -15,54 +15,37 @@ everything it came from is unchanged:
   as a listing that changed.
 
 What the import reads comes from the child itself (:mod:`exampleguard.adapters._inputs`); this
-module hashes it. With each file's digest the entry keeps the file's status as it was hashed
-(size, modification and change times, inode and device) when its last change is a settling
-second older than the hashing; a file whose status is exactly that is not hashed again. The
-change time cannot be set back (writing a file, or setting its times, renews it), so any later
-write gives another status, and that file is hashed. An entry is written atomically, only when
-no input changed while the child ran, and an entry that cannot be read or does not match is
-ignored: the tree is imported again. Environment variables are not part of the key: an
-application whose commands depend on them is run with ``--no-cache``.
+module keeps its fingerprint (:mod:`exampleguard.fingerprint`: digests, with the statuses that
+spare hashing an unchanged file again). An entry is written atomically, only when no input
+changed while the child ran, and an entry that cannot be read or does not match is ignored:
+the tree is imported again. Environment variables are not part of the key: an application whose
+commands depend on them is run with ``--no-cache``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from exampleguard import __version__
 from exampleguard.files import read_regular, write_atomically
+from exampleguard.fingerprint import (
+    SETTLE_SECONDS,
+    cache_directory,
+    changed_since,
+    digest_json,
+    fingerprint,
+    interpreted,
+    note_inputs,
+    note_unknown_inputs,
+    unchanged,
+)
 
 __all__ = ["CACHE_FORMAT", "TreeCache", "cache_directory"]
 
 CACHE_FORMAT = "exampleguard.tree-cache/v1"
-# Files changed this recently may have changed while the child read them: such a run is not
-# cached (file times are coarser than the clock that started the child).
-_SETTLE_SECONDS = 1.0
-
-
-def cache_directory() -> Path:
-    """Where exampleguard keeps its caches: the platform's per-user cache directory.
-
-    ``XDG_CACHE_HOME`` (or ``~/.cache``) on Linux and other POSIX systems, ``~/Library/Caches``
-    on macOS, ``%LOCALAPPDATA%`` on Windows.
-    """
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = str(Path.home() / "Library" / "Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or ""
-        if not Path(base).is_absolute():
-            # The XDG rule: a relative value is invalid and ignored.
-            base = str(Path.home() / ".cache")
-    return Path(base) / "exampleguard"
 
 
 class TreeCache:
@@ -79,7 +62,7 @@ class TreeCache:
             entry = json.loads(read_regular(self._entry_path(identity)))
         except (OSError, ValueError):
             return None
-        if not _current(entry, _full_identity(identity), _digest_json(request)):
+        if not _current(entry, interpreted(identity), digest_json(request)):
             return None
         verdicts = entry["verdicts"]
         # One verdict per asked argv, then (when help examples were asked for) one per example
@@ -88,6 +71,8 @@ class TreeCache:
             isinstance(verdict, dict) for verdict in verdicts
         ):
             return None
+        # A run cached whole depends on what the import read, which this entry stands for.
+        note_inputs(entry["files"], entry["directories"])
         return entry["tree"], verdicts
 
     def store(
@@ -106,26 +91,13 @@ class TreeCache:
         """
         files = _paths(inputs.get("files"))
         directories = _paths(inputs.get("directories"))
-        if _changed_since(files + directories, started - _SETTLE_SECONDS):
+        if changed_since(files + directories, started - SETTLE_SECONDS):
             return
-        digests: dict[str, str | None] = {}
-        statuses: dict[str, list[int]] = {}
-        settled = int((time.time() - _SETTLE_SECONDS) * 1e9)
-        for path in files:
-            before = file_status(path)
-            digests[path] = file_digest(path)
-            # Kept only for a file last changed well before it was hashed, and not since: a
-            # write during the hashing, or within the clock's granularity of it, renews the
-            # change time past the one kept.
-            if before is not None and before[2] < settled and file_status(path) == before:
-                statuses[path] = before
         entry = {
             "format": CACHE_FORMAT,
-            "identity": _full_identity(identity),
-            "request": _digest_json(request),
-            "files": digests,
-            "statuses": statuses,
-            "directories": {path: listing_digest(path) for path in directories},
+            "identity": interpreted(identity),
+            "request": digest_json(request),
+            **fingerprint(files, directories),
             "tree": result[0],
             "verdicts": result[1],
         }
@@ -150,12 +122,15 @@ class TreeCache:
             return cached
         started = time.time()
         text, verdicts, inputs = extract({**request, "inputs": True})
-        if inputs is not None:
+        if inputs is None:
+            note_unknown_inputs()
+        else:
+            note_inputs(_paths(inputs.get("files")), _paths(inputs.get("directories")))
             self.store(identity, request, (text, verdicts), inputs, started)
         return text, verdicts
 
     def _entry_path(self, identity: dict[str, Any]) -> Path:
-        return self.directory / f"{_digest_json(_full_identity(identity))[:32]}.json"
+        return self.directory / f"{digest_json(interpreted(identity))[:32]}.json"
 
 
 def _current(entry: Any, identity: dict[str, Any], request: str) -> bool:
@@ -164,77 +139,12 @@ def _current(entry: Any, identity: dict[str, Any], request: str) -> bool:
         return False
     if entry.get("identity") != identity or entry.get("request") != request:
         return False
-    files, directories = entry.get("files"), entry.get("directories")
-    if not isinstance(files, dict) or not isinstance(directories, dict):
-        return False
     if not isinstance(entry.get("tree"), str) or not isinstance(entry.get("verdicts"), list):
         return False
-    statuses = entry.get("statuses")
-    if not isinstance(statuses, dict):
-        statuses = {}
-    for path, digest in files.items():
-        kept = statuses.get(path)
-        if kept is not None and file_status(path) == kept:
-            continue
-        if file_digest(path) != digest:
-            return False
-    return all(listing_digest(path) == digest for path, digest in directories.items())
-
-
-def file_status(path: str) -> list[int] | None:
-    """What says a file is unchanged: size, modification and change times, inode, device."""
-    try:
-        found = Path(path).stat()
-    except OSError:
-        return None
-    return [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev]
-
-
-def file_digest(path: str) -> str | None:
-    """The SHA-256 of a file's content; ``None`` when it is missing or not a file."""
-    try:
-        with Path(path).open("rb") as stream:
-            return hashlib.file_digest(stream, "sha256").hexdigest()
-    except OSError:
-        return None
-
-
-def listing_digest(path: str) -> str | None:
-    """The SHA-256 of the sorted names in a directory; ``None`` when it cannot be listed."""
-    try:
-        names = sorted(entry.name for entry in os.scandir(path))
-    except OSError:
-        return None
-    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _full_identity(identity: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **identity,
-        "executable": sys.executable,
-        "python": sys.version,
-        "pythonpath": os.environ.get("PYTHONPATH", ""),
-        "exampleguard": __version__,
-    }
-
-
-def _digest_json(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return unchanged(entry)
 
 
 def _paths(value: Any) -> list[str]:
     if not isinstance(value, list):
         return []
     return [path for path in value if isinstance(path, str)]
-
-
-def _changed_since(paths: Iterable[str], moment: float) -> bool:
-    limit = int(moment * 1e9)
-    for path in paths:
-        try:
-            if Path(path).stat().st_mtime_ns >= limit:
-                return True
-        except OSError:
-            continue
-    return False

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.project import NOTES_TREE as TREE
 from tests.support.project import make_project
 
 HEAVY = (
@@ -42,25 +43,6 @@ from exampleguard.cli import main
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
-
-TREE = {
-    "format": "exampleguard.tree/v1",
-    "program": "notes",
-    "dialect": "click",
-    "commands": [
-        {"path": [], "runnable": False, "parameters": []},
-        {
-            "path": ["add"],
-            "runnable": True,
-            "parameters": [
-                {"name": "title", "positional": True},
-                {"name": "tag", "flags": ["--tag", "-t"], "multiple": True},
-                {"name": "limit", "flags": ["--limit"], "type": "integer", "min": 1},
-                {"name": "format", "flags": ["--format"], "choices": ["text", "json"]},
-            ],
-        },
-    ],
-}
 
 
 def loaded_modules(root: Path, *args: str) -> tuple[int, str, list[str]]:

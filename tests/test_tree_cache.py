@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -76,7 +77,12 @@ def cache(tmp_path: Path) -> Path:
 
 
 def validate(root: Path, cache: Path, *args: str, refuse: bool = False) -> tuple[int, str]:
-    """Run ``validate`` in ``root``; its exit code and its output, stdout then stderr."""
+    """Run ``validate`` in ``root``; its exit code and its output, stdout then stderr.
+
+    The run cache is emptied first: these tests are about the tree cache, which a whole run
+    answered from the run cache would never reach (``tests/test_run_cache.py`` is about that).
+    """
+    shutil.rmtree(cache / "exampleguard" / "runs", ignore_errors=True)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     marker = root / "control" / "refuse"
     if refuse:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic
+from exampleguard.fingerprint import note_inputs
 from exampleguard.pipeline import Evaluation, InputError, evaluate, load_inputs
 from exampleguard.report import Report, build_report
 
@@ -97,6 +98,8 @@ class SourceFiles:
         relative = Path(name)
         candidates = [relative] if relative.is_absolute() else [f / relative for f in self._folders]
         for candidate in candidates:
+            # Which file a frame quotes is part of a cached run's output, found or not.
+            note_inputs([str(candidate)], ())
             try:
                 if not candidate.is_file() or candidate.stat().st_size > MAX_FRAMED_BYTES:
                     continue

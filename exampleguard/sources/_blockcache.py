@@ -42,7 +42,7 @@ class BlockCache:
 
     def __init__(self, directory: Path | None = None) -> None:
         if directory is None:
-            from exampleguard.treecache import cache_directory  # noqa: PLC0415 - tiny
+            from exampleguard.fingerprint import cache_directory  # noqa: PLC0415 - tiny
 
             directory = cache_directory()
         self.directory = directory / "markdown"

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from exampleguard.diagnostics import Location, Span
 from exampleguard.docshell import line_examples
 from exampleguard.documents import read_text
+from exampleguard.fingerprint import note_inputs
 from exampleguard.sources._blockcache import Block, BlockCache
 from exampleguard.sources._records import (
     ExampleList,
@@ -222,6 +223,12 @@ def _is(path: Path, kind: Callable[[int], bool]) -> bool:
     A folder the user may not enter (a container's data volume, owned by another user) holds
     none of the project's docs: it is passed over, as the listing of such a folder is.
     """
+    # The answer decides which files are read: the run cache keeps it, as a folder's listing
+    # or a file's digest (absent ones included), since looking is not reading.
+    if kind is stat.S_ISDIR:
+        note_inputs((), [str(path)])
+    else:
+        note_inputs([str(path)], ())
     try:
         return kind(path.stat().st_mode)
     except OSError:

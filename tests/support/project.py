@@ -17,6 +17,27 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 FIXTURE_APPS = REPOSITORY / "tests" / "fixtures" / "apps"
 
 
+NOTES_TREE = {
+    "format": "exampleguard.tree/v1",
+    "program": "notes",
+    "dialect": "click",
+    "commands": [
+        {"path": [], "runnable": False, "parameters": []},
+        {
+            "path": ["add"],
+            "runnable": True,
+            "parameters": [
+                {"name": "title", "positional": True},
+                {"name": "tag", "flags": ["--tag", "-t"], "multiple": True},
+                {"name": "limit", "flags": ["--limit"], "type": "integer", "min": 1},
+                {"name": "format", "flags": ["--format"], "choices": ["text", "json"]},
+            ],
+        },
+    ],
+}
+"""A tree snapshot of one command, ``notes add TITLE [--tag T]... [--limit N] [--format F]``."""
+
+
 def toml_value(value: Any) -> str:
     """A TOML literal for a plain value (strings, numbers, booleans, lists, inline tables)."""
     if isinstance(value, bool):
