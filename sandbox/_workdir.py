@@ -219,6 +219,9 @@ def _hand_over(top: Path, owner: int) -> None:
     os.chown(top, owner, owner, follow_symlinks=False)
 
 
+_REMOVALS = (os.rmdir, os.unlink, os.remove)
+
+
 def remove_work_dir(path: Path) -> None:
     """Remove a work dir, including what the run made unreadable or unwritable inside it.
 
@@ -235,8 +238,11 @@ def remove_work_dir(path: Path) -> None:
             for target in (Path(failed).parent, Path(failed)):
                 with contextlib.suppress(OSError):
                     _chmod_dir_no_follow(target)
-        with contextlib.suppress(OSError):
-            func(failed)
+        # Only a removal is tried again here: what failed to open, list or stat (a folder the
+        # run locked) is removed by the next pass, now that it can be entered.
+        if func in _REMOVALS:
+            with contextlib.suppress(OSError):
+                func(failed)
 
     for _ in range(3):
         if not os.path.lexists(path):

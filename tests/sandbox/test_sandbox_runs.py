@@ -302,11 +302,33 @@ def test_parallel_runs_get_their_own_work_dirs(world: World, tmp_path: Path) -> 
         assert not Path(work_dir).exists()  # removed after the run
 
 
+_LOCKING = "mkdir -p locked/inner && touch locked/inner/f && chmod 000 locked/inner locked; pwd"
+
+
 def test_the_work_dir_is_removed_even_when_the_run_locks_it(world: World) -> None:
-    script = "mkdir -p locked/inner && touch locked/inner/f && chmod 000 locked/inner locked; pwd"
-    outcome = sandbox.run(world.policy(("/bin/sh", "-c", script), isolation=Isolation.ENV))
+    outcome = sandbox.run(world.policy(("/bin/sh", "-c", _LOCKING), isolation=Isolation.ENV))
     assert outcome.status is Status.PASSED
     assert not Path(outcome.stdout.strip()).exists()
+
+
+@pytest.mark.parametrize("isolation", ["env", "unshare"])
+def test_a_non_root_caller_removes_a_work_dir_the_run_locked(world: World, isolation: str) -> None:
+    # An unprivileged caller must give itself its rights back to remove what the run locked;
+    # a run that fails that way still ends in an outcome, and the next run is not affected.
+    python = nobody_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ that uid 65534 can run")
+    spec = {
+        "argv": ["/bin/sh", "-c", _LOCKING],
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "source_env": {"PATH": "/usr/bin:/bin"},
+        "isolation": isolation,
+    }
+    for _ in range(2):
+        outcome = run_as_nobody(spec, python)
+        assert outcome["status"] == "passed", outcome
+        assert not Path(outcome["stdout"].strip()).exists()
 
 
 def _driver(world: World, jobs: int, per_run: int = 4, **extra: Any) -> subprocess.Popen[bytes]:
