@@ -11,6 +11,7 @@ a failure.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from collections.abc import Sequence
@@ -210,10 +211,9 @@ def interpreter_paths(executable: str) -> tuple[Path, ...]:
         first = b""
     if first.startswith(b"#!"):
         words = first[2:].decode("utf-8", errors="replace").split()
+        program = _env_program(words[1:]) if words and words[0].endswith("/env") else None
         if words:
-            interpreter = Path(
-                words[-1] if words[0].endswith("/env") and len(words) > 1 else words[0]
-            )
+            interpreter = Path(program if program is not None else words[0])
             if not interpreter.is_absolute():
                 which = shutil.which(str(interpreter))
                 interpreter = Path(which) if which else None
@@ -222,6 +222,30 @@ def interpreter_paths(executable: str) -> tuple[Path, ...]:
     if interpreter is not None:
         found.extend(_python_installation(interpreter))
     return tuple(dict.fromkeys(p for p in found if p.exists()))
+
+
+# env's options that take the next word as their value (GNU coreutils and BSD); -S's split
+# string is already split into the shebang's words.
+_ENV_OPTIONS_WITH_VALUE = frozenset({"-u", "--unset", "-C", "--chdir", "-P"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _env_program(words: Sequence[str]) -> str | None:
+    """The program ``env WORDS`` runs: the first word that is no option and no assignment.
+
+    Only that program is an interpreter whose installation a run may need: the words after
+    it are its arguments (``#!/usr/bin/env -S tool -- /any/file`` names a file, not an
+    interpreter), and binding one would show it to the run.
+    """
+    value_next = False
+    for word in words:
+        if value_next:
+            value_next = False
+        elif word in _ENV_OPTIONS_WITH_VALUE:
+            value_next = True
+        elif not word.startswith("-") and not _ASSIGNMENT.match(word):
+            return word
+    return None
 
 
 def _python_installation(interpreter: Path) -> list[Path]:

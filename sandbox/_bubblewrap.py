@@ -686,10 +686,11 @@ def _binds(
     """Pick what to bind back into the masked homes and the private /tmp.
 
     The project dir, the executable (the file alone) and the stage's own interpreter prefix
-    always; a ``readable`` path inside a home only if it lies within a Python installation
-    below that home, so that a path derived from file content (a shebang, a committed
-    ``pyvenv.cfg``) can never uncover the rest of a home. Returns the paths bound, the readable
-    paths refused, and whether a whole home is bound (the project dir being one).
+    always; a ``readable`` path inside a home or the host's /tmp only if it lies within a
+    Python installation below it (or within the project), so that a path derived from file
+    content (a shebang, a committed ``pyvenv.cfg``) can never uncover the rest of a home, or
+    another user's file in /tmp. Returns the paths bound, the readable paths refused, and
+    whether a whole home is bound (the project dir being one).
     """
     return _binds_of(policy.readable, policy.project_dir, executable, own_prefix, tuple(homes))
 
@@ -709,6 +710,8 @@ def _binds_of(
     runs; no run can change them.
     """
     home_paths = [Path(h) for h in homes]
+    # What the run cannot see unless it is bound: the masked homes and the private /tmp.
+    hidden = [*home_paths, _TMP]
     trusted = [Path(own_prefix), Path(executable)]
     if project_dir is not None:
         trusted.append(project_dir)
@@ -717,9 +720,9 @@ def _binds_of(
     for path in readable:
         ok = True
         for candidate in (path.absolute(), path.resolve()):
-            home = next((h for h in home_paths if within(candidate, h)), None)
+            top = next((h for h in hidden if within(candidate, h)), None)
             inside_project = project_dir is not None and within(candidate, project_dir.resolve())
-            if home is not None and not inside_project and not _in_installation(candidate, home):
+            if top is not None and not inside_project and not _in_installation(candidate, top):
                 ok = False
         if ok:
             wanted.append(path)

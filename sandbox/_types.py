@@ -125,7 +125,10 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "the host's filesystem is mounted read-only, /proc/sys included; the masked homes and "
         "/dev are read-only too"
     ),
-    Guarantee.PRIVATE_TMP: "/tmp is a private, empty tmpfs",
+    Guarantee.PRIVATE_TMP: (
+        "/tmp is a private tmpfs: of the host's /tmp only what the outcome lists as bound "
+        "appears in it (the project dir, the executable, a Python installation)"
+    ),
     Guarantee.HOME_MASKED: (
         "the invoking user's home ($HOME and the password database's) is hidden, except the "
         "project dir and the readable paths"

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import uuid
@@ -479,6 +480,32 @@ def test_a_script_with_a_shebang_runs_under_a_masked_home(tmp_path: Path) -> Non
     assert entry["argv"] == [str(script), "plan", "--label", "z"]
     assert echoed(entry)["prefix"] == sys.prefix
     assert "home-masked" in entry["isolation"]["guarantees"]
+
+
+@pytest.mark.sandbox
+@needs_bwrap
+def test_a_shebang_s_arguments_never_reach_the_run(tmp_path: Path) -> None:
+    # env runs `head`; the file it names is an argument, not an interpreter to make readable.
+    outside = Path(tempfile.mkdtemp(prefix="exampleguard-test-secret-", dir="/tmp"))
+    try:
+        outside.chmod(0o755)
+        secret = outside / "secret.txt"
+        secret.write_text("the host's secret\n", encoding="utf-8")
+        secret.chmod(0o644)
+        root = build(tmp_path, [tool("plan", ["plan"], "prev plan --label z", flag=None)])
+        script = root / "tool"
+        script.write_text(f"#!/usr/bin/env -S head -qn3 -- {secret}\n", encoding="utf-8")
+        script.chmod(0o755)
+        reconfigure(root, executable="./tool")
+
+        result = dryrun(root)
+
+        entry = result.runs[("plan", 0)]
+        assert "the host's secret" not in entry["stdout"]
+        assert "private-tmp" in entry["isolation"]["guarantees"]
+        assert entry["status"] == "failed", result.explain()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 # -- 4. fixtures ----------------------------------------------------------------------------------

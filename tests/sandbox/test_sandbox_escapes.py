@@ -12,9 +12,11 @@ import json
 import os
 import runpy
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -503,6 +505,40 @@ def test_readable_paths_never_uncover_a_home_beyond_an_installation(world: World
     assert Guarantee.HOME_MASKED in outcome.guarantees
     shown = sandbox.run(world.policy(("/bin/sh", "-c", script), readable=asked))
     assert (shown.status, shown.stdout) == (Status.PASSED, "installed"), shown.stderr
+
+
+@needs_bwrap
+def test_readable_paths_never_uncover_the_host_tmp_beyond_an_installation(world: World) -> None:
+    # A shebang's word (``#!/usr/bin/env -S head -- /tmp/other/secret``) asked for as readable:
+    # another user's file in the host's /tmp. A virtualenv there is still an interpreter's.
+    host_tmp = Path("/tmp")
+    place = Path(tempfile.mkdtemp(prefix="sandbox-test-secret-", dir=host_tmp))
+    try:
+        place.chmod(0o755)
+        secret = place / "secret.txt"
+        secret.write_text("the host's secret", encoding="utf-8")
+        secret.chmod(0o644)
+        venv = place / "venv"
+        (venv / "bin").mkdir(parents=True)
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        (venv / "bin" / "tool").write_text("installed", encoding="utf-8")
+        for path in (venv, venv / "bin"):
+            path.chmod(0o755)
+        (venv / "bin" / "tool").chmod(0o644)
+        shown = subprocess.run(
+            ["/bin/cat", str(secret)], capture_output=True, text=True, check=False
+        )
+        assert shown.stdout == "the host's secret"  # without the sandbox, it is read
+        asked = (*interpreter_readable(), secret, venv)
+        script = f"cat {secret}; cat {venv / 'bin' / 'tool'}"
+        outcome = sandbox.run(world.policy(("/bin/sh", "-c", script), readable=asked))
+        assert "the host's secret" not in outcome.stdout
+        assert outcome.stdout == "installed", outcome.stderr
+        assert str(secret) in outcome.refused
+        assert str(venv) in outcome.bound
+        assert Guarantee.PRIVATE_TMP in outcome.guarantees
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
 
 
 @needs_bwrap
