@@ -480,6 +480,11 @@ def test_a_script_with_a_shebang_runs_under_a_masked_home(tmp_path: Path) -> Non
     assert entry["argv"] == [str(script), "plan", "--label", "z"]
     assert echoed(entry)["prefix"] == sys.prefix
     assert "home-masked" in entry["isolation"]["guarantees"]
+    # What was uncovered for it is listed: the project, and the base interpreter (in a home).
+    bound = entry["isolation"]["bound"]
+    assert any(root.resolve().is_relative_to(path) for path in map(Path, bound)), bound
+    if Path(sys.base_prefix).resolve().is_relative_to(Path.home().resolve()):
+        assert any(Path(sys.base_prefix).is_relative_to(path) for path in map(Path, bound)), bound
 
 
 @pytest.mark.sandbox

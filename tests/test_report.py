@@ -66,6 +66,8 @@ def _outcome(status: sandbox.Status, **changes: Any) -> sandbox.Outcome:
         "guarantees": (sandbox.Guarantee.NO_NETWORK, sandbox.Guarantee.OWN_HOME),
         "not_guaranteed": (sandbox.Guarantee.NO_FS_UNIX_SOCKETS,),
         "detail": None,
+        "bound": ("/home/ci/project", "/home/ci/.venv"),
+        "refused": ("/home/ci/.ssh",),
     }
     values.update(changes)
     return sandbox.Outcome(**values)
@@ -159,6 +161,8 @@ def test_a_dry_run_entry_says_how_the_run_ended(status: sandbox.Status) -> None:
     assert entry.duration_s == 0.1235
     assert entry.isolation.guarantees == ("no-network", "own-home")
     assert entry.isolation.not_guaranteed == ("no-fs-unix-sockets",)
+    assert entry.isolation.bound == ("/home/ci/project", "/home/ci/.venv")
+    assert entry.isolation.refused == ("/home/ci/.ssh",)
 
 
 def _verdict(

@@ -178,6 +178,8 @@ def dry_run_entry(
             backend=outcome.backend,
             guarantees=tuple(g.value for g in outcome.guarantees),
             not_guaranteed=tuple(g.value for g in outcome.not_guaranteed),
+            bound=tuple(outcome.bound),
+            refused=tuple(outcome.refused),
         ),
         detail=outcome.detail,
     )
@@ -319,6 +321,8 @@ def _dry_run_from(entry: model.DryRunEntry) -> DryRunEntry:
             backend=entry.isolation.backend,
             guarantees=tuple(entry.isolation.guarantees),
             not_guaranteed=tuple(entry.isolation.not_guaranteed),
+            bound=tuple(entry.isolation.bound),
+            refused=tuple(entry.isolation.refused),
         ),
         detail=entry.detail,
     )

@@ -137,6 +137,10 @@ class IsolationEntry:
     backend: str
     guarantees: tuple[str, ...]
     not_guaranteed: tuple[str, ...] = ()
+    bound: tuple[str, ...] = ()
+    """Host paths bound read-only into the run's masked homes or private /tmp."""
+    refused: tuple[str, ...] = ()
+    """Paths asked to be readable that the sandbox would not uncover."""
 
 
 FULL_BACKEND = "bwrap"

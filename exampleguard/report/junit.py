@@ -110,6 +110,11 @@ def _dry_run_case(suite: ET.Element, catalog: str, run: DryRunEntry) -> bool | N
         name="isolation.not_guaranteed",
         value=",".join(isolation.not_guaranteed),
     )
+    for name in ("bound", "refused"):
+        paths = getattr(isolation, name)
+        if paths:
+            # Paths may hold commas: one per line.
+            ET.SubElement(properties, "property", name=f"isolation.{name}", value="\n".join(paths))
     full = isolation.backend == FULL_BACKEND and not isolation.not_guaranteed
     if run.interrupted:
         # Stopped by Ctrl-C or SIGTERM, or never started: not a failure of the example; the

@@ -102,6 +102,10 @@ class IsolationEntry(StrictModel):
     backend: str
     guarantees: list[str]
     not_guaranteed: list[str] = Field(default_factory=list)
+    bound: list[str] = Field(default_factory=list)
+    """Host paths bound read-only into the run's masked homes or private /tmp."""
+    refused: list[str] = Field(default_factory=list)
+    """Paths asked to be readable that the sandbox would not uncover."""
 
 
 class DryRunEntry(StrictModel):
