@@ -56,10 +56,25 @@
 #define LL_SCOPES 3ULL  /* ABSTRACT_UNIX_SOCKET | SIGNAL */
 
 #define CLOSE_RANGE_NR 436
+/* capset(2) (linux/capability.h), spelled out like Landlock's. */
+#define CAPABILITY_VERSION_3 0x20080522
+#define CAP_AMBIENT 47          /* PR_CAP_AMBIENT */
+#define CAP_AMBIENT_CLEAR_ALL 4 /* PR_CAP_AMBIENT_CLEAR_ALL */
 #define MAX_LIST 64
 #define MAX_ABI 1000
 #define COPY_CHUNK (1 << 16)
 #define CAP_LAST 63
+
+struct capability_header {
+    uint32_t version;
+    int pid;
+};
+
+struct capability_data {
+    uint32_t effective;
+    uint32_t permitted;
+    uint32_t inheritable;
+};
 
 struct landlock_path_beneath {
     uint64_t allowed_access;
@@ -326,6 +341,15 @@ static int drop_root(const struct settings *s)
         return fail_errno("getresuid", NULL);
     if (ruid != uid || euid != uid || suid != uid || rgid != gid || egid != gid || sgid != gid)
         return fail("the uid did not change to %llu", s->uid);
+    /* The uid change emptied the effective and permitted sets; the inheritable one still holds
+     * what bubblewrap let this process keep. Nothing can regain them (no_new_privs, an empty
+     * bounding set), but a run holds no capability in any set. */
+    struct capability_header header = {CAPABILITY_VERSION_3, 0};
+    struct capability_data none[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (syscall(SYS_capset, &header, none) < 0)
+        return fail_errno("capset", NULL);
+    if (prctl(CAP_AMBIENT, CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return fail_errno("prctl PR_CAP_AMBIENT", NULL);
     /* A uid change clears the parent-death signal and makes the process dumpable again. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         return fail_errno("prctl PR_SET_PDEATHSIG", NULL);

@@ -54,6 +54,9 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAPABILITY_VERSION_3 = 0x20080522
 _SIGKILL = 9
 _EINVAL = 22
 _CAP_LAST = 63
@@ -125,6 +128,7 @@ class Libc:
             "syscall": _Function(("syscall", _Library)),
             "prctl": _IntFunction(("prctl", _Library)),
             "prlimit": _IntFunction(("prlimit", _Library)),
+            "capset": _IntFunction(("capset", _Library)),
         }
 
     def call(self, name: str, *args: int | bytes | None) -> int:
@@ -302,6 +306,15 @@ def _drop_root(libc: Libc, work: str, uid: int, gid: int) -> None:
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)
+    # The uid change emptied the effective and permitted sets; the inheritable one still holds
+    # what bubblewrap let this process keep: a run holds no capability in any set.
+    none = bytes(24)
+    libc.call("capset", _CAPABILITY_VERSION_3.to_bytes(4, sys.byteorder) + bytes(4), none)
+    try:
+        libc.call("prctl", _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    except StageError as exc:
+        if exc.errno != _EINVAL:
+            raise
     # A uid change clears the parent-death signal and makes the process dumpable again.
     libc.call("prctl", _PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
     libc.call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)

@@ -165,9 +165,11 @@ def host_process_visible(cfg: dict[str, Any]) -> tuple[bool, str]:
 
 def capabilities(cfg: dict[str, Any]) -> tuple[bool, str]:
     for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-        if line.startswith(("CapEff:", "CapPrm:", "CapAmb:")) and int(line.split()[1], 16):
+        if line.startswith(("CapEff:", "CapPrm:", "CapInh:", "CapAmb:")) and int(
+            line.split()[1], 16
+        ):
             return True, line
-    return False, "no effective, permitted or ambient capability"
+    return False, "no effective, permitted, inheritable or ambient capability"
 
 
 def fs_unix_stream(cfg: dict[str, Any]) -> tuple[bool, str]:
