@@ -44,6 +44,7 @@ from sandbox._backend import (
     signal_name,
 )
 from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
+from sandbox._launcher import LAUNCHERS, Launcher
 from sandbox._limits import RunCgroup
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
@@ -283,6 +284,16 @@ def stage_in_use(probe: BubblewrapProbe) -> int | None:
     return None if python_stage_chosen() else probe.stage_fd
 
 
+def _launcher(base: Path, stage_fd: int | None, memory: int) -> Launcher | None:
+    """A launcher already in a fresh cgroup under ``base``, limited to ``memory``; else None.
+
+    Only the compiled stage has a launcher mode.
+    """
+    if stage_fd is None:
+        return None
+    return LAUNCHERS.take(base, stage_fd, memory, _HELPER_ENV)
+
+
 def _parse_report(data: bytes) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in data.decode("utf-8", "replace").splitlines():
@@ -405,12 +416,20 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         pass_fds.append(control_read)
         stage.append(f"control={control_read}")
         if limits.memory_mb is not None and probe.memory_cgroup is not None:
-            cgroup = RunCgroup(probe.memory_cgroup, limits.memory_mb * 1024 * 1024)
-            launch.cleanups.append(cgroup.release)
-            launch.oom_kills = cgroup.oom_kills
-            assert cgroup.procs_fd is not None
-            pass_fds.append(cgroup.procs_fd)
-            stage.append(f"cgroup={cgroup.procs_fd}")
+            memory = limits.memory_mb * 1024 * 1024
+            launcher = _launcher(probe.memory_cgroup, stage_fd, memory)
+            if launcher is not None:
+                # Born in its cgroup: bubblewrap, the stage and the run never join one.
+                launch.launcher = launcher
+                launch.cleanups.append(launcher.release)
+                launch.oom_kills = launcher.cgroup.oom_kills
+            else:
+                cgroup = RunCgroup(probe.memory_cgroup, memory)
+                launch.cleanups.append(cgroup.release)
+                launch.oom_kills = cgroup.oom_kills
+                assert cgroup.procs_fd is not None
+                pass_fds.append(cgroup.procs_fd)
+                stage.append(f"cgroup={cgroup.procs_fd}")
         stage += _stage_settings(probe, request)
         if stage_fd is not None:
             # Exactly the file checked once per process (see _stagebin): bubblewrap execs it

@@ -107,20 +107,32 @@ class RunCgroup:
     this process, so it holds inside the run's namespaces too.
     """
 
-    def __init__(self, base: Path, memory_bytes: int) -> None:
-        """Create the cgroup under ``base`` with its limit; OSError when the host refuses."""
+    def __init__(self, base: Path, memory_bytes: int | None) -> None:
+        """Create the cgroup under ``base`` with its limit; OSError when the host refuses.
+
+        Without ``memory_bytes`` it has none yet: :meth:`limit` sets it before a run starts.
+        """
         _sweep_leftover_cgroups(base)
         self.path = base / f"{CGROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.procs_fd: int | None = None
         self.path.mkdir(mode=0o700)
         try:
-            self._limit(memory_bytes)
+            if memory_bytes is not None:
+                self.limit(memory_bytes)
             self.procs_fd = os.open(self.path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
         except BaseException:
             self.release()
             raise
 
-    def _limit(self, memory_bytes: int) -> None:
+    def close_procs(self) -> None:
+        """Close the descriptor of ``cgroup.procs`` once the cgroup's first process joined."""
+        if self.procs_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.procs_fd)
+            self.procs_fd = None
+
+    def limit(self, memory_bytes: int) -> None:
+        """Limit the cgroup to ``memory_bytes`` without swap; OSError when the host refuses."""
         if (self.path / "memory.limit_in_bytes").exists():
             # Version 1: the memory-and-swap limit may only be set at or above the memory one.
             _write(self.path / "memory.limit_in_bytes", memory_bytes)
@@ -147,10 +159,7 @@ class RunCgroup:
         The kernel reaps a PID namespace's processes as its init ends, so the cgroup is
         normally empty at once; one that stays busy is left for the next start's sweep.
         """
-        if self.procs_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.procs_fd)
-            self.procs_fd = None
+        self.close_procs()
         for attempt in range(_REMOVE_TRIES):
             try:
                 self.path.rmdir()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sandbox._backend import Backend
 from sandbox._backends import ordered
 from sandbox._process import Execution
@@ -26,12 +28,13 @@ def judge(
     *,
     bound: tuple[str, ...] = (),
     refused: tuple[str, ...] = (),
-    oom_kills: int = 0,
+    oom_kills: Callable[[], int] | None = None,
 ) -> Outcome:
     """Turn an execution into its outcome: status, exit code, decoded output, what held.
 
-    ``oom_kills`` counts the run's processes the kernel killed for its memory cgroup's limit;
-    a failure then says so, since a bare SIGKILL would not.
+    ``oom_kills`` counts the run's processes the kernel killed for its memory cgroup's limit
+    (asked only of a run that failed: the only ones it can have ended); a failure then says
+    so, since a bare SIGKILL would not.
     """
     if execution.spawn_error is not None:
         return not_started(backend.name, execution.spawn_error)
@@ -45,8 +48,9 @@ def judge(
         verdict = backend.interpret(execution, expect_exit)
         status, exit_code, detail = verdict.status, verdict.exit_code, verdict.detail
         guarantees -= verdict.withheld
-    if oom_kills and status in (Status.CRASHED, Status.FAILED):
-        killed = "1 process" if oom_kills == 1 else f"{oom_kills} processes"
+    killings = oom_kills() if oom_kills and status in (Status.CRASHED, Status.FAILED) else 0
+    if killings:
+        killed = "1 process" if killings == 1 else f"{killings} processes"
         why = f"{killed} of the run killed at its memory limit (memory cgroup)"
         detail = f"{detail}; {why}" if detail else why
     # A run that never started held nothing, whatever the backend would have given.

@@ -137,7 +137,7 @@ def _run_as(
             policy.expect_exit,
             bound=launch.bound,
             refused=launch.refused,
-            oom_kills=launch.oom_kills() if launch.oom_kills is not None else 0,
+            oom_kills=launch.oom_kills,
         )
     finally:
         if launch is not None:

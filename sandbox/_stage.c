@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -56,6 +57,10 @@
 #define LL_SCOPES 3ULL  /* ABSTRACT_UNIX_SOCKET | SIGNAL */
 
 #define CLOSE_RANGE_NR 436
+#define CLOSE_RANGE_FLAG_CLOEXEC 4U /* CLOSE_RANGE_CLOEXEC, Linux 5.11 */
+#define LAUNCH_MAX_FDS 32
+#define LAUNCH_MAX_BYTES (1U << 20)
+#define LAUNCH_MAX_WORDS 8192
 /* capset(2) (linux/capability.h), spelled out like Landlock's. */
 #define CAPABILITY_VERSION_3 0x20080522
 #define CAP_AMBIENT 47          /* PR_CAP_AMBIENT */
@@ -784,8 +789,200 @@ static int supervise(pid_t pid, int control, int children, int *status)
     }
 }
 
+/* The launcher: started ahead of a run and already in the memory cgroup the run will have
+ * (joining a cgroup waits out an RCU grace period, milliseconds, which no run should wait),
+ * so that bubblewrap, this stage and every process of the run are born in it. It
+ *   1. dies with the thread that started it, and joins the cgroup through the descriptor;
+ *   2. says it is ready ("r") on its socket, and waits for the launch: a header (the payload's
+ *      length, the number of descriptors) that carries the run's descriptors, then the
+ *      payload, NUL-terminated words: the directory, the argument count and the arguments,
+ *      the environment count and its entries, and the number each descriptor must have;
+ *   3. gives each descriptor its number, closes every other one at the exec and execs
+ *      bubblewrap in place of itself (the same process, so the caller's child).
+ * The caller letting go of the socket ends it. Failures go to its standard error (the run's). */
+static void launcher_fail(const char *what)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "sandbox launcher: %s: %s\n", what, strerror(errno));
+    if (n > 0)
+        (void)write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    _exit(127);
+}
+
+static void read_exact(int fd, char *into, size_t length)
+{
+    while (length > 0) {
+        ssize_t n = read(fd, into, length);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EPIPE;
+            launcher_fail("reading the launch");
+        }
+        into += n;
+        length -= (size_t)n;
+    }
+}
+
+/* Mark every descriptor above 2 close-on-exec (close_range's flag, else one by one). */
+static void cloexec_from_three(void)
+{
+    if (syscall(CLOSE_RANGE_NR, 3U, ~0U, CLOSE_RANGE_FLAG_CLOEXEC) == 0)
+        return;
+    DIR *listing = opendir("/proc/self/fd");
+    if (listing == NULL)
+        launcher_fail("opendir /proc/self/fd");
+    struct dirent *entry;
+    while ((entry = readdir(listing)) != NULL) {
+        int fd = atoi(entry->d_name);
+        if (fd > 2 && fd != dirfd(listing))
+            (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    closedir(listing);
+}
+
+static int launcher_main(int argc, char **argv)
+{
+    int sock = -1, cgroup = -1;
+    unsigned long long parent = 0;
+    /* Read in place, unchanged: `ps` shows what it was started with. */
+    for (int i = 2; i < argc; i++) {
+        if (strncmp(argv[i], "sock=", 5) == 0)
+            (void)parse_fd("sock", argv[i] + 5, &sock);
+        else if (strncmp(argv[i], "cgroup=", 7) == 0)
+            (void)parse_fd("cgroup", argv[i] + 7, &cgroup);
+        else if (strncmp(argv[i], "parent=", 7) == 0)
+            (void)parse_number(argv[i] + 7, ULLONG_MAX, &parent);
+    }
+    if (sock < 0 || parent == 0) {
+        errno = EINVAL;
+        launcher_fail("settings");
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        launcher_fail("prctl PR_SET_PDEATHSIG");
+    /* Started by a caller that is gone already: its signal was never armed. */
+    if ((unsigned long long)getppid() != parent)
+        _exit(1);
+    if (cgroup >= 0) {
+        if (write(cgroup, "0", 1) != 1)
+            launcher_fail("cannot join the run's memory cgroup");
+        close(cgroup);
+    }
+    if (write_all(sock, "r", 1) < 0)
+        launcher_fail("ready");
+
+    uint32_t header[2];
+    union {
+        char buffer[CMSG_SPACE(sizeof(int) * LAUNCH_MAX_FDS)];
+        struct cmsghdr align;
+    } control;
+    struct iovec part = {.iov_base = header, .iov_len = sizeof header};
+    struct msghdr message = {.msg_iov = &part,
+                             .msg_iovlen = 1,
+                             .msg_control = control.buffer,
+                             .msg_controllen = sizeof control.buffer};
+    ssize_t got;
+    do
+        got = recvmsg(sock, &message, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    while (got < 0 && errno == EINTR);
+    if (got == 0)
+        _exit(0); /* let go of: nothing to start */
+    if (got != (ssize_t)sizeof header || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+        errno = EPROTO;
+        launcher_fail("the launch's header");
+    }
+    int received[LAUNCH_MAX_FDS];
+    size_t count = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c != NULL; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        if (count + n > LAUNCH_MAX_FDS) {
+            errno = EPROTO;
+            launcher_fail("too many descriptors");
+        }
+        memcpy(received + count, CMSG_DATA(c), n * sizeof(int));
+        count += n;
+    }
+    if (count != header[1] || header[0] == 0 || header[0] > LAUNCH_MAX_BYTES) {
+        errno = EPROTO;
+        launcher_fail("the launch's header");
+    }
+    char *payload = malloc((size_t)header[0] + 1);
+    char **words = calloc(LAUNCH_MAX_WORDS + 2, sizeof(char *));
+    if (payload == NULL || words == NULL)
+        launcher_fail("malloc");
+    read_exact(sock, payload, header[0]);
+    payload[header[0]] = '\0';
+    if (payload[header[0] - 1] != '\0') {
+        errno = EPROTO;
+        launcher_fail("the launch's words");
+    }
+    size_t n_words = 0;
+    for (char *at = payload; at < payload + header[0]; at += strlen(at) + 1) {
+        if (n_words >= LAUNCH_MAX_WORDS) {
+            errno = E2BIG;
+            launcher_fail("the launch's words");
+        }
+        words[n_words++] = at;
+    }
+    /* directory, argc, argv..., envc, env..., a target per descriptor */
+    unsigned long long n_args = 0, n_env = 0;
+    size_t at = 1;
+    if (at >= n_words || parse_number(words[at], LAUNCH_MAX_WORDS, &n_args) < 0 || n_args == 0 ||
+        at + 1 + n_args >= n_words ||
+        parse_number(words[at + 1 + n_args], LAUNCH_MAX_WORDS, &n_env) < 0 ||
+        at + 2 + n_args + n_env + count != n_words) {
+        errno = EPROTO;
+        launcher_fail("the launch's words");
+    }
+    char **args = calloc(n_args + 1, sizeof(char *));
+    char **env = calloc(n_env + 1, sizeof(char *));
+    if (args == NULL || env == NULL)
+        launcher_fail("malloc");
+    memcpy(args, words + at + 1, n_args * sizeof(char *));
+    memcpy(env, words + at + 2 + n_args, n_env * sizeof(char *));
+    char **targets = words + at + 2 + n_args + n_env;
+
+    int wanted[LAUNCH_MAX_FDS];
+    int highest = sock;
+    for (size_t i = 0; i < count; i++) {
+        unsigned long long number;
+        if (parse_number(targets[i], INT_MAX, &number) < 0 || number < 3) {
+            errno = EPROTO;
+            launcher_fail("a descriptor's number");
+        }
+        wanted[i] = (int)number;
+        if (wanted[i] > highest)
+            highest = wanted[i];
+        if (received[i] > highest)
+            highest = received[i];
+    }
+    /* Above every number in play first, so that no placement overwrites one still to place;
+     * then everything is closed at the exec but the placed ones. */
+    int moved[LAUNCH_MAX_FDS];
+    for (size_t i = 0; i < count; i++) {
+        moved[i] = fcntl(received[i], F_DUPFD_CLOEXEC, highest + 1);
+        if (moved[i] < 0)
+            launcher_fail("F_DUPFD_CLOEXEC");
+        close(received[i]);
+    }
+    cloexec_from_three();
+    for (size_t i = 0; i < count; i++)
+        if (dup2(moved[i], wanted[i]) < 0)
+            launcher_fail("dup2");
+    if (chdir(words[0]) < 0)
+        launcher_fail("chdir");
+    execve(args[0], args, env);
+    launcher_fail("execve");
+    return 127;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "launch") == 0)
+        return launcher_main(argc, argv);
     static struct settings s = {.report = -1, .control = -1, .cgroup = -1};
     if (parse_settings(argc, argv, &s) < 0) {
         if (s.report < 0) {

@@ -1,0 +1,261 @@
+"""Launchers started ahead of runs, each already in the memory cgroup its run will have.
+
+A process that joins a cgroup waits out an RCU grace period of the kernel's (about 10 ms on a
+version 1 hierarchy, where nothing else is migrating at the moment): every run that joined its
+cgroup paid it, five times what the rest of the sandbox costs a run. A process *born* in a
+cgroup pays nothing, so the cgroup is joined ahead of the run, by a launcher: the compiled
+stage in its ``launch`` mode (see ``_stage.c``), started in a fresh cgroup while an earlier run
+goes on. When a run starts, a ready launcher is handed its limit, its bubblewrap command line
+and descriptors, and execs bubblewrap in place of itself: bubblewrap, the stage and the whole
+run are born in the cgroup, and the launcher's process is the caller's child as bubblewrap's
+would be.
+
+Launchers die with the thread that started them (their parent-death signal, which bubblewrap's
+``--die-with-parent`` keeps), so one thread starts them all and lives as long as the process.
+Each run that takes a launcher has the next one started; :func:`close_launchers` ends the ones
+waiting (a cgroup left by a killed caller is removed at the next start, like any run's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import struct
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sandbox._limits import RunCgroup
+
+__all__ = ["LAUNCHERS", "Launcher", "LauncherPool", "close_launchers"]
+
+_READY_S = 5.0
+"""How long a launcher may take to join its cgroup and say it is ready."""
+_TAKE_WAIT_S = 2.0
+"""How long a run waits for a launcher being started before it joins a cgroup itself."""
+_DEPTH = 3
+"""Launchers kept ready or starting per cgroup base: runs shorter than a grace period, one
+after the other, find one ready (several started together share one grace period)."""
+_HEADER = struct.Struct("=II")
+"""The launch's header: the payload's length and the number of descriptors it carries."""
+
+
+class Launcher:
+    """One launcher: its process, the caller's end of its socket, and the cgroup it is in."""
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], channel: socket.socket, cgroup: RunCgroup
+    ) -> None:
+        self.process = process
+        self.channel = channel
+        self.cgroup = cgroup
+        self._started = False
+
+    def alive(self) -> bool:
+        """Whether the launcher is still waiting for its launch."""
+        return not self._started and self.process.poll() is None
+
+    def start(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: Path, fds: Sequence[int]
+    ) -> subprocess.Popen[bytes]:
+        """Have the launcher exec ``argv`` with ``env`` in ``cwd``, holding ``fds`` as numbered.
+
+        Returns the launcher's process, which is then that program's. OSError when the launch
+        cannot be handed over (the launcher is gone).
+        """
+        words = [str(cwd), str(len(argv)), *argv, str(len(env))]
+        words += [f"{key}={value}" for key, value in env.items()]
+        words += [str(fd) for fd in fds]
+        payload = b"".join(os.fsencode(word) + b"\0" for word in words)
+        header = _HEADER.pack(len(payload), len(fds))
+        socket.send_fds(self.channel, [header], list(fds))
+        self.channel.sendall(payload)
+        # Handed over: from here the process is the run's, reaped by its supervision.
+        self._started = True
+        self.channel.close()
+        return self.process
+
+    def release(self) -> None:
+        """End the launcher if it never launched; its cgroup is removed in the background.
+
+        A launched one's process is the run's, reaped by the run's supervision before this.
+        """
+        with contextlib.suppress(OSError):
+            self.channel.close()
+        if not self._started:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+            self.process.wait()
+            for stream in (self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    stream.close()
+        LAUNCHERS.dispose(self.cgroup)
+
+
+_Key = tuple[Path, int, int]
+"""What a launcher is ready for: the cgroup base, the stage binary's descriptor, the limit."""
+
+
+class LauncherPool:
+    """Ready launchers per key, and the one thread that starts them and removes used cgroups."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._ready: dict[_Key, list[Launcher]] = {}
+        self._wanted: list[tuple[_Key, Mapping[str, str]]] = []
+        self._starting: dict[_Key, int] = {}
+        """Launchers asked for or being started, per key."""
+        self._used: list[RunCgroup] = []
+        self._thread: threading.Thread | None = None
+
+    def take(
+        self, base: Path, stage_fd: int, memory_bytes: int, env: Mapping[str, str]
+    ) -> Launcher | None:
+        """A ready launcher in a fresh cgroup under ``base`` limited to ``memory_bytes``.
+
+        ``None`` if none comes in time. The next runs' are started now. ``env`` is the
+        launcher's (and bubblewrap's) environment, fixed by the caller.
+        """
+        key = (base, stage_fd, memory_bytes)
+        deadline = time.monotonic() + _TAKE_WAIT_S
+        with self._lock:
+            launcher = self._pop(key)
+            ahead = len(self._ready.get(key, ())) + self._starting.get(key, 0)
+            missing = _DEPTH - ahead + (1 if launcher is None else 0)
+            if missing > 0:
+                self._wanted += [(key, env)] * missing
+                self._starting[key] = self._starting.get(key, 0) + missing
+                self._wake()
+            while launcher is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._lock.wait(remaining)
+                launcher = self._pop(key)
+            return launcher
+
+    def dispose(self, cgroup: RunCgroup) -> None:
+        """Remove ``cgroup`` in the background, its run being over (not on the run's time)."""
+        with self._lock:
+            self._used.append(cgroup)
+            self._wake()
+
+    def close(self) -> None:
+        """End every launcher waiting, and remove every cgroup used or waiting, now."""
+        with self._lock:
+            waiting = [launcher for ready in self._ready.values() for launcher in ready]
+            self._ready.clear()
+        for launcher in waiting:
+            launcher.release()
+        with self._lock:
+            used, self._used = self._used, []
+        for cgroup in used:
+            cgroup.release()
+
+    def _pop(self, key: _Key) -> Launcher | None:
+        """A ready, live launcher for ``key`` (the lock held); dead ones are let go of."""
+        ready = self._ready.get(key, [])
+        while ready:
+            launcher = ready.pop(0)
+            if launcher.alive():
+                return launcher
+            launcher.release()
+        return None
+
+    def _wake(self) -> None:
+        """Start the thread if needed and wake it (the lock held)."""
+        if self._thread is None or not self._thread.is_alive():
+            # It must outlive every launcher it starts: a launcher (and the bubblewrap it
+            # becomes) dies with the thread that started it.
+            self._thread = threading.Thread(
+                target=self._serve, name="sandbox-launchers", daemon=True
+            )
+            self._thread.start()
+        self._lock.notify_all()
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                while not self._wanted and not self._used:
+                    self._lock.wait()
+                batch, self._wanted = self._wanted, []
+                used, self._used = self._used, []
+            for cgroup in used:
+                cgroup.release()
+            # Started together, their joins share one grace period.
+            started = [_start(key, env) for key, env in batch]
+            for (key, _), launcher in zip(batch, started, strict=True):
+                ready = launcher is not None and _await_ready(launcher)
+                with self._lock:
+                    self._starting[key] -= 1
+                    if ready and launcher is not None:
+                        self._ready.setdefault(key, []).append(launcher)
+                    self._lock.notify_all()
+                if launcher is not None and not ready:
+                    launcher.release()
+
+
+def _start(key: _Key, env: Mapping[str, str]) -> Launcher | None:
+    """Start one launcher in a fresh, limited cgroup; None if the host refuses either."""
+    base, stage_fd, memory_bytes = key
+    try:
+        cgroup = RunCgroup(base, memory_bytes)
+    except OSError:
+        return None
+    assert cgroup.procs_fd is not None
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        process = subprocess.Popen(
+            [
+                f"/proc/self/fd/{stage_fd}",
+                "launch",
+                f"sock={theirs.fileno()}",
+                f"cgroup={cgroup.procs_fd}",
+                f"parent={os.getpid()}",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            cwd="/",
+            env=dict(env),
+            pass_fds=(theirs.fileno(), cgroup.procs_fd, stage_fd),
+            close_fds=True,
+            # As bubblewrap itself is started (see _process._spawn): its own process group,
+            # and what the run makes in places it shares is its own.
+            process_group=0,
+            umask=0o077,
+        )
+    except OSError:
+        ours.close()
+        cgroup.release()
+        return None
+    finally:
+        theirs.close()
+    cgroup.close_procs()
+    return Launcher(process, ours, cgroup)
+
+
+def _await_ready(launcher: Launcher) -> bool:
+    """Whether the launcher joined its cgroup and said so in time."""
+    channel = launcher.channel
+    readable, _, _ = select.select([channel], [], [], _READY_S)
+    if not readable:
+        return False
+    try:
+        return channel.recv(1) == b"r"
+    except OSError:
+        return False
+
+
+LAUNCHERS = LauncherPool()
+"""The process's launchers."""
+
+
+def close_launchers() -> None:
+    """End the launchers kept ready for the next runs, and remove their cgroups."""
+    LAUNCHERS.close()
