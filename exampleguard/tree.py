@@ -574,7 +574,9 @@ def _extract_contained(
             argv=tuple(argv),
             fixtures=Path(fixtures),
             project_dir=root,
-            readable=_python_paths([*entries, package_root]),
+            # The interpreter and the import path the user runs it with: their own settings,
+            # bound as they are (a PYTHONPATH entry in /tmp or a home is not file content).
+            trusted_readable=_python_paths([*entries, package_root]),
             # An import may map much more memory than it uses, and start threads; the guard
             # refuses new processes, and the timeout bounds the run. (A process limit counts
             # the sandbox uid's tasks across concurrent runs, so it is left to the dry runs.)

@@ -711,13 +711,22 @@ def _binds(
     another user's file in /tmp. Returns the paths bound, the readable paths refused, and
     whether a whole home is bound (the project dir being one).
     """
-    return _binds_of(policy.readable, policy.project_dir, executable, own_prefix, tuple(homes))
+    return _binds_of(
+        policy.readable,
+        policy.trusted_readable,
+        policy.project_dir,
+        executable=executable,
+        own_prefix=own_prefix,
+        homes=tuple(homes),
+    )
 
 
 @functools.lru_cache(maxsize=256)
 def _binds_of(
     readable: tuple[Path, ...],
+    trusted_readable: tuple[Path, ...],
     project_dir: Path | None,
+    *,
     executable: str,
     own_prefix: str,
     homes: tuple[str, ...],
@@ -731,7 +740,7 @@ def _binds_of(
     home_paths = [Path(h) for h in homes]
     # What the run cannot see unless it is bound: the masked homes and the private /tmp.
     hidden = [*home_paths, _TMP]
-    trusted = [Path(own_prefix), Path(executable)]
+    trusted = [Path(own_prefix), Path(executable), *trusted_readable]
     if project_dir is not None:
         trusted.append(project_dir)
     refused: list[str] = []

@@ -94,7 +94,10 @@ class Env:
         prefix = prlimit_prefix(prlimit, limits.memory_mb, limits.max_processes) if prlimit else []
         if request.run_uid is not None:
             needed = needed_by_run(
-                request.executable, env["PATH"], policy.project_dir, policy.readable
+                request.executable,
+                env["PATH"],
+                policy.project_dir,
+                (*policy.readable, *policy.trusted_readable),
             )
             if prefix:
                 needed.insert(0, (Path(prefix[0]), "program"))

@@ -271,9 +271,12 @@ class Policy:
     interpreter it needs (a shebang's, a virtualenv and its base installation) belongs in
     ``readable``. ``fixtures`` is a folder whose contents (regular files and directories only)
     are copied into the fresh work dir. ``project_dir`` stays visible read-only even under a
-    masked home; a ``readable`` path inside a masked home is bound back only if it is inside the
-    project dir or is a Python installation (a virtualenv or a prefix with its own stdlib), so
-    that paths derived from file content never uncover the rest of a home.
+    masked home; a ``readable`` path inside a masked home or the host's /tmp is bound back only
+    if it is inside the project dir or a Python installation (a virtualenv or a prefix with its
+    own stdlib), so that paths derived from file content never uncover the rest of a home, or
+    another's file in /tmp. ``trusted_readable`` are paths the caller vouches for, from its own
+    settings and never from file content (the import path it runs an interpreter with): bound
+    read-only as they are, wherever they lie; a whole home among them is not masked.
     ``source_env`` is where PATH, locale, TERM and the ``pass_env`` values are read from
     (``None``: ``os.environ``, read only); its PATH also decides which backends are found. The
     homes masked are its HOME, this process's HOME and the password database's home. A
@@ -287,6 +290,7 @@ class Policy:
     fixtures: Path | None = None
     project_dir: Path | None = None
     readable: tuple[Path, ...] = ()
+    trusted_readable: tuple[Path, ...] = ()
     pass_env: tuple[str, ...] = ()
     isolation: Isolation = Isolation.AUTO
     limits: Limits = field(default_factory=Limits)
@@ -298,6 +302,7 @@ class Policy:
         # Tuples even when a caller hands lists: the record is frozen and shared across threads.
         object.__setattr__(self, "argv", tuple(self.argv))
         object.__setattr__(self, "readable", tuple(Path(p) for p in self.readable))
+        object.__setattr__(self, "trusted_readable", tuple(Path(p) for p in self.trusted_readable))
         for name in ("fixtures", "project_dir"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, Path(getattr(self, name)))

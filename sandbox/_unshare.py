@@ -152,7 +152,10 @@ class Unshare:
         if request.run_uid is not None:
             assert probe.setpriv is not None
             needed = needed_by_run(
-                request.executable, request.env["PATH"], policy.project_dir, policy.readable
+                request.executable,
+                request.env["PATH"],
+                policy.project_dir,
+                (*policy.readable, *policy.trusted_readable),
             )
             check_reachable(needed, request.run_uid, also=(HOST_BACKEND_HINT,))
             drop = drop_to(probe.setpriv, request.run_uid)

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -342,3 +345,24 @@ def test_a_run_reports_the_same_with_the_sandbox_and_without(tmp_path: Path) -> 
             assert result.returncode == 1, result.stderr
             outputs.append((result.stdout, result.stderr))
         assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_a_module_on_a_pythonpath_entry_in_tmp_is_imported_as_without_a_sandbox(
+    tmp_path: Path, isolation: str
+) -> None:
+    # The user's own import path is shown to the import as it is, wherever it lies: only paths
+    # derived from file content are kept to installations (a folder of modules in /tmp is none).
+    elsewhere = Path(tempfile.mkdtemp(prefix="exampleguard-test-path-", dir="/tmp"))
+    try:
+        elsewhere.chmod(0o755)
+        (elsewhere / "option_name.py").write_text('NAME = "--x"\n', encoding="utf-8")
+        (elsewhere / "option_name.py").chmod(0o644)
+        module = "from option_name import NAME\n" + CLICK_TAIL.replace('"--x"', "NAME")
+        assert "NAME" in module
+        _project(tmp_path, module, f"click:{MODULE}:cli", isolation)
+        env = {**os.environ, "PYTHONPATH": str(elsewhere)}
+        result = run_cli(["validate", "--no-cache"], cwd=tmp_path, env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)
