@@ -4,8 +4,9 @@
  *
  * bubblewrap starts it as pid 1 of the run's PID namespace, under the seccomp filter, with
  * "KEY=VALUE... -- ARGV" as its arguments. In order it
- *   1. joins the run's memory cgroup (where the caller made one), makes itself undumpable,
- *      sets no_new_privs and leads a process group of its own, which the run joins;
+ *   1. joins the run's memory cgroup (where the caller made one and no launcher was born in
+ *      it), makes itself undumpable, sets no_new_privs and leads a process group of its own,
+ *      which the run joins;
  *   2. for a root caller hands the work dir to the run's leased uid, drops the bounding set,
  *      its groups and uids, and re-arms the parent-death signal a uid change clears;
  *   3. lays out HOME, TMPDIR and the XDG dirs and copies the fixtures, bounded in entries and

@@ -122,8 +122,9 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "children included"
     ),
     Guarantee.READ_ONLY_ROOT: (
-        "the host's filesystem is mounted read-only, /proc/sys included; the masked homes and "
-        "/dev are read-only too"
+        "the host's filesystem is mounted read-only, and the masked homes and /dev are "
+        "read-only too; nothing under /proc/sys opens for writing (the run holds no capability "
+        "and is never uid 0, and Landlock refuses it where the kernel has it)"
     ),
     Guarantee.PRIVATE_TMP: (
         "/tmp is a private tmpfs: of the host's /tmp only what the outcome lists as bound "
@@ -141,7 +142,8 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "each process's address space is capped at Limits.memory_mb, and the in-memory file "
         "systems the sandbox mounts for the run (work dir, /tmp, /dev/shm) together stay "
         "within it; memory the kernel holds for the run outside both (socket buffers, SysV "
-        "shared memory, the contents of memfds) is bounded only where memory-cgroup holds"
+        "shared memory, the contents of memfds, the records of the files it makes) is bounded "
+        "only where memory-cgroup holds"
     ),
     Guarantee.MEMORY_CGROUP: (
         "the whole run is charged to a memory cgroup of its own, limited to Limits.memory_mb "
