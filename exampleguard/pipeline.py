@@ -742,6 +742,9 @@ class _ExampleChecker:
         words = subject.words or None
         record = subject.record
         path = binding.path if binding is not None else None
+        if subject.by_framework:
+            # Where the framework's own routing got to: the tool's command.
+            path = subject.tool.path
         # Only a catalog tool's own examples are dry-run: one of no tool runs nothing.
         capability = subject.tool.dry_run if record.tool is not None else None
         return ExampleResult.of(

@@ -366,3 +366,59 @@ def test_a_child_that_dies_after_sending_the_tree_leaves_the_tree_unavailable(
     assert "tree-unavailable" in result.stderr
     assert "exited with status 3 while judging the examples" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+PURGE = {
+    "parameters": [
+        {"name": "older_than", "flags": ["--older-than"], "type": "integer", "required": True},
+    ],
+    "constraints": {"mutually_exclusive": [["keep", "all_"]]},
+    "dry_run": {"flag": "--dry-run", "reviewed": True, "evidence": "prefix_app.py: a preview"},
+}
+
+
+@pytest.mark.parametrize(
+    ("example", "code"),
+    [
+        pytest.param("notes pur --older-than 3 --yes", "bypass-flag", id="bypass-flag"),
+        pytest.param("notes pur --older-than 3 -y", "bypass-flag", id="bypass-flag-short"),
+        pytest.param("notes pur --keep 1", "missing-required", id="catalog-required"),
+        pytest.param(
+            "notes pur --older-than 3 --keep 1 --all", "mutually-exclusive", id="exclusive"
+        ),
+        pytest.param("notes pur --older-than 3 --no-dry-run", "dryrun-disabled", id="preview-off"),
+    ],
+)
+def test_the_stricter_rules_hold_where_only_the_framework_follows_the_routing(
+    tmp_path: Path, example: str, code: str
+) -> None:
+    # `pur` is a prefix only the group's own get_command resolves: the framework runs `purge`,
+    # the model binds nothing. The rules stricter than any parser still judge what was given.
+    tools = [_tool("notes.purge", ["purge"], [example], **PURGE)]
+    root = make_project(tmp_path, tools, dialect=None, tree="click:prefix_app:cli")
+    _, report = _validate(root)
+    codes = _codes(report, "notes.purge", 0)
+    assert "model-mismatch" in codes
+    assert code in codes
+    assert _example(report, "notes.purge", 0)["ok"] is False
+
+
+def test_a_valid_example_the_model_cannot_route_still_passes(tmp_path: Path) -> None:
+    tools = [_tool("notes.purge", ["purge"], ["notes pur --older-than 3 --keep 2"], **PURGE)]
+    root = make_project(tmp_path, tools, dialect=None, tree="click:prefix_app:cli")
+    code, report = _validate(root)
+    example = _example(report, "notes.purge", 0)
+    assert [d["code"] for d in example["diagnostics"]] == ["model-mismatch"]
+    assert example["ok"] is True
+    assert example["path"] == ["purge"]
+    assert example["arguments"]["older_than"] == 3
+    assert code == 0, report["diagnostics"]
+
+
+def test_a_duplicate_is_found_through_routing_only_the_framework_follows(tmp_path: Path) -> None:
+    examples = ["notes purge --older-than 3", "notes pur --older-than 3"]
+    tools = [_tool("notes.purge", ["purge"], examples, **PURGE)]
+    root = make_project(tmp_path, tools, dialect=None, tree="click:prefix_app:cli")
+    _, report = _validate(root)
+    assert _codes(report, "notes.purge", 0) == []
+    assert "duplicate-example" in _codes(report, "notes.purge", 1)

@@ -8,6 +8,7 @@ and never locate anything in a file: the pipeline does that through the example'
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from exampleguard.bind import Occurrence, Role
 from exampleguard.codes import (
@@ -27,9 +28,12 @@ from exampleguard.codes import (
     WRONG_PROGRAM,
 )
 from exampleguard.contract import EffectiveTool
-from exampleguard.diagnostics import Related
+from exampleguard.diagnostics import Related, Span
 from exampleguard.rules._binding import duplicate_key
 from exampleguard.rules._subject import Finding, Subject
+
+if TYPE_CHECKING:
+    from exampleguard.model import Parameter
 
 __all__ = [
     "MAX_EXAMPLES",
@@ -157,9 +161,8 @@ def wrong_command(subject: Subject) -> Sequence[Finding]:
 
 def missing_required(subject: Subject) -> Sequence[Finding]:
     """``missing-required`` beyond the framework's: the catalog's, and options that prompt."""
-    binding = subject.bound
     required = subject.scope.required
-    if binding is None or binding.eager or not required:
+    if not required or not _runs_tool(subject):
         return _NOTHING
     findings: list[Finding] = []
     given = subject.given
@@ -241,9 +244,8 @@ PREVIEW_FLAGS = ("--dry-run", "--dryrun", "--preview", "--check", "--plan", "--w
 
 def constraints(subject: Subject) -> Sequence[Finding]:
     """``require-one-of``, ``require-together`` and ``mutually-exclusive`` (SPEC semantics)."""
-    binding = subject.bound
     rules = subject.tool.constraints
-    if binding is None or binding.eager:
+    if not _runs_tool(subject):
         return _NOTHING
     if not (rules.require_one_of or rules.require_together or rules.mutually_exclusive):
         return _NOTHING
@@ -263,13 +265,12 @@ def constraints(subject: Subject) -> Sequence[Finding]:
         present = [name for name in group if name in given]
         if present and len(present) < len(group):
             missing = [name for name in group if name not in given]
-            first = given[present[0]][0]
             findings.append(
                 Finding(
                     REQUIRE_TOGETHER,
                     f"{display.all(present)} must be given together with {display.all(missing)}",
                     hint=f"Add {display.all(missing)}, or remove {display.all(present)}.",
-                    span=subject.span(first.word, first.offset, first.length),
+                    span=_span_of(subject, given[present[0]]),
                 )
             )
     for group in rules.mutually_exclusive:
@@ -287,27 +288,40 @@ def _exclusive(
     if len(present) < 2:
         return []
     ordered = sorted(present, key=lambda name: _first_word(given[name]))
-    first = given[ordered[0]][0]
+    first = given[ordered[0]][0] if given[ordered[0]] else None
     related = (
         (Related(f"{display.one(ordered[0])} given here", span=subject.span(first.word)),)
-        if first.word >= 0
+        if first is not None and first.word >= 0
         else ()
     )
     findings: list[Finding] = []
     for name in ordered[1:]:
-        later = given[name][0]
         findings.append(
             Finding(
                 MUTUALLY_EXCLUSIVE,
                 f"{display.one(name)} cannot be combined with {display.one(ordered[0])}",
                 hint=f"Keep one of {display.all(present)}.",
-                span=subject.span(
-                    later.word if later.word >= 0 else None, later.offset, later.length
-                ),
+                span=_span_of(subject, given[name]),
                 related=related,
             )
         )
     return findings
+
+
+def _runs_tool(subject: Subject) -> bool:
+    """Whether the example runs its tool's command, past any eager option (model or framework)."""
+    binding = subject.bound
+    if binding is not None:
+        return not binding.eager
+    return subject.by_framework
+
+
+def _span_of(subject: Subject, occurrences: list[Occurrence]) -> Span | None:
+    """The span of the first of ``occurrences`` in the example, where the model located one."""
+    if not occurrences or occurrences[0].word < 0:
+        return None
+    first = occurrences[0]
+    return subject.span(first.word, first.offset, first.length)
 
 
 class _Display:
@@ -336,11 +350,11 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
     option's value, or that comes after ``--``, is data (SPEC 4 step 5).
     """
     binding = subject.bound
-    if binding is None:
-        return _NOTHING
     banned = subject.scope.banned
     if not banned.words:
         return _NOTHING
+    if binding is None:
+        return _bypass_flags_given(subject) if subject.by_framework else _NOTHING
     findings: list[Finding] = []
     flagged_words: set[int] = set()
     prompting = subject.scope.always_prompts
@@ -404,6 +418,76 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
     return findings
 
 
+def _bypass_flags_given(subject: Subject) -> list[Finding]:
+    """``bypass-flag`` where only the framework got to the command, from what it saw given.
+
+    A banned word counts where the framework received the option it spells (else the word was
+    a value); a banned option received through another spelling (a bundle, an abbreviation)
+    is reported by its banned name. A negation counts only where it was what took effect.
+    """
+    banned = subject.scope.banned.words
+    received = subject.arguments or {}
+    findings: list[Finding] = []
+    reported: set[str] = set()
+    for index, word in enumerate(subject.words):
+        if word == "--":
+            break
+        head = word.split("=", 1)[0]
+        if index == 0 or head not in banned:
+            continue
+        owner = _owner(subject.tool, head)
+        if owner is None or owner.name in reported or not _took_effect(owner, head, received):
+            continue
+        reported.add(owner.name)
+        findings.append(
+            Finding(
+                BYPASS_FLAG,
+                f"{head} skips the command's confirmation",
+                hint="Remove it; show the command's preview (dry-run) flag instead if it has one.",
+                span=subject.span(index, 0, len(head)),
+            )
+        )
+    for parameter in subject.tool.parameters:
+        if parameter.name in reported:
+            continue
+        spelling = next(
+            (
+                flag
+                for flag in (*parameter.flags, *parameter.negation_flags)
+                if flag in banned and _took_effect(parameter, flag, received)
+            ),
+            None,
+        )
+        if spelling is not None:
+            findings.append(
+                Finding(
+                    BYPASS_FLAG,
+                    f"{spelling} is given (as the command's own parser read the example) and "
+                    "skips the command's confirmation",
+                    hint="Remove it.",
+                )
+            )
+    return findings
+
+
+def _took_effect(parameter: Parameter, spelling: str, received: dict[str, object]) -> bool:
+    """Whether the framework received ``parameter`` as ``spelling`` sets it (not its opposite)."""
+    if parameter.name not in received:
+        return False
+    value = received[parameter.name]
+    if spelling in parameter.negation_flags:
+        return value is False
+    return value is not False
+
+
+def _owner(tool: EffectiveTool, flag: str) -> Parameter | None:
+    """The tool's parameter that ``flag`` is an option string (or a negation) of."""
+    for parameter in tool.parameters:
+        if flag in parameter.flags or flag in parameter.negation_flags:
+            return parameter
+    return None
+
+
 def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
     """``dryrun-disabled``: an example of a previewable tool that turns its preview off.
 
@@ -415,8 +499,10 @@ def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
     """
     capability = subject.tool.dry_run
     binding = subject.bound
-    if capability is None or capability.flag is None or binding is None:
+    if capability is None or capability.flag is None:
         return _NOTHING
+    if binding is None:
+        return _dryrun_disabled_given(subject, capability.flag) if subject.by_framework else ()
     flag = capability.flag.partition("=")[0]
     node = binding.node
     # A switch sharing the preview's destination (Click's feature switches, argparse's shared
@@ -462,6 +548,48 @@ def dryrun_disabled(subject: Subject) -> Sequence[Finding]:
     return findings
 
 
+def _dryrun_disabled_given(subject: Subject, preview: str) -> Sequence[Finding]:
+    """``dryrun-disabled`` where only the framework got to the command, from what it received.
+
+    The preview flag's parameter received as off (its negation, a value that means off), or
+    another switch sharing its destination given at all.
+    """
+    flag = preview.partition("=")[0]
+    received = subject.arguments or {}
+    owner = _owner(subject.tool, flag)
+    if owner is None:
+        return _NOTHING
+    findings: list[Finding] = []
+    value = received.get(owner.name)
+    if owner.name in received and (
+        value is False or (isinstance(value, str) and value.strip().lower() in _OFF_WORDS)
+    ):
+        findings.append(
+            Finding(
+                DRYRUN_DISABLED,
+                f"the preview flag {flag} is received as off (as the command's own parser read "
+                "the example): the dry run would run the real command",
+                hint=f"Remove what turns it off; the dry run adds {preview} itself.",
+            )
+        )
+    for parameter in subject.tool.parameters:
+        if (
+            parameter is not owner
+            and owner.destination is not None
+            and parameter.destination == owner.destination
+            and parameter.name in received
+        ):
+            findings.append(
+                Finding(
+                    DRYRUN_DISABLED,
+                    f"{parameter.display()} stores into {owner.destination!r}, where the preview "
+                    f"flag {flag} keeps its setting: the dry run could run the real command",
+                    hint=f"Remove it; the dry run adds {preview} itself.",
+                )
+            )
+    return findings
+
+
 # -- the arguments -------------------------------------------------------------------------------
 
 
@@ -495,9 +623,11 @@ def duplicate_example(subject: Subject) -> Sequence[Finding]:
     only examples that bound without errors.
     """
     binding = subject.binding
-    if binding is None or binding.path is None or subject.arguments is None:
+    # Where only the framework got to the command, the command is the tool's own.
+    path = subject.tool.path if subject.by_framework else binding.path if binding else None
+    if path is None or subject.arguments is None:
         return _NOTHING
-    key = duplicate_key(binding.path, subject.arguments)
+    key = duplicate_key(path, subject.arguments)
     earlier = subject.scope.seen.setdefault(key, subject.record)
     if earlier is subject.record:
         return _NOTHING

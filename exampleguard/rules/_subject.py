@@ -130,6 +130,7 @@ class Subject:
         "arguments",
         "binding",
         "bound",
+        "by_framework",
         "context",
         "given",
         "ran_tool",
@@ -158,11 +159,16 @@ class Subject:
         self.ran_tool = False
         """Whether the real parser (of a live tree) ran the tool's command, wherever the model
         got to."""
+        self.by_framework = False
+        """Whether only the real parser got to the tool's command (the model could not follow
+        the group's own routing): what the example gives is then the framework's alone, named,
+        with no word of the example to point at."""
         self.arguments: dict[str, Any] | None = None
         """The typed argument object, once the example bound to its own tool's command."""
         self.given: dict[str, list[Occurrence]] = {}
         """Every parameter the example gives, by the tool's name for it, once bound (when a
-        rule needs it: the tool has extra requirements or constraints)."""
+        rule needs it: the tool has extra requirements or constraints); with its occurrences,
+        none where only the framework got to the command."""
 
     @property
     def contract(self) -> Contract:
@@ -197,6 +203,10 @@ class Subject:
         tool = self.tool
         if binding.node is None or binding.node is not tool.node:
             self.arguments = real if ran_tool else None
+            if ran_tool and real is not None:
+                # The rules stricter than the parser judge what the framework saw given.
+                self.by_framework = True
+                self.given = {name: [] for name in real}
             return
         self.bound = binding
         rules = tool.constraints
