@@ -343,7 +343,7 @@ def versioned_click() -> Any:
     @click.option("-f", "--force", is_flag=True)
     @click.option("-t", "--hook-type", type=click.Choice(["pre-push", "commit"]))
     def command(**_: Any) -> None:
-        """A command whose verdicts differ between Click 8.1 and 8.2."""
+        """A command whose verdicts differ between Click 8.1, 8.2 and 8.3."""
 
     return command
 

@@ -14,6 +14,7 @@ missing (CI provides them: see ``.ci/run``).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -34,7 +35,8 @@ from exampleguard.documents import Document
 from exampleguard.tree import Tree
 
 ROOT = Path(__file__).resolve().parent.parent
-CLICK_81_VARIABLE = "EXAMPLEGUARD_CLICK_8_1"
+CLICK_VARIABLES = {"8.1": "EXAMPLEGUARD_CLICK_8_1", "8.2": "EXAMPLEGUARD_CLICK_8_2"}
+"""Where the Clicks other than the installed one are (.ci/run installs each in .venv)."""
 
 # Runs in the interpreter under test: read the application, snapshot it, judge every argv.
 PROBE = """
@@ -111,25 +113,25 @@ group.add_argument("--branch", default="x")
 # (row, application, argvs and the verdict each version gives: version prefix -> accepted)
 CASES: list[tuple[str, str, str, list[tuple[list[str], dict[str, bool]]]]] = [
     (
-        "click 8.2: explicit default=None satisfies required=True",
+        "click 8.3: explicit default=None satisfies required=True",
         "click",
         CLICK_APP,
-        [([], {"8.1": False, "8.2+": True}), (["--name", "x"], {"8.1": True, "8.2+": True})],
+        [([], {"8.1": False, "8.2": False, "8.3+": True}), (["--name", "x"], {"any": True})],
     ),
     (
-        "click 8.2: an empty boolean value is False",
+        "click 8.3: an empty boolean value is False",
         "click",
         CLICK_APP,
-        [(["--name", "x", "--flag", ""], {"8.1": False, "8.2+": True})],
+        [(["--name", "x", "--flag", ""], {"8.1": False, "8.2": False, "8.3+": True})],
     ),
     (
         "click 8.2: an unknown option-like subcommand word is re-parsed with the rest",
         "click",
         CLICK_GROUP,
         [
-            (["--", "--bogus", "--help", "tags"], {"8.1": True, "8.2+": False}),
+            (["--", "--bogus", "--help", "tags"], {"8.1": True, "8.2": False, "8.3+": False}),
             (["--", "--bogus", "tags"], {"any": False}),
-            (["--", "--help"], {"8.1": False, "8.2+": True}),
+            (["--", "--help"], {"8.1": False, "8.2": True, "8.3+": True}),
         ],
     ),
     (
@@ -182,16 +184,17 @@ def _python(version: str) -> str | None:
 def _interpreters(framework: str) -> list[tuple[str, list[str], dict[str, str]]]:
     """(label, interpreter command, extra environment) for each version to test against."""
     if framework == "click":
-        # Where .ci/run installs it, when the variable is not set.
-        installed = ROOT / ".venv" / "click-8.1"
-        click_81 = os.environ.get(CLICK_81_VARIABLE) or (
-            str(installed) if installed.is_dir() else None
-        )
-        found: list[tuple[str, list[str], dict[str, str]]] = [("8.2+", [sys.executable], {})]
-        if click_81:
-            found.append(("8.1", [sys.executable], {"PYTHONPATH": click_81}))
-        else:
-            found.append(("8.1", [], {}))
+        installed = _click_label(importlib.metadata.version("click"))
+        found: list[tuple[str, list[str], dict[str, str]]] = [(installed, [sys.executable], {})]
+        for label, variable in CLICK_VARIABLES.items():
+            if label == installed:
+                continue
+            # Where .ci/run installs it, when the variable is not set.
+            folder = ROOT / ".venv" / f"click-{label}"
+            where = os.environ.get(variable) or (str(folder) if folder.is_dir() else None)
+            found.append(
+                (label, [sys.executable], {"PYTHONPATH": where}) if where else (label, [], {})
+            )
         return found
     return [
         (version, [p] if (p := _python(version)) else [], {})
@@ -220,6 +223,14 @@ def _run(
     assert result.returncode == 0, result.stderr
     data: dict[str, Any] = json.loads(result.stdout)
     return data
+
+
+def _click_label(version: str) -> str:
+    """The version label of a Click: its rows of the table are those of 8.1, 8.2 or 8.3+."""
+    parsed = parse_version(version)
+    assert parsed is not None, version
+    release = parsed[:2]
+    return "8.1" if release < (8, 2) else "8.2" if release < (8, 3) else "8.3+"
 
 
 def _expected(table: dict[str, bool], label: str) -> bool:
@@ -258,8 +269,8 @@ def test_version_row_against_the_real_parser(
     missing = [label for label, command, _ in _interpreters(framework) if not command]
     if missing:
         what = ", ".join(
-            f"Click {label} (set {CLICK_81_VARIABLE} to a directory holding it, or "
-            "install it in .venv/click-8.1 as .ci/run does)"
+            f"Click {label} (set {CLICK_VARIABLES.get(label)} to a directory holding it, or "
+            f"install it in .venv/click-{label} as .ci/run does)"
             if framework == "click"
             else f"CPython {label}"
             for label in missing
@@ -290,7 +301,9 @@ def test_every_row_has_a_version_and_a_change() -> None:
         ("argparse", "3.10.0", (3, 11)),
         ("click", "8.1.8", (8, 0)),
         ("click", "8.2.0", (8, 2)),
-        ("click", "8.5.1", (8, 2)),
+        ("click", "8.2.1", (8, 2)),
+        ("click", "8.3.0", (8, 3)),
+        ("click", "8.5.1", (8, 3)),
     ],
 )
 def test_rules_for_picks_the_last_row_reached(

@@ -479,7 +479,7 @@ def _common(param: Any, record: dict[str, Any]) -> None:
 def _has_default(param: Any) -> bool:
     default = getattr(param, "default", None)
     if default is None:
-        # Where "no default" is a sentinel of its own (Click 8.2 and later), an explicit
+        # Where "no default" is a sentinel of its own (Click 8.3 and later), an explicit
         # default=None is a default, and it satisfies required=True.
         return _tracks_unset(param)
     if _is_unset(default):
@@ -496,7 +496,7 @@ def _tracks_unset(param: Any) -> bool:
 
 
 def _is_unset(value: Any) -> bool:
-    # Click 8.2+ marks "no default" with a sentinel object rather than None.
+    # Click 8.3+ marks "no default" with a sentinel object rather than None.
     return type(value).__name__ in {"Sentinel", "_Sentinel", "UnsetType"} or repr(value) in {
         "UNSET",
         "Sentinel.UNSET",

@@ -150,7 +150,7 @@ CLICK_BOOLEANS: Mapping[str, bool] = {
 CLICK_81_BOOLEANS: Mapping[str, bool] = {
     word: value for word, value in CLICK_BOOLEANS.items() if word
 }
-"""Click 8.1's ``BOOL`` words: an empty value is not a boolean."""
+"""Click 8.2's and before ``BOOL`` words: an empty value is not a boolean."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +188,8 @@ class FrameworkRules:
     unrecognized argument."""
     reparse_skips_command_word: bool = False
     """Click 8.1 and before: when a group's first leftover word looks like an option and names
-    no subcommand, the group re-parses only the words after it (8.2 re-parses from that word
-    on), so ``-- --bogus --help`` shows help where 8.2 reports ``--bogus``."""
+    no subcommand, the group re-parses only the words after it (8.2 and later re-parse from
+    that word on), so ``-- --bogus --help`` shows help where 8.2 reports ``--bogus``."""
 
 
 @dataclass(frozen=True, slots=True)

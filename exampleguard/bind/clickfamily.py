@@ -571,7 +571,7 @@ def _unpack(pieces: list[Piece], specs: list[int]) -> tuple[list[Any], list[Piec
     return result, list(words)
 
 
-_CLICK_82 = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
+_CLICK_83 = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
 
 DIALECT = Dialect(
     name="click",
@@ -584,7 +584,7 @@ DIALECT = Dialect(
     enforces_constraints=False,
     # A tree that records no version: Click 8.2 and later, as exampleguard modelled Click
     # before trees recorded their version.
-    rules=_CLICK_82,
+    rules=_CLICK_83,
     versions=(
         RulesRow(
             "click",
@@ -602,12 +602,19 @@ DIALECT = Dialect(
         RulesRow(
             "click",
             (8, 2),
-            _CLICK_82,
-            "Click 8.2: an empty boolean value reads as absent, False; 'no default' is a "
+            FrameworkRules(choices_by_text=True, booleans=CLICK_81_BOOLEANS),
+            "Click 8.2: an unknown option-like subcommand word is re-parsed with the rest "
+            "(an empty boolean value is still not a boolean)",
+        ),
+        RulesRow(
+            "click",
+            (8, 3),
+            _CLICK_83,
+            "Click 8.3: an empty boolean value reads as absent, False; 'no default' is a "
             "sentinel of its own, so an explicit default=None satisfies required=True",
         ),
         # Typer 0.26 and later bundle a Click of their own and convert values through
         # pydantic (the tree's value_syntax); nothing else differs between their versions yet.
-        RulesRow("typer", (0, 26), _CLICK_82, "Typer's bundled Click"),
+        RulesRow("typer", (0, 26), _CLICK_83, "Typer's bundled Click"),
     ),
 )
