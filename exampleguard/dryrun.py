@@ -16,7 +16,7 @@ import shutil
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, assert_never
 
@@ -119,6 +119,36 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
             )
         )
     return (resolved, *prefix[1:])
+
+
+OUTPUT_BUDGET_CHARS = 256 * 1024 * 1024
+"""The dry-run output a whole report keeps: what each run prints is capped by ``output_kb``,
+and all of it together by this, so that many runs cannot add up to exampleguard's memory."""
+TRIMMED_CHARS = 64 * 1024
+"""What each stream of a run past the budget keeps (marked truncated)."""
+
+
+class OutputBudget:
+    """The dry-run output still to be kept in the report, shared by the runs of a session."""
+
+    def __init__(self, total: int = OUTPUT_BUDGET_CHARS) -> None:
+        self._left = total
+        self._lock = threading.Lock()
+
+    def keep(self, outcome: sandbox.Outcome) -> sandbox.Outcome:
+        """``outcome`` as the report keeps it: whole within the budget, else its streams cut."""
+        size = len(outcome.stdout) + len(outcome.stderr)
+        with self._lock:
+            if size <= self._left:
+                self._left -= size
+                return outcome
+        return replace(
+            outcome,
+            stdout=outcome.stdout[:TRIMMED_CHARS],
+            stderr=outcome.stderr[:TRIMMED_CHARS],
+            stdout_truncated=outcome.stdout_truncated or len(outcome.stdout) > TRIMMED_CHARS,
+            stderr_truncated=outcome.stderr_truncated or len(outcome.stderr) > TRIMMED_CHARS,
+        )
 
 
 def limits_of(settings: DryRunSettings) -> sandbox.Limits:
@@ -334,6 +364,7 @@ def execute(
     """
     settings = config.settings.dryrun
     limits = limits_of(settings)
+    budget = OutputBudget()
 
     def one(run: PlannedRun) -> RunRecord:
         policy = sandbox.Policy(
@@ -349,7 +380,8 @@ def execute(
         )
         if progress is not None and not cancel.is_set():
             progress.started(run)
-        record = _record(run, sandbox.run(policy, cancel=cancel), cancel.is_set())
+        outcome = budget.keep(sandbox.run(policy, cancel=cancel))
+        record = _record(run, outcome, cancel.is_set())
         if progress is not None:
             progress.finished(record)
         return record

@@ -1059,3 +1059,32 @@ def test_dryrun_passes_on_the_repository_itself() -> None:
     for entry in result.runs.values():
         assert entry["status"] == "passed", entry
         assert entry["isolation"]["backend"] == "bwrap"
+
+
+def test_the_output_kept_across_runs_is_bounded_as_a_whole() -> None:
+    # Each run's output is capped on its own (output_kb); a session of many runs keeps at most
+    # the budget in all, and a run past it keeps the head of each stream, marked truncated.
+    import sandbox
+    from exampleguard.dryrun import TRIMMED_CHARS, OutputBudget
+
+    loud = sandbox.Outcome(
+        status=sandbox.Status.PASSED,
+        exit_code=0,
+        stdout="o" * (TRIMMED_CHARS * 2),
+        stderr="e" * 10,
+        stdout_truncated=False,
+        stderr_truncated=False,
+        duration_s=0.1,
+        backend="bwrap",
+        guarantees=(),
+        not_guaranteed=(),
+        detail=None,
+    )
+    budget = OutputBudget(total=TRIMMED_CHARS * 5)
+    kept = [budget.keep(loud) for _ in range(4)]
+    assert [k.stdout == loud.stdout for k in kept] == [True, True, False, False]
+    for trimmed in kept[2:]:
+        assert trimmed.stdout == "o" * TRIMMED_CHARS
+        assert trimmed.stdout_truncated
+        assert (trimmed.stderr, trimmed.stderr_truncated) == ("e" * 10, False)
+        assert trimmed.status is sandbox.Status.PASSED
