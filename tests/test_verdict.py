@@ -422,3 +422,54 @@ def test_a_duplicate_is_found_through_routing_only_the_framework_follows(tmp_pat
     _, report = _validate(root)
     assert _codes(report, "notes.purge", 0) == []
     assert "duplicate-example" in _codes(report, "notes.purge", 1)
+
+
+NEUTRAL_CLICK = [
+    # The variable is set where validate runs: the example is not valid without --token.
+    pytest.param("notes serve --port 5", "missing-required", id="environment-not-read"),
+    pytest.param("notes serve --token t --port 5000", None, id="value-callback-not-run"),
+    pytest.param("notes serve --token t --name lower", None, id="custom-type-not-converted"),
+    pytest.param("notes serve --token t --config /no/such/file", None, id="file-not-looked-for"),
+    pytest.param("notes serve --token t --log /no/such/dir/log", None, id="file-not-opened"),
+]
+
+
+@pytest.mark.parametrize(("example", "code"), NEUTRAL_CLICK)
+def test_the_real_parser_check_leaves_out_what_spec_4_leaves_out_in_click(
+    tmp_path: Path, example: str, code: str | None
+) -> None:
+    tools = [_tool("notes.serve", ["serve"], [example])]
+    settings = {"tree_isolation": "guard"}
+    root = make_project(
+        tmp_path, tools, dialect=None, tree="click:neutral_app:cli", settings=settings
+    )
+    env = {**os.environ, "NEUTRAL_APP_TOKEN": "from-the-environment"}
+    result = run_cli(["validate", "--format", "json"], cwd=root, env=env)
+    report = json.loads(result.stdout)
+    codes = _codes(report, "notes.serve", 0)
+    assert "model-mismatch" not in codes, report["diagnostics"]
+    if code is None:
+        assert _example(report, "notes.serve", 0)["ok"] is True, codes
+    else:
+        assert code in codes
+
+
+@pytest.mark.parametrize(
+    "example",
+    [
+        pytest.param("notes --level high", id="custom-type-not-converted"),
+        pytest.param("notes --input /no/such/file", id="file-not-opened"),
+    ],
+)
+def test_the_real_parser_check_leaves_out_what_spec_4_leaves_out_in_argparse(
+    tmp_path: Path, example: str
+) -> None:
+    tools = [_tool("notes", [], [example])]
+    settings = {"tree_isolation": "guard"}
+    root = make_project(
+        tmp_path, tools, dialect=None, tree="argparse:neutral_app:parser", settings=settings
+    )
+    _, report = _validate(root)
+    codes = _codes(report, "notes", 0)
+    assert "model-mismatch" not in codes, report["diagnostics"]
+    assert _example(report, "notes", 0)["ok"] is True, codes
