@@ -473,3 +473,19 @@ def test_the_real_parser_check_leaves_out_what_spec_4_leaves_out_in_argparse(
     codes = _codes(report, "notes", 0)
     assert "model-mismatch" not in codes, report["diagnostics"]
     assert _example(report, "notes", 0)["ok"] is True, codes
+
+
+def test_an_argparse_action_of_the_application_s_gives_what_it_stored(tmp_path: Path) -> None:
+    # The program receives what its own Action put in the namespace, not the word it was given.
+    tools = [_tool("notes", [], ["notes --tag abc"])]
+    settings = {"tree_isolation": "guard"}
+    root = make_project(
+        tmp_path, tools, dialect=None, tree="argparse:neutral_app:parser", settings=settings
+    )
+    _, report = _validate(root)
+    example = _example(report, "notes", 0)
+    assert example["arguments"] == {"tag": "ABC"}
+    assert example["ok"] is True
+    mismatch = [d for d in example["diagnostics"] if d["code"] == "model-mismatch"]
+    assert len(mismatch) == 1, example["diagnostics"]
+    assert "ABC" in mismatch[0]["message"]

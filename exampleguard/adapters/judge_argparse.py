@@ -293,6 +293,11 @@ def _value(
     namespace: Any,
 ) -> tuple[Any, bool]:
     """The argument object's value for one action, and whether it was given bare."""
+    if type(action).__module__ != "argparse" and hasattr(namespace, action.dest):
+        # The application's own Action: what it stored is what the program receives.
+        if not action.option_strings and not any(words for _, _, words, _ in occurrences):
+            return _NOT_GIVEN, False
+        return getattr(namespace, action.dest), False
     if not action.option_strings:
         strings = [s for _, _, words, _ in occurrences for s in words]
         if not strings:
