@@ -157,6 +157,10 @@ class Tree(StrictModel):
     value_syntax: Literal["python", "pydantic"] = "python"
     framework: Literal["click", "typer", "argparse"] | None = None
     framework_version: NonEmpty | None = None
+    option_values_drop_separator: bool | None = None
+    """argparse: whether ``--`` given as an option's own value (``--opt=--``) is dropped, as
+    measured on the parser the tree was read from (a patch release of 3.11 and of 3.12 changed
+    it, so the version alone does not tell); absent, the version table decides."""
     commands: list[TreeCommand]
 
     def command(self, path: list[str] | tuple[str, ...]) -> TreeCommand | None:

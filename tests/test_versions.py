@@ -321,3 +321,69 @@ def test_a_tree_without_a_version_gets_the_documented_default() -> None:
     assert parse_version("3.13.0") == (3, 13, 0)
     assert parse_version("8.2.0.dev1") == (8, 2, 0)
     assert parse_version(None) is None
+
+
+def _model_arguments(tree: Tree, argv: list[str]) -> dict[str, Any]:
+    """The argument object exampleguard's model builds for ``argv`` on the tree's root."""
+    from exampleguard.rules import arguments_of
+
+    catalog = Catalog.model_validate(
+        {
+            "format": "exampleguard.catalog/v1",
+            "program": tree.program,
+            "tools": [{"id": "t", "command": []}],
+        }
+    )
+    loaded = LoadedCatalog(catalog, Document(Path("c.json"), "c.json", "{}", {}, "json"))
+    contract = build_contract(loaded, tree)
+    [tool] = contract.tools
+    binding = bind(contract, ["prog", *argv])
+    assert not binding.problems, binding.problems
+    return arguments_of(tool, binding)
+
+
+@pytest.mark.parametrize("argv", [["--opt=--"], ["--opt", "x", "--many=--"]], ids=" ".join)
+def test_a_separator_given_as_an_option_s_value_is_stored_as_each_argparse_stores_it(
+    argv: list[str],
+) -> None:
+    # CPython changed it in 3.13 and in a patch release of 3.11 and of 3.12: the value a
+    # snapshot's model gives is the one the parser it was read from gives, whatever the row.
+    tested = 0
+    for label, command, environment in _interpreters("argparse"):
+        if not command:
+            continue
+        data = _run(command, environment, ARGPARSE_SEPARATOR, "argparse", [argv])
+        tree = Tree.model_validate(data["tree"])
+        assert tree.option_values_drop_separator is not None
+        real = ParseVerdict.from_json(data["verdicts"][0])
+        assert real.accepted, (label, real)
+        received = {given.name: given.value for given in real.given}
+        assert _model_arguments(tree, argv) == received, (label, tree.framework_version)
+        # A snapshot taken before it was measured: the row of its version decides, and for
+        # the releases installed here each row is right.
+        unmeasured = tree.model_copy(update={"option_values_drop_separator": None})
+        assert _model_arguments(unmeasured, argv) == received, (label, tree.framework_version)
+        tested += 1
+    assert tested
+
+
+@pytest.mark.parametrize("drops", [True, False])
+def test_what_a_snapshot_measured_wins_over_its_version_s_row(drops: bool) -> None:
+    tree = Tree.model_validate(
+        {
+            "format": "exampleguard.tree/v1",
+            "program": "prog",
+            "dialect": "argparse",
+            "framework": "argparse",
+            "framework_version": "3.11.7",
+            "option_values_drop_separator": drops,
+            "commands": [
+                {
+                    "path": [],
+                    "runnable": True,
+                    "parameters": [{"name": "opt", "flags": ["--opt"], "nargs": "*"}],
+                }
+            ],
+        }
+    )
+    assert _model_arguments(tree, ["--opt=--"]) == {"opt": [] if drops else ["--"]}

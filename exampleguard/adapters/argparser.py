@@ -79,8 +79,21 @@ def extract_argparse(
         # argparse is part of CPython: its rules are those of the interpreter that imported it.
         "framework": "argparse",
         "framework_version": platform.python_version(),
+        # Fixed in 3.13 and in patch releases of 3.11 and 3.12: measured, not looked up.
+        "option_values_drop_separator": _drops_separator_from_option_values(),
         "commands": list(_walk(parser, [], [], hidden=False, program=name, where=where)),
     }
+
+
+def _drops_separator_from_option_values() -> bool:
+    """Whether this argparse drops ``--`` given as an option's own value (``--opt=--``).
+
+    CPython changed it in 3.13 and backported the change to a patch release of 3.11 and of 3.12
+    (gh-109475), so the version alone does not tell: the running argparse is asked.
+    """
+    probe = argparse.ArgumentParser(add_help=False)
+    probe.add_argument("--opt", nargs="*")
+    return bool(probe.parse_args(["--opt=--"]).opt == [])
 
 
 def _walk(

@@ -9,11 +9,13 @@ occurrence of every parameter, the role of each word, and every problem found.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from exampleguard import dialects
-from exampleguard.bind._records import Binding, Occurrence, Piece, Problem, Role
+from exampleguard.bind._records import Binding, FrameworkRules, Occurrence, Piece, Problem, Role
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 
 if TYPE_CHECKING:
@@ -48,9 +50,29 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
     dialect = dialects.dialect(contract.dialect)
     tree = contract.tree
     rules = (
-        dialect.rules_for(tree.framework, tree.framework_version)
+        _rules(
+            contract.dialect,
+            tree.framework,
+            tree.framework_version,
+            tree.option_values_drop_separator,
+        )
         if tree is not None
         else dialect.rules
     )
     dialect.binder(contract, binding, Memo() if memo is None else memo, rules).run(pieces)
     return binding
+
+
+@functools.lru_cache(maxsize=16)
+def _rules(
+    dialect: str, framework: str | None, version: str | None, drops_separator: bool | None
+) -> FrameworkRules:
+    """The rules a tree's examples are bound with: its version's row, then what it measured.
+
+    One object per tree setting, so that what is compiled per rules is compiled once.
+    """
+    rules = dialects.dialect(dialect).rules_for(framework, version)
+    if drops_separator is not None:
+        # Measured where the tree was read: it wins over the version table.
+        rules = replace(rules, option_values_drop_separator=drops_separator)
+    return rules
