@@ -53,6 +53,8 @@ class Launcher:
         self.process = process
         self.channel = channel
         self.cgroup = cgroup
+        self.taken = False
+        """Whether a run took it from the pool (then its release ends that run's use of it)."""
         self._started = False
 
     def alive(self) -> bool:
@@ -93,7 +95,7 @@ class Launcher:
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     stream.close()
-        LAUNCHERS.dispose(self.cgroup)
+        LAUNCHERS.dispose(self.cgroup, taken=self.taken)
 
 
 _Key = tuple[Path, int, int]
@@ -110,6 +112,8 @@ class LauncherPool:
         self._starting: dict[_Key, int] = {}
         """Launchers asked for or being started, per key."""
         self._used: list[RunCgroup] = []
+        self._live = 0
+        """Launchers runs have taken and not yet let go of: their bubblewrap may still run."""
         self._thread: threading.Thread | None = None
 
     def take(
@@ -136,16 +140,23 @@ class LauncherPool:
                     return None
                 self._lock.wait(remaining)
                 launcher = self._pop(key)
+            launcher.taken = True
+            self._live += 1
             return launcher
 
-    def dispose(self, cgroup: RunCgroup) -> None:
+    def dispose(self, cgroup: RunCgroup, *, taken: bool = False) -> None:
         """Remove ``cgroup`` in the background, its run being over (not on the run's time)."""
         with self._lock:
             self._used.append(cgroup)
+            if taken:
+                self._live -= 1
             self._wake()
 
     def close(self) -> None:
-        """End every launcher waiting, and remove every cgroup used or waiting, now."""
+        """End every launcher waiting, and remove every cgroup used or waiting, now.
+
+        With no run going on, the thread ends too: a process with threads is not forked.
+        """
         with self._lock:
             waiting = [launcher for ready in self._ready.values() for launcher in ready]
             self._ready.clear()
@@ -153,8 +164,19 @@ class LauncherPool:
             launcher.release()
         with self._lock:
             used, self._used = self._used, []
+            thread = self._thread
+            idle = self._live == 0
+            self._lock.notify_all()
         for cgroup in used:
             cgroup.release()
+        if idle and thread is not None and thread is not threading.current_thread():
+            thread.join(_READY_S * 2)
+
+    def _idle(self) -> bool:
+        """Whether no launcher of the thread's waits, starts or runs (the lock held)."""
+        return (
+            self._live == 0 and not any(self._ready.values()) and not any(self._starting.values())
+        )
 
     def _pop(self, key: _Key) -> Launcher | None:
         """A ready, live launcher for ``key`` (the lock held); dead ones are let go of."""
@@ -181,6 +203,11 @@ class LauncherPool:
         while True:
             with self._lock:
                 while not self._wanted and not self._used:
+                    if self._idle():
+                        # Nothing it started is left: it may end (and a later run starts
+                        # another).
+                        self._thread = None
+                        return
                     self._lock.wait()
                 batch, self._wanted = self._wanted, []
                 used, self._used = self._used, []

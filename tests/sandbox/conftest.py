@@ -29,13 +29,18 @@ from sbx_support import (
     serve,
 )
 
+import sandbox
 import sandbox._bubblewrap
 from sandbox._stagebin import STAGE_ENV, compiled_stage
 
 
 @pytest.fixture(autouse=True, params=STAGES)
-def sandbox_stage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run the test with each stage; the compiled one only where it could be built."""
+def sandbox_stage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run the test with each stage; the compiled one only where it could be built.
+
+    The launchers kept ready for more runs are let go of after each test, as a dry-run
+    session lets go of them: a later test of the process may need to fork it.
+    """
     stage: str = request.param
     if stage == "python":
         monkeypatch.setenv(STAGE_ENV, "python")
@@ -44,7 +49,8 @@ def sandbox_stage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
         built = compiled_stage()
         if built.fd is None and _uses_bwrap(request.node):
             pytest.skip(f"no compiled stage on this host: {built.detail}")
-    return stage
+    yield stage
+    sandbox.close_launchers()
 
 
 def _uses_bwrap(item: pytest.Item) -> bool:

@@ -197,3 +197,19 @@ def test_a_launcher_gone_before_its_launch_fails_the_run_alone(
     monkeypatch.undo()
     again = sandbox.run(world.policy(("true",)))
     assert again.status is Status.PASSED, again.stderr
+
+
+@needs_bwrap
+def test_with_no_run_going_on_closing_the_launchers_ends_their_thread(
+    world: World, cgroup_base: Path
+) -> None:
+    # A process with a thread besides the main one is not forked (exampleguard checks large
+    # catalogs in forked copies of itself): once a session lets go of its launchers, none is.
+    outcome = sandbox.run(world.policy(("true",)))
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert "sandbox-launchers" in {t.name for t in threading.enumerate()}
+    sandbox.close_launchers()
+    assert "sandbox-launchers" not in {t.name for t in threading.enumerate()}
+    again = sandbox.run(world.policy(("true",)))
+    assert again.status is Status.PASSED, again.stderr
+    assert Guarantee.MEMORY_CGROUP in again.guarantees
