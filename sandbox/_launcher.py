@@ -55,6 +55,8 @@ class Launcher:
         self.cgroup = cgroup
         self.taken = False
         """Whether a run took it from the pool (then its release ends that run's use of it)."""
+        self.key: _Key | None = None
+        """What it was started for."""
         self._started = False
 
     def alive(self) -> bool:
@@ -95,7 +97,7 @@ class Launcher:
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     stream.close()
-        LAUNCHERS.dispose(self.cgroup, taken=self.taken)
+        LAUNCHERS.dispose(self.cgroup, taken=self.key if self.taken else None)
 
 
 _Key = tuple[Path, int, int]
@@ -113,7 +115,9 @@ class LauncherPool:
         """Launchers asked for or being started, per key."""
         self._used: list[RunCgroup] = []
         self._live = 0
-        """Launchers runs have taken and not yet let go of: their bubblewrap may still run."""
+        """Launchers that runs took and have not let go of: their bubblewrap may still run."""
+        self._envs: dict[_Key, Mapping[str, str]] = {}
+        """Each key's launcher environment, for the launchers started to replace one."""
         self._thread: threading.Thread | None = None
 
     def take(
@@ -127,13 +131,12 @@ class LauncherPool:
         key = (base, stage_fd, memory_bytes)
         deadline = time.monotonic() + _TAKE_WAIT_S
         with self._lock:
+            self._envs[key] = env
             launcher = self._pop(key)
-            ahead = len(self._ready.get(key, ())) + self._starting.get(key, 0)
-            missing = _DEPTH - ahead + (1 if launcher is None else 0)
-            if missing > 0:
-                self._wanted += [(key, env)] * missing
-                self._starting[key] = self._starting.get(key, 0) + missing
-                self._wake()
+            if launcher is None:
+                # None ready (the session's first run): this run's, and the next runs'. Else
+                # the one taken is replaced once its run is over (dispose), not while it runs.
+                self._fill(key, extra=1)
             while launcher is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -144,12 +147,28 @@ class LauncherPool:
             self._live += 1
             return launcher
 
-    def dispose(self, cgroup: RunCgroup, *, taken: bool = False) -> None:
-        """Remove ``cgroup`` in the background, its run being over (not on the run's time)."""
+    def dispose(self, cgroup: RunCgroup, *, taken: _Key | None = None) -> None:
+        """Remove ``cgroup`` in the background, its run being over (not on the run's time).
+
+        ``taken``: the key of a launcher a run took, which is replaced now.
+        """
         with self._lock:
             self._used.append(cgroup)
-            if taken:
+            if taken is not None:
                 self._live -= 1
+                self._fill(taken)
+            self._wake()
+
+    def _fill(self, key: _Key, *, extra: int = 0) -> None:
+        """Ask for launchers of ``key`` up to the depth, and ``extra`` more (the lock held)."""
+        env = self._envs.get(key)
+        if env is None:
+            return
+        ahead = len(self._ready.get(key, ())) + self._starting.get(key, 0)
+        missing = _DEPTH - ahead + extra
+        if missing > 0:
+            self._wanted += [(key, env)] * missing
+            self._starting[key] = self._starting.get(key, 0) + missing
             self._wake()
 
     def close(self) -> None:
@@ -264,7 +283,9 @@ def _start(key: _Key, env: Mapping[str, str]) -> Launcher | None:
     finally:
         theirs.close()
     cgroup.close_procs()
-    return Launcher(process, ours, cgroup)
+    launcher = Launcher(process, ours, cgroup)
+    launcher.key = key
+    return launcher
 
 
 def _await_ready(launcher: Launcher) -> bool:
