@@ -26,7 +26,8 @@ def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
     policy = sandbox.Policy(
         argv=tuple(spec["argv"]),
-        readable=tuple(Path(p) for p in spec["readable"]),
+        # The test's interpreter and probe, vouched for wherever the checkout lies.
+        trusted_readable=tuple(Path(p) for p in spec["readable"]),
         source_env={"PATH": spec["path"]} if "path" in spec else None,
         isolation=sandbox.Isolation(spec.get("isolation", "auto")),
     )

@@ -32,7 +32,8 @@ def main(argv: list[str]) -> int:
     policy = sandbox.Policy(
         argv=tuple(spec["argv"]),
         project_dir=Path(spec["project_dir"]),
-        readable=tuple(sorted(readable)),
+        # The test's interpreter and probe, vouched for wherever the checkout lies.
+        trusted_readable=tuple(sorted(readable)),
         pass_env=tuple(spec.get("pass_env", ())),
         source_env=spec["source_env"],
         limits=sandbox.Limits(**spec.get("limits", {})),

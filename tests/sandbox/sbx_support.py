@@ -195,7 +195,9 @@ class World:
         fields: dict[str, Any] = {
             "argv": argv,
             "project_dir": self.project,
-            "readable": interpreter_readable(),
+            # The test's own interpreter and probe: vouched for, wherever the checkout lies
+            # (a clone in /tmp included); ``readable`` is left to the tests of its rule.
+            "trusted_readable": interpreter_readable(),
             "pass_env": ("EXAMPLE_SETTING",),
             "source_env": self.source_env,
             "limits": sandbox.Limits(timeout_s=30),
@@ -206,8 +208,8 @@ class World:
         if os.geteuid() == 0 and host_backend:
             if argv[0] == sys.executable:
                 fields["argv"] = (run_uid_python(), *argv[1:])
-            if "readable" not in overrides:
-                fields["readable"] = (PROBE.parent,)
+            if "trusted_readable" not in overrides:
+                fields["trusted_readable"] = (PROBE.parent,)
         return sandbox.Policy(**fields)
 
 
