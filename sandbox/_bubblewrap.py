@@ -340,6 +340,9 @@ def _trial(probe: BubblewrapProbe) -> str | None:
             execution = execute(launch, policy.limits, None, ProcessRegistry())
         finally:
             launch.release()
+            # The trial's launcher is replaced for runs that may never come (validate only
+            # probes): let them go, and their thread, so that this process may still fork.
+            LAUNCHERS.close()
     finally:
         if lease is not None:
             lease.release()

@@ -11,9 +11,11 @@ run are born in the cgroup, and the launcher's process is the caller's child as 
 would be.
 
 Launchers die with the thread that started them (their parent-death signal, which bubblewrap's
-``--die-with-parent`` keeps), so one thread starts them all and lives as long as the process.
-Each run that takes a launcher has the next one started; :func:`close_launchers` ends the ones
-waiting (a cgroup left by a killed caller is removed at the next start, like any run's).
+``--die-with-parent`` keeps), so one thread starts them all and lives as long as any of them
+waits or runs. A run that takes the last ready one has more started; one that lets go of its
+launcher has it replaced. :func:`close_launchers` ends the ones waiting, and so does a while
+with no run taking one (a cgroup left by a killed caller is removed at the next start, like
+any run's).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ _READY_S = 5.0
 """How long a launcher may take to join its cgroup and say it is ready."""
 _TAKE_WAIT_S = 2.0
 """How long a run waits for a launcher being started before it joins a cgroup itself."""
+_IDLE_S = 5.0
+"""How long ready launchers wait with no run taking one before they are let go of."""
 _DEPTH = 3
 """Launchers kept ready or starting per cgroup base: runs shorter than a grace period, one
 after the other, find one ready (several started together share one grace period)."""
@@ -58,6 +62,7 @@ class Launcher:
         self.key: _Key | None = None
         """What it was started for."""
         self._started = False
+        self._released = False
 
     def alive(self) -> bool:
         """Whether the launcher is still waiting for its launch."""
@@ -87,7 +92,11 @@ class Launcher:
         """End the launcher if it never launched; its cgroup is removed in the background.
 
         A launched one's process is the run's, reaped by the run's supervision before this.
+        A second call does nothing.
         """
+        if self._released:
+            return
+        self._released = True
         with contextlib.suppress(OSError):
             self.channel.close()
         if not self._started:
@@ -105,7 +114,12 @@ _Key = tuple[Path, int, int]
 
 
 class LauncherPool:
-    """Ready launchers per key, and the one thread that starts them and removes used cgroups."""
+    """Ready launchers per key, and the one thread that starts them and removes used cgroups.
+
+    The thread ends when nothing it started waits, starts or runs: after :meth:`close`, or
+    once its launchers have waited :data:`_IDLE_S` with no run taking one (a process with a
+    thread besides its main one is never forked, and a library's caller may never close).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Condition()
@@ -117,7 +131,9 @@ class LauncherPool:
         self._live = 0
         """Launchers that runs took and have not let go of: their bubblewrap may still run."""
         self._envs: dict[_Key, Mapping[str, str]] = {}
-        """Each key's launcher environment, for the launchers started to replace one."""
+        """Each key's launcher environment, for the launchers started to replace one; none
+        while closing, so that nothing is started to replace what is being ended."""
+        self._last_take = time.monotonic()
         self._thread: threading.Thread | None = None
 
     def take(
@@ -125,12 +141,13 @@ class LauncherPool:
     ) -> Launcher | None:
         """A ready launcher in a fresh cgroup under ``base`` limited to ``memory_bytes``.
 
-        ``None`` if none comes in time. The next runs' are started now. ``env`` is the
-        launcher's (and bubblewrap's) environment, fixed by the caller.
+        ``None`` if none comes in time, or none can be started. The next runs' are started
+        now. ``env`` is the launcher's (and bubblewrap's) environment, fixed by the caller.
         """
         key = (base, stage_fd, memory_bytes)
         deadline = time.monotonic() + _TAKE_WAIT_S
         with self._lock:
+            self._last_take = time.monotonic()
             self._envs[key] = env
             launcher = self._pop(key)
             if launcher is None:
@@ -139,7 +156,8 @@ class LauncherPool:
                 self._fill(key, extra=1)
             while launcher is None:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                # None starting any more (the host refused them): no use waiting.
+                if remaining <= 0 or not self._starting.get(key):
                     return None
                 self._lock.wait(remaining)
                 launcher = self._pop(key)
@@ -172,13 +190,20 @@ class LauncherPool:
             self._wake()
 
     def close(self) -> None:
-        """End every launcher waiting, and remove every cgroup used or waiting, now.
+        """End every launcher waiting or starting, and remove every cgroup used, now.
 
-        With no run going on, the thread ends too: a process with threads is not forked.
+        Nothing is started to replace them; launchers still starting are waited for and
+        ended. With no run going on, the thread ends too.
         """
         with self._lock:
-            waiting = [launcher for ready in self._ready.values() for launcher in ready]
-            self._ready.clear()
+            self._envs.clear()
+            for key, _ in self._wanted:
+                self._starting[key] -= 1
+            self._wanted.clear()
+            deadline = time.monotonic() + _READY_S * 2
+            while any(self._starting.values()) and time.monotonic() < deadline:
+                self._lock.wait(deadline - time.monotonic())
+            waiting = self._take_all_ready()
         for launcher in waiting:
             launcher.release()
         with self._lock:
@@ -190,6 +215,12 @@ class LauncherPool:
             cgroup.release()
         if idle and thread is not None and thread is not threading.current_thread():
             thread.join(_READY_S * 2)
+
+    def _take_all_ready(self) -> list[Launcher]:
+        """Every ready launcher, out of the pool (the lock held)."""
+        waiting = [launcher for ready in self._ready.values() for launcher in ready]
+        self._ready.clear()
+        return waiting
 
     def _idle(self) -> bool:
         """Whether no launcher of the thread's waits, starts or runs (the lock held)."""
@@ -222,26 +253,58 @@ class LauncherPool:
         while True:
             with self._lock:
                 while not self._wanted and not self._used:
-                    if self._idle():
-                        # Nothing it started is left: it may end (and a later run starts
-                        # another).
-                        self._thread = None
-                        return
-                    self._lock.wait()
+                    if self._live == 0 and not any(self._starting.values()):
+                        unused = time.monotonic() - self._last_take
+                        if unused >= _IDLE_S and any(self._ready.values()):
+                            # Waited long with no run taking one: let them go, then end.
+                            stale = self._take_all_ready()
+                            self._lock.release()
+                            try:
+                                for launcher in stale:
+                                    launcher.release()
+                            finally:
+                                self._lock.acquire()
+                            continue
+                        if not any(self._ready.values()):
+                            # Nothing it started is left: it ends (a later run starts another).
+                            self._thread = None
+                            return
+                    self._lock.wait(_IDLE_S)
                 batch, self._wanted = self._wanted, []
                 used, self._used = self._used, []
             for cgroup in used:
                 cgroup.release()
-            # Started together, their joins share one grace period.
-            started = [_start(key, env) for key, env in batch]
-            for (key, _), launcher in zip(batch, started, strict=True):
+            self._start_batch(batch)
+
+    def _start_batch(self, batch: list[tuple[_Key, Mapping[str, str]]]) -> None:
+        """Start ``batch`` together (their joins share one grace period), then keep the ready.
+
+        Every launcher asked for is accounted for, whatever fails: a failure must neither end
+        this thread (every bubblewrap it started would die with it) nor leave one counted as
+        starting for ever.
+        """
+        started: list[tuple[_Key, Launcher | None]] = []
+        for key, env in batch:
+            try:
+                launcher = _start(key, env)
+            except Exception:
+                # One launcher's failure is not the pool's: the run that wanted it joins its
+                # cgroup itself.
+                launcher = None
+            started.append((key, launcher))
+        for key, launcher in started:
+            ready = False
+            try:
                 ready = launcher is not None and _await_ready(launcher)
+            finally:
                 with self._lock:
                     self._starting[key] -= 1
-                    if ready and launcher is not None:
+                    # Not kept while closing: close() ends what it waited for.
+                    keep = ready and launcher is not None and key in self._envs
+                    if keep and launcher is not None:
                         self._ready.setdefault(key, []).append(launcher)
                     self._lock.notify_all()
-                if launcher is not None and not ready:
+                if launcher is not None and not keep:
                     launcher.release()
 
 
@@ -276,10 +339,12 @@ def _start(key: _Key, env: Mapping[str, str]) -> Launcher | None:
             process_group=0,
             umask=0o077,
         )
-    except OSError:
+    except BaseException as error:
         ours.close()
         cgroup.release()
-        return None
+        if isinstance(error, OSError):
+            return None
+        raise
     finally:
         theirs.close()
     cgroup.close_procs()
@@ -291,8 +356,9 @@ def _start(key: _Key, env: Mapping[str, str]) -> Launcher | None:
 def _await_ready(launcher: Launcher) -> bool:
     """Whether the launcher joined its cgroup and said so in time."""
     channel = launcher.channel
-    readable, _, _ = select.select([channel], [], [], _READY_S)
-    if not readable:
+    waiting = select.poll()  # not select(): a descriptor may be numbered past 1023
+    waiting.register(channel, select.POLLIN)
+    if not waiting.poll(_READY_S * 1000):
         return False
     try:
         return channel.recv(1) == b"r"
