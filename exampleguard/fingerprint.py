@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import threading
 import time
@@ -39,6 +40,7 @@ __all__ = [
     "interpreted",
     "listing_digest",
     "note_inputs",
+    "note_scratch",
     "note_unknown_inputs",
     "unchanged",
 ]
@@ -78,18 +80,19 @@ def file_status(path: str) -> list[int] | None:
 def file_digest(path: str) -> str | None:
     """The SHA-256 of a file's content, and of where it really is when a link leads there.
 
-    ``None`` when it is missing or not a regular file. A link pointed elsewhere, at a copy of
-    the same content, gives another digest: where a file lies can decide a verdict too (a
-    reviewer record may not lead outside the project). Opened without blocking, so a FIFO put
-    where a file was read is not waited on.
+    A link pointed elsewhere, at a copy of the same content, gives another digest: where a
+    file lies can decide a verdict too (a reviewer record may not lead outside the project).
+    What is not a regular file gets what it is instead (:func:`_what_is`): ``None`` only when
+    nothing is there, so a folder, a FIFO or a dangling link put where nothing was is a
+    change. Opened without blocking, so a FIFO put where a file was read is not waited on.
     """
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except (OSError, ValueError):
-        return None
+        return _what_is(path)
     try:
         if not _is_regular(descriptor):
-            return None
+            return _what_is(path)
         digest = hashlib.sha256()
         real = os.path.realpath(path)
         if real != os.path.abspath(path):  # noqa: PTH100
@@ -97,28 +100,51 @@ def file_digest(path: str) -> str | None:
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
             return hashlib.file_digest(stream, lambda: digest).hexdigest()
     except OSError:
-        return None
+        return _what_is(path)
     finally:
         os.close(descriptor)
 
 
 def _is_regular(descriptor: int) -> bool:
-    import stat  # noqa: PLC0415 - tiny, and only when a file is hashed
-
     return stat.S_ISREG(os.fstat(descriptor).st_mode)
 
 
+def _what_is(path: str) -> str | None:
+    """What is at ``path`` when it is no regular file (or folder) to read.
+
+    ``None`` when nothing is, else its kind; for a link, where it leads and what is there.
+    """
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        return f"!unreadable:{getattr(error, 'errno', None)}"
+    if not stat.S_ISLNK(found.st_mode):
+        return f"!kind:{stat.S_IFMT(found.st_mode):o}"
+    try:
+        target = os.readlink(path)  # noqa: PTH115 - strings, as every path here
+    except OSError:
+        target = "?"
+    try:
+        there = f"{stat.S_IFMT(os.stat(path).st_mode):o}"  # noqa: PTH116
+    except OSError:
+        there = "nothing"
+    return f"!link:{target}:{there}"
+
+
 def listing_digest(path: str) -> str | None:
-    """The SHA-256 of a directory's names, each with its kind; ``None`` when it is unlisted.
+    """The SHA-256 of a directory's names, each with its kind; else what is there instead.
 
     The kind (folder, file, link, other) comes with the listing at no cost, and tells a file
-    that became a folder, or a folder that became a link to one, from what it was.
+    that became a folder, or a folder that became a link to one, from what it was. ``None``
+    only when nothing is at ``path`` (:func:`_what_is`).
     """
     try:
         with os.scandir(path) as entries:
             named = sorted(f"{entry.name}\0{_kind(entry)}" for entry in entries)
     except (OSError, ValueError):
-        return None
+        return _what_is(path)
     return hashlib.sha256("\0".join(named).encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -203,13 +229,16 @@ def changed_since(paths: Iterable[str], moment: float) -> bool:
 def interpreted(identity: dict[str, Any]) -> dict[str, Any]:
     """``identity`` with what every cached result also depends on.
 
-    That is the interpreter (its path and version), ``PYTHONPATH``, and exampleguard's version.
+    That is the interpreter (its path and version), where it imports from (``PYTHONPATH`` and
+    the whole import path: an editable install re-pointed at another checkout of the same
+    version imports other code from other files), and exampleguard's version.
     """
     return {
         **identity,
         "executable": sys.executable,
         "python": sys.version,
         "pythonpath": os.environ.get("PYTHONPATH", ""),
+        "path": list(sys.path),
         "exampleguard": __version__,
     }
 
@@ -243,6 +272,9 @@ class Recording:
 
     def __init__(self, ignored: Iterable[Path] = ()) -> None:
         self.files: set[str] = set()
+        self.read_as: dict[str, list[int] | None] = {}
+        """Each file's status when it was first read: one that differs when the run is kept
+        changed while the run went on, whatever its modification time says."""
         self.noted: set[str] = set()
         self.directories: set[str] = set()
         self.complete = True
@@ -293,19 +325,33 @@ class Recording:
                 self._keep(others, path)
         return sorted(self.files), sorted(others - self.files), sorted(self.directories)
 
-    def _keep(self, into: set[str], path: object) -> None:
+    def _keep(self, into: set[str], path: object) -> str | None:
         if isinstance(path, int) or path is None:
-            return
+            return None
         try:
             # Plain string work: the hook runs on every event, and must not follow links.
             text = os.path.abspath(os.fsdecode(path))  # type: ignore[arg-type]  # noqa: PTH100
         except (TypeError, ValueError):
-            return
+            return None
         if text.startswith(_IGNORED_PREFIXES) or _BYTECODE in text:
-            return
+            return None
         if self._ignored and (text + os.sep).startswith(self._ignored):
-            return
+            return None
         into.add(text)
+        return text
+
+    def ignore(self, path: str) -> None:
+        """Leave out ``path`` and everything under it from now on (and what was noted)."""
+        prefix = os.path.abspath(path) + os.sep  # noqa: PTH100
+        self._ignored = (*self._ignored, prefix)
+        for noted in (self.files, self.noted, self.directories):
+            noted.difference_update([p for p in noted if (p + os.sep).startswith(prefix)])
+        for read in [p for p in self.read_as if (p + os.sep).startswith(prefix)]:
+            del self.read_as[read]
+
+    def changed_while_read(self) -> bool:
+        """Whether a file read during the run has another status now than when first read."""
+        return any(file_status(path) != status for path, status in self.read_as.items())
 
 
 _active: Recording | None = None
@@ -331,7 +377,9 @@ def _hook(event: str, arguments: tuple[Any, ...]) -> None:
                 return
         elif isinstance(flags, int) and flags & _NOT_A_READ:
             return
-        recording._keep(recording.files, path)  # the hook is the recording's own
+        kept = recording._keep(recording.files, path)  # the hook is the recording's own
+        if kept is not None and kept not in recording.read_as:
+            recording.read_as[kept] = file_status(kept)
     elif event in ("os.listdir", "os.scandir"):
         recording._keep(recording.directories, arguments[0] if arguments else ".")
 
@@ -341,6 +389,17 @@ def note_inputs(files: Iterable[str], directories: Iterable[str]) -> None:
     recording = _active
     if recording is not None:
         recording.note(files, directories)
+
+
+def note_scratch(path: str) -> None:
+    """Tell the active :class:`Recording`, if any, that ``path`` is the run's own scratch.
+
+    What the run makes for itself (a request written for a child, read back, removed) is no
+    input: it comes from the inputs, and is gone when the run is kept.
+    """
+    recording = _active
+    if recording is not None:
+        recording.ignore(path)
 
 
 def note_unknown_inputs() -> None:

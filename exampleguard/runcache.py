@@ -126,6 +126,10 @@ class RunCache:
         files, others, directories = recording.inputs()
         if changed_since(files + others + directories, recording.started - SETTLE_SECONDS):
             return
+        if recording.changed_while_read():
+            # Rewritten as the run went on with its times put back (cp -p, rsync -t): the
+            # output may be of the old content, the digests would be of the new.
+            return
         full = interpreted(identity)
         entry = {
             "format": CACHE_FORMAT,

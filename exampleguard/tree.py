@@ -39,7 +39,7 @@ from exampleguard.documents import (
     parse_document,
     validate_model,
 )
-from exampleguard.fingerprint import note_unknown_inputs
+from exampleguard.fingerprint import note_scratch, note_unknown_inputs
 from exampleguard.model import (
     NO_CONSTRAINTS,
     Alias,
@@ -515,6 +515,7 @@ def _extract_in_child(
         tempfile.TemporaryFile() as request_file,
         tempfile.TemporaryDirectory(prefix="exampleguard-tree-") as scratch,
     ):
+        note_scratch(scratch)
         request_file.write(json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         request_file.seek(0)
         return _run_child(
@@ -566,6 +567,7 @@ def _extract_contained(
         "from exampleguard.adapters._child import main; main()"
     )
     with tempfile.TemporaryDirectory(prefix="exampleguard-request-") as fixtures:
+        note_scratch(fixtures)
         request_path = Path(fixtures, _REQUEST_FILE)
         request_path.write_text(json.dumps(request, ensure_ascii=True), encoding="ascii")
         # Copied in by the sandbox's own uid (a root caller's runs read only what every user

@@ -168,6 +168,15 @@ def _remove(name: str) -> Callable[[Path], None]:
     return change
 
 
+def _link(name: str, target: str) -> Callable[[Path], None]:
+    def change(root: Path) -> None:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
+
+    return change
+
+
 def _replace_folder_with_link(name: str) -> Callable[[Path], None]:
     def change(root: Path) -> None:
         folder = root / name
@@ -228,6 +237,15 @@ CHANGES: dict[str, tuple[Callable[[Path], None], Callable[[Path], None]]] = {
         _write("docs/guide/usage.md", "```sh\nnotes add x --colour red\n```\n"),
         _replace_folder_with_link("docs/guide"),
     ),
+    "a linked document whose target appears": (
+        _link("docs/guide/gen.md", "../../build/gen.md"),
+        _write("build/gen.md", "```sh\nnotes add x --colour red\n```\n"),
+    ),
+    "a dangling link where the counts file was": (
+        _remove("exampleguard-counts.json"),
+        _link("exampleguard-counts.json", "nowhere.json"),
+    ),
+    "a file where the dispositions folder would be": (_nothing, _write("dispositions", "junk\n")),
     "a folder of documents that becomes a virtual environment": (
         _write("docs/guide/usage.md", "```sh\nnotes add x --colour red\n```\n"),
         _write("docs/guide/pyvenv.cfg", "home = /usr/bin\n"),
@@ -364,3 +382,30 @@ def test_output_to_a_file_is_replayed_into_the_file(project: Path, tmp_path: Pat
         == 0
     )
     assert report.read_text(encoding="utf-8") == written
+
+
+def test_a_file_rewritten_as_the_run_read_it_is_not_kept_even_with_its_times_put_back(
+    tmp_path: Path,
+) -> None:
+    # As cp -p, rsync -t or a restored cache do: the content changes, the modification time
+    # does not. The run may have read the old content; its output is not kept for the new.
+    from exampleguard.fingerprint import Recording
+
+    read = tmp_path / "catalog.json"
+    read.write_text("old", encoding="utf-8")
+    moment = time.time() - 60
+    os.utime(read, (moment, moment))
+    with Recording() as recording:
+        read.read_text(encoding="utf-8")
+    assert not recording.changed_while_read()
+    read.write_text("new", encoding="utf-8")
+    os.utime(read, (moment, moment))
+    assert recording.changed_while_read()
+
+
+def test_a_run_s_identity_holds_where_it_imports_from() -> None:
+    # An editable install re-pointed at another checkout of the same version: other code,
+    # from other files, under the same version and PYTHONPATH.
+    from exampleguard.fingerprint import interpreted
+
+    assert interpreted({})["path"] == sys.path

@@ -189,6 +189,9 @@ def _expand(directory: Path, parts: list[str]) -> Iterator[Path]:
     for entry in _entries(directory):
         if not fnmatch.fnmatchcase(entry.name, head):
             continue
+        if entry.is_symlink():
+            # What a link leads to decides, and its listing entry stays the same: noted.
+            note_inputs((), [entry.path]) if rest else note_inputs([entry.path], ())
         if rest:
             if entry.is_dir():
                 yield from _expand(Path(entry.path), rest)
