@@ -17,7 +17,14 @@ from pydantic import AfterValidator, Field, StringConstraints
 from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
-from exampleguard.locate import PYPROJECT, TOOL_FILE, display_path, find_config, repository_root
+from exampleguard.locate import (
+    PYPROJECT,
+    TOOL_FILE,
+    config_source,
+    display_path,
+    find_config,
+    repository_root,
+)
 from exampleguard.model import NonEmpty, StrictModel
 
 __all__ = [
@@ -190,23 +197,19 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
     Raises :class:`ConfigError` with a ``config-invalid`` (or file) diagnostic naming the file
     and the key that is wrong.
     """
-    if explicit is not None:
-        source = explicit if explicit.is_absolute() else cwd / explicit
-        if not source.exists():
-            raise ConfigError(_config_error(f"configuration file {explicit} does not exist", None))
-    else:
-        found = find_config(cwd)
-        if found is None:
-            raise ConfigError(
-                _config_error(
-                    f"no configuration found: looked for {TOOL_FILE}, or a [tool.exampleguard] "
-                    f"table in {PYPROJECT}, in {cwd} and every directory above it",
-                    None,
-                    hint="Run `exampleguard init --tree SPEC` to create one, or pass --config.",
-                )
+    found = config_source(explicit, cwd)
+    if found is None and explicit is not None:
+        raise ConfigError(_config_error(f"configuration file {explicit} does not exist", None))
+    if found is None:
+        raise ConfigError(
+            _config_error(
+                f"no configuration found: looked for {TOOL_FILE}, or a [tool.exampleguard] "
+                f"table in {PYPROJECT}, in {cwd} and every directory above it",
+                None,
+                hint="Run `exampleguard init --tree SPEC` to create one, or pass --config.",
             )
-        source = found
-    source = source.resolve()
+        )
+    source = found.resolve()
     display = display_path(source, cwd)
     try:
         document = load_document(source, display)

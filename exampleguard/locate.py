@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["PYPROJECT", "TOOL_FILE", "display_path", "find_config", "repository_root"]
+__all__ = [
+    "PYPROJECT",
+    "TOOL_FILE",
+    "config_source",
+    "display_path",
+    "find_config",
+    "repository_root",
+]
 
 TOOL_FILE = "exampleguard.toml"
 PYPROJECT = "pyproject.toml"
@@ -24,6 +31,17 @@ def find_config(start: Path) -> Path | None:
         if pyproject.is_file() and _has_tool_table(pyproject):
             return pyproject
     return None
+
+
+def config_source(explicit: Path | None, cwd: Path) -> Path | None:
+    """The configuration file a run uses; ``None`` when there is none.
+
+    ``explicit`` (``--config``, relative to ``cwd``) if it exists, else the one found from ``cwd``.
+    """
+    if explicit is None:
+        return find_config(cwd)
+    source = explicit if explicit.is_absolute() else cwd / explicit
+    return source if source.exists() else None
 
 
 def _has_tool_table(pyproject: Path) -> bool:

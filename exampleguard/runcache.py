@@ -36,7 +36,7 @@ from exampleguard.fingerprint import (
     interpreted,
     unchanged,
 )
-from exampleguard.locate import find_config, repository_root
+from exampleguard.locate import config_source, repository_root
 
 __all__ = ["CACHE_FORMAT", "MAX_OUTPUT_CHARS", "CachedRun", "RunCache", "run_identity"]
 
@@ -63,15 +63,9 @@ def run_identity(
     ``explicit`` is ``--config``; otherwise the configuration is searched for as the run would
     search for it, so a configuration file added nearer the working directory is another run.
     """
-    if explicit is not None:
-        source = explicit if explicit.is_absolute() else cwd / explicit
-        if not source.is_file():
-            return None
-    else:
-        found = find_config(cwd)
-        if found is None:
-            return None
-        source = found
+    source = config_source(explicit, cwd)
+    if source is None:
+        return None
     identity = {
         "cwd": str(cwd),
         "config": str(source.resolve()),

@@ -385,7 +385,7 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
             Finding(
                 BYPASS_FLAG,
                 f"{occurrence.spelling} skips the command's confirmation{same}",
-                hint="Remove it; show the command's preview (dry-run) flag instead if it has one.",
+                hint=_REMOVE_BYPASS,
                 span=subject.span(occurrence.word, occurrence.offset, occurrence.length),
             )
         )
@@ -407,15 +407,21 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
             continue
         head = word.split("=", 1)[0]
         if head in banned.words and head not in answers:
-            findings.append(
-                Finding(
-                    BYPASS_FLAG,
-                    f"{head} skips the command's confirmation",
-                    hint="Remove it.",
-                    span=subject.span(index, 0, len(head)),
-                )
-            )
+            findings.append(_banned_word(subject, index, head, hint="Remove it."))
     return findings
+
+
+def _banned_word(subject: Subject, index: int, head: str, *, hint: str) -> Finding:
+    """``bypass-flag`` on word ``index`` of the example, spelled ``head``."""
+    return Finding(
+        BYPASS_FLAG,
+        f"{head} skips the command's confirmation",
+        hint=hint,
+        span=subject.span(index, 0, len(head)),
+    )
+
+
+_REMOVE_BYPASS = "Remove it; show the command's preview (dry-run) flag instead if it has one."
 
 
 def _bypass_flags_given(subject: Subject) -> list[Finding]:
@@ -439,14 +445,7 @@ def _bypass_flags_given(subject: Subject) -> list[Finding]:
         if owner is None or owner.name in reported or not _took_effect(owner, head, received):
             continue
         reported.add(owner.name)
-        findings.append(
-            Finding(
-                BYPASS_FLAG,
-                f"{head} skips the command's confirmation",
-                hint="Remove it; show the command's preview (dry-run) flag instead if it has one.",
-                span=subject.span(index, 0, len(head)),
-            )
-        )
+        findings.append(_banned_word(subject, index, head, hint=_REMOVE_BYPASS))
     for parameter in subject.tool.parameters:
         if parameter.name in reported:
             continue
