@@ -49,6 +49,8 @@ SETTLE_SECONDS = 1.0
 """Files changed this recently may have changed while they were read: file times are coarser
 than the clock, so such a result is not stored, and such a file's status is not trusted."""
 
+_PYCACHE = "__pycache__"
+
 
 def cache_directory() -> Path:
     """Where exampleguard keeps its caches: the platform's per-user cache directory.
@@ -137,12 +139,16 @@ def listing_digest(path: str) -> str | None:
     """The SHA-256 of a directory's names, each with its kind; else what is there instead.
 
     The kind (folder, file, link, other) comes with the listing at no cost, and tells a file
-    that became a folder, or a folder that became a link to one, from what it was. ``None``
-    only when nothing is at ``path`` (:func:`_what_is`).
+    that became a folder, or a folder that became a link to one, from what it was. A
+    ``__pycache__`` folder is left out: bytecode is derived from the sources, and the first
+    import of a package makes one. ``None`` only when nothing is at ``path``
+    (:func:`_what_is`).
     """
     try:
         with os.scandir(path) as entries:
-            named = sorted(f"{entry.name}\0{_kind(entry)}" for entry in entries)
+            named = sorted(
+                f"{entry.name}\0{_kind(entry)}" for entry in entries if entry.name != _PYCACHE
+            )
     except (OSError, ValueError):
         return _what_is(path)
     return hashlib.sha256("\0".join(named).encode("utf-8", "surrogateescape")).hexdigest()
@@ -252,7 +258,7 @@ def digest_json(value: Any) -> str:
 # Kernel interfaces and devices are not inputs a cache could compare; bytecode is derived from
 # the sources, which are inputs themselves.
 _IGNORED_PREFIXES = ("/dev/", "/proc/", "/sys/")
-_BYTECODE = f"{os.sep}__pycache__{os.sep}"
+_BYTECODE = f"{os.sep}{_PYCACHE}{os.sep}"
 # Opened to write, or not for its content: a descriptor on a directory or on a path alone.
 _NOT_A_READ = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_DIRECTORY
 _NOT_A_READ |= getattr(os, "O_PATH", 0)
@@ -277,6 +283,9 @@ class Recording:
         changed while the run went on, whatever its modification time says."""
         self.noted: set[str] = set()
         self.directories: set[str] = set()
+        self.listed_as: dict[str, str | None] = {}
+        """Each directory's listing (:func:`listing_digest`) when this process first listed
+        it: one that differs when the run is kept changed while the run went on."""
         self.complete = True
         """Whether every input is known: false once something was read that cannot be named."""
         self.started = time.time()
@@ -346,12 +355,19 @@ class Recording:
         self._ignored = (*self._ignored, prefix)
         for noted in (self.files, self.noted, self.directories):
             noted.difference_update([p for p in noted if (p + os.sep).startswith(prefix)])
-        for read in [p for p in self.read_as if (p + os.sep).startswith(prefix)]:
-            del self.read_as[read]
+        for seen in (self.read_as, self.listed_as):
+            for read in [p for p in seen if (p + os.sep).startswith(prefix)]:
+                del seen[read]
 
     def changed_while_read(self) -> bool:
-        """Whether a file read during the run has another status now than when first read."""
-        return any(file_status(path) != status for path, status in self.read_as.items())
+        """Whether an input this process read changed since: a file's status, a listing.
+
+        A listing is compared by its names rather than the directory's times, which the
+        first import of a package renews by making its ``__pycache__``.
+        """
+        if any(file_status(path) != status for path, status in self.read_as.items()):
+            return True
+        return any(listing_digest(path) != seen for path, seen in self.listed_as.items())
 
 
 _active: Recording | None = None
@@ -381,7 +397,12 @@ def _hook(event: str, arguments: tuple[Any, ...]) -> None:
         if kept is not None and kept not in recording.read_as:
             recording.read_as[kept] = file_status(kept)
     elif event in ("os.listdir", "os.scandir"):
-        recording._keep(recording.directories, arguments[0] if arguments else ".")
+        kept = recording._keep(recording.directories, arguments[0] if arguments else ".")
+        if kept is not None and kept not in recording.listed_as:
+            # Taken just before the run's own listing; the one taken here is audited too,
+            # and finds the entry already made.
+            recording.listed_as[kept] = None
+            recording.listed_as[kept] = listing_digest(kept)
 
 
 def note_inputs(files: Iterable[str], directories: Iterable[str]) -> None:

@@ -118,7 +118,10 @@ class RunCache:
         if not recording.complete or len(run.output) > MAX_OUTPUT_CHARS:
             return
         files, others, directories = recording.inputs()
-        if changed_since(files + others + directories, recording.started - SETTLE_SECONDS):
+        # Directories this process listed are compared by their listings below; those listed
+        # elsewhere (by the tree's child) only by their times.
+        elsewhere = [path for path in directories if path not in recording.listed_as]
+        if changed_since(files + others + elsewhere, recording.started - SETTLE_SECONDS):
             return
         if recording.changed_while_read():
             # Rewritten as the run went on with its times put back (cp -p, rsync -t): the

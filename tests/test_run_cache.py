@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -85,8 +86,13 @@ def entries(cache: Path) -> list[Path]:
     return sorted((cache / "exampleguard" / "runs").glob("*.json"))
 
 
-def probe(root: Path, *args: str) -> tuple[int, list[str]]:
-    """A run of ``validate`` in a process of its own: its exit code and the heavy imports."""
+def probe(root: Path, *args: str, package: Path = REPOSITORY) -> tuple[int, list[str]]:
+    """A run of ``validate`` in a process of its own: its exit code and the heavy imports.
+
+    ``package`` is where exampleguard is imported from; bytecode is written as by default.
+    """
+    environment = {**os.environ, "PYTHONPATH": str(package), "NO_COLOR": "1"}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
     result = subprocess.run(
         [sys.executable, "-c", PROBE, "validate", *args],
         cwd=root,
@@ -94,7 +100,7 @@ def probe(root: Path, *args: str) -> tuple[int, list[str]]:
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, "PYTHONPATH": str(REPOSITORY), "NO_COLOR": "1"},
+        env=environment,
     )
     report = json.loads(result.stdout.splitlines()[-1])
     return report["code"], report["heavy"]
@@ -104,6 +110,22 @@ def test_a_second_run_with_nothing_changed_is_answered_without_the_models(projec
     code, heavy = probe(project)
     assert (code, heavy) == (0, ["exampleguard.pipeline", "pydantic"])
     assert probe(project) == (0, [])
+
+
+def test_a_first_run_that_writes_the_bytecode_of_a_fresh_checkout_is_kept(
+    project: Path, tmp_path: Path
+) -> None:
+    # A clean checkout has no bytecode: the first run's imports make every package's
+    # __pycache__, which renews the times of the folders the import system listed.
+    checkout = tmp_path / "checkout"
+    shutil.copytree(
+        REPOSITORY / "exampleguard",
+        checkout / "exampleguard",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    assert probe(project, package=checkout) == (0, ["exampleguard.pipeline", "pydantic"])
+    assert list(checkout.rglob("__pycache__")), "the first run wrote no bytecode"
+    assert probe(project, package=checkout) == (0, [])
 
 
 def test_a_replayed_run_writes_what_the_run_wrote(project: Path, cache: Path) -> None:
@@ -400,6 +422,22 @@ def test_a_file_rewritten_as_the_run_read_it_is_not_kept_even_with_its_times_put
     assert not recording.changed_while_read()
     read.write_text("new", encoding="utf-8")
     os.utime(read, (moment, moment))
+    assert recording.changed_while_read()
+
+
+def test_a_folder_listed_during_the_run_is_compared_by_its_names_and_not_its_bytecode(
+    tmp_path: Path,
+) -> None:
+    from exampleguard.fingerprint import Recording
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text("# guide", encoding="utf-8")
+    with Recording() as recording:
+        assert [entry.name for entry in os.scandir(folder)] == ["guide.md"]
+    (folder / "__pycache__").mkdir()
+    assert not recording.changed_while_read()
+    (folder / "usage.md").write_text("# usage", encoding="utf-8")
     assert recording.changed_while_read()
 
 
