@@ -79,7 +79,7 @@ def file_status(path: str) -> list[int] | None:
     return [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev]
 
 
-def file_digest(path: str) -> str | None:
+def file_digest(path: str, folders: dict[str, str] | None = None) -> str | None:
     """The SHA-256 of a file's content, and of where it really is when a link leads there.
 
     A link pointed elsewhere, at a copy of the same content, gives another digest: where a
@@ -87,6 +87,7 @@ def file_digest(path: str) -> str | None:
     What is not a regular file gets what it is instead (:func:`_what_is`): ``None`` only when
     nothing is there, so a folder, a FIFO or a dangling link put where nothing was is a
     change. Opened without blocking, so a FIFO put where a file was read is not waited on.
+    ``folders`` keeps where each folder really is, for many files hashed at one moment.
     """
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -96,7 +97,7 @@ def file_digest(path: str) -> str | None:
         if not _is_regular(descriptor):
             return _what_is(path)
         digest = hashlib.sha256()
-        real = os.path.realpath(path)
+        real = _real_path(path, {} if folders is None else folders)
         if real != os.path.abspath(path):  # noqa: PTH100
             digest.update(b"\0link\0" + os.fsencode(real) + b"\0")
         with os.fdopen(descriptor, "rb", closefd=False) as stream:
@@ -105,6 +106,19 @@ def file_digest(path: str) -> str | None:
         return _what_is(path)
     finally:
         os.close(descriptor)
+
+
+def _real_path(path: str, folders: dict[str, str]) -> str:
+    """Where ``path`` really is: its folder's real path (kept in ``folders``), then its own link.
+
+    The same as ``os.path.realpath``, which looks at every part of every path again.
+    """
+    folder, name = os.path.split(os.path.abspath(path))  # noqa: PTH100
+    real_folder = folders.get(folder)
+    if real_folder is None:
+        real_folder = folders[folder] = os.path.realpath(folder)
+    joined = os.path.join(real_folder, name)  # noqa: PTH118
+    return os.path.realpath(joined) if os.path.islink(joined) else joined  # noqa: PTH114
 
 
 def _is_regular(descriptor: int) -> bool:
@@ -184,9 +198,10 @@ def fingerprint(
             statuses[path] = status
         else:
             hashed.append(path)
+    folders: dict[str, str] = {}
     for path in hashed:
         before = file_status(path)
-        digests[path] = file_digest(path)
+        digests[path] = file_digest(path, folders)
         # Kept only for a file last changed well before it was hashed, and not since: a write
         # during the hashing, or within the clock's granularity of it, renews the change time
         # past the one kept.
@@ -207,11 +222,12 @@ def unchanged(entry: dict[str, Any]) -> bool:
     statuses = entry.get("statuses")
     if not isinstance(statuses, dict):
         statuses = {}
+    folders: dict[str, str] = {}
     for path, digest in files.items():
         kept = statuses.get(path)
         if kept is not None and file_status(path) == kept:
             continue
-        if file_digest(path) != digest:
+        if file_digest(path, folders) != digest:
             return False
     for path, kept in statuses.items():
         # A file kept by its status alone: any other status is a change.

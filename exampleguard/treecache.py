@@ -6,7 +6,7 @@ in the user's cache directory, one entry per project and tree setting, and reuse
 everything it came from is unchanged:
 
 - the interpreter (its path and version), ``PYTHONPATH``, exampleguard's version, the tree
-  setting, the program name and the project directory (the entry's name is their digest);
+  setting and the project directory (the entry's name is their digest), and the program name;
 - the questions asked (every example's words and every declared command path);
 - the content of every file the import read — every module's source, extension modules, data
   files it opened — and the names in every directory it listed: the import system lists each
@@ -25,6 +25,8 @@ commands depend on them is run with ``--no-cache``.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -72,7 +74,9 @@ class TreeCache:
         ):
             return None
         # A run cached whole depends on what the import read, which this entry stands for.
-        note_inputs(entry["files"], entry["directories"])
+        statuses = entry.get("statuses")
+        kept_by_status = list(statuses) if isinstance(statuses, dict) else []
+        note_inputs([*entry["files"], *kept_by_status], entry["directories"])
         return entry["tree"], verdicts
 
     def store(
@@ -93,11 +97,16 @@ class TreeCache:
         directories = _paths(inputs.get("directories"))
         if changed_since(files + directories, started - SETTLE_SECONDS):
             return
+        # The interpreter's own files (the standard library, installed packages) are replaced
+        # rather than edited: kept by their status, as the run cache keeps modules.
+        installed = tuple(f"{prefix}{os.sep}" for prefix in _installations())
+        libraries = [path for path in files if path.startswith(installed)]
+        own = [path for path in files if not path.startswith(installed)]
         entry = {
             "format": CACHE_FORMAT,
             "identity": interpreted(identity),
             "request": digest_json(request),
-            **fingerprint(files, directories),
+            **fingerprint(own, directories, by_status=libraries),
             "tree": result[0],
             "verdicts": result[1],
         }
@@ -129,8 +138,23 @@ class TreeCache:
             self.store(identity, request, (text, verdicts), inputs, started)
         return text, verdicts
 
+    def inputs_unchanged(self, tree: str, root: Path) -> bool:
+        """Whether the entry of this tree setting and project has every input unchanged.
+
+        Whatever its program and questions: asked before they are known, to tell whether the
+        tree must certainly be imported again (:func:`exampleguard.treechild.start_ahead`).
+        """
+        identity = {"tree": tree, "root": str(root), "isolation": "auto"}
+        try:
+            entry = json.loads(read_regular(self._entry_path(identity)))
+        except (OSError, ValueError):
+            return False
+        return isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and unchanged(entry)
+
     def _entry_path(self, identity: dict[str, Any]) -> Path:
-        return self.directory / f"{digest_json(interpreted(identity))[:32]}.json"
+        # One entry per tree setting and project: the program name is checked within it.
+        named = {key: value for key, value in identity.items() if key != "program"}
+        return self.directory / f"{digest_json(interpreted(named))[:32]}.json"
 
 
 def _current(entry: Any, identity: dict[str, Any], request: str) -> bool:
@@ -142,6 +166,12 @@ def _current(entry: Any, identity: dict[str, Any], request: str) -> bool:
     if not isinstance(entry.get("tree"), str) or not isinstance(entry.get("verdicts"), list):
         return False
     return unchanged(entry)
+
+
+def _installations() -> set[str]:
+    """Where the interpreter's standard library and installed packages are."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    return {os.path.abspath(prefix) for prefix in prefixes if prefix}  # noqa: PTH100
 
 
 def _paths(value: Any) -> list[str]:
