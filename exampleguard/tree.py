@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
-from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
+from exampleguard.adapters._frames import FRAME_LENGTH_BYTES
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.codes import TREE_UNAVAILABLE
 from exampleguard.diagnostics import Diagnostic, Location
@@ -50,6 +50,14 @@ from exampleguard.model import (
     StrictModel,
 )
 from exampleguard.treecache import TreeCache
+from exampleguard.treechild import (
+    PART,
+    WAITING,
+    ContainedChild,
+    Listener,
+    keep_frame,
+    take_ahead,
+)
 
 if TYPE_CHECKING:
     import sandbox
@@ -286,7 +294,7 @@ def load_judged_tree(
         request["help_examples"] = True
 
     def extract(
-        asked: dict[str, Any], listener: _Listener | None, cancel: threading.Event | None
+        asked: dict[str, Any], listener: Listener | None, cancel: threading.Event | None
     ) -> tuple[str, list[Any], dict[str, Any] | None]:
         contained = None
         if isolation == "auto":
@@ -310,7 +318,7 @@ def load_judged_tree(
         )
 
     def obtain(
-        listener: _Listener | None = None, cancel: threading.Event | None = None
+        listener: Listener | None = None, cancel: threading.Event | None = None
     ) -> tuple[str, list[Any]]:
         if cache is None:
             # What the import read is not asked for: a run that depends on it is not cached.
@@ -365,10 +373,6 @@ def _verdicts_of(
     return judged
 
 
-_Listener = Callable[[bytes, bytes], None]
-"""Told of each complete frame a child sends (its kind and payload), as it arrives."""
-
-
 class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
     """The verdicts of a live tree whose child is still judging: each one as soon as it is made.
 
@@ -400,7 +404,7 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
 
     def start(
         self,
-        obtain: Callable[[_Listener, threading.Event], tuple[str, list[Any]]],
+        obtain: Callable[[Listener, threading.Event], tuple[str, list[Any]]],
     ) -> str:
         """Start the run in a thread; return the tree's text as soon as the child sends it."""
 
@@ -503,7 +507,7 @@ def _extract_in_child(
     timeout: float,
     program: str | None,
     request: dict[str, Any],
-    listener: _Listener | None = None,
+    listener: Listener | None = None,
     cancel: threading.Event | None = None,
 ) -> tuple[str, list[Any], dict[str, Any] | None]:
     # The snapshot travels over a dedicated pipe, so whatever the application prints cannot
@@ -532,9 +536,6 @@ def _extract_in_child(
         )
 
 
-_REQUEST_FILE = "request.json"
-
-
 def _extract_contained(
     spec: TreeSpec,
     *,
@@ -542,70 +543,46 @@ def _extract_contained(
     timeout: float,
     program: str | None,
     request: dict[str, Any],
-    listener: _Listener | None = None,
+    listener: Listener | None = None,
     cancel: threading.Event | None = None,
 ) -> tuple[str, list[Any], dict[str, Any] | None] | None:
     """Import the tree in the sandbox, or return ``None`` where the sandbox cannot run here.
 
     The project is visible read-only; the child's home, cache and temporary directory are in
-    the run's fresh work dir, the only writable place; it has no network. The request travels
-    as a file of the work dir, and the frames come back as text on the child's standard output
-    (the application's own output goes to /dev/null). The whole filesystem is seen read-only at
-    its own paths, so the files the child reports having read are the host's.
+    the run's fresh work dir, the only writable place; it has no network. The questions travel
+    as files of a request folder, and the frames come back as text on the child's standard
+    output (the application's own output goes to /dev/null). The whole filesystem is seen
+    read-only at its own paths, so the files the child reports having read are the host's.
+    A child started ahead for this very tree (:mod:`exampleguard.treechild`) is asked instead
+    of starting one.
     """
     # Imported here, not at the top: a snapshot, a cached tree and plain text output need none
     # of the sandbox (its backends cost about a quarter of a small run's start-up).
     import sandbox  # noqa: PLC0415
 
-    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    package_root = str(Path(__file__).resolve().parent.parent)
-    # PYTHONPATH does not pass into a sandbox (it steers the interpreter): the child is told
-    # where to import from instead, the project's directory first.
-    search = [str(root), *entries, package_root]
-    code = (
-        f"import sys; sys.path[:0] = {search!r}; "
-        "from exampleguard.adapters._child import main; main()"
-    )
-    with tempfile.TemporaryDirectory(prefix="exampleguard-request-") as fixtures:
-        note_scratch(fixtures)
-        request_path = Path(fixtures, _REQUEST_FILE)
-        request_path.write_text(json.dumps(request, ensure_ascii=True), encoding="ascii")
-        # Copied in by the sandbox's own uid (a root caller's runs read only what every user
-        # may); the examples it holds are the catalog's, which the project shows anyway.
-        Path(fixtures).chmod(0o755)
-        request_path.chmod(0o644)
-        argv = [sys.executable, "-c", code, spec.framework, spec.module, spec.attribute]
-        argv += [TEXT_FRAMES, program or "", f"@{_REQUEST_FILE}", ".", str(root)]
-        policy = sandbox.Policy(
-            argv=tuple(argv),
-            fixtures=Path(fixtures),
-            project_dir=root,
-            # The interpreter and the import path the user runs it with: their own settings,
-            # bound as they are (a PYTHONPATH entry in /tmp or a home is not file content).
-            trusted_readable=_python_paths([*entries, package_root]),
-            # An import may map much more memory than it uses, and start threads; the guard
-            # refuses new processes, and the timeout bounds the run. (A process limit counts
-            # the sandbox uid's tasks across concurrent runs, so it is left to the dry runs.)
-            limits=sandbox.Limits(
-                timeout_s=timeout,
-                output_bytes=sandbox.MAX_OUTPUT_BYTES,
-                memory_mb=None,
-                max_processes=None,
-            ),
-        )
-        frames = _TextFrames(listener)
-        try:
-            outcome = sandbox.run(policy, cancel=cancel, on_stdout=frames.feed)
-        except sandbox.IsolationUnavailable:
-            return None
-    if outcome.status is sandbox.Status.TIMED_OUT:
+    inputs = bool(request.get("inputs"))
+    key = (spec.framework, spec.module, spec.attribute)
+    questions = {name: value for name, value in request.items() if name != "inputs"}
+    try:
+        child = take_ahead(*key, root=root, timeout=timeout, inputs=inputs)
+        if child is None:
+            child = ContainedChild(*key, root=root, timeout=timeout, inputs=inputs, ahead=False)
+        run = child.ask(questions, program, listener, cancel)
+    except OSError as error:
+        raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
+    if run is None:
+        return None
+    outcome = run.outcome
+    if outcome.status is sandbox.Status.TIMED_OUT or (
+        outcome.status is not sandbox.Status.NOT_STARTED and run.seconds > timeout
+    ):
         raise SourceError(
             _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
         )
     result = _ChildOutcome(bytearray(), bytearray(outcome.stderr.encode("utf-8", "replace")))
     result.too_large = outcome.stdout_truncated
-    result.frames, result.parts = frames.frames, frames.parts
-    if not result.frames and _sandbox_failed(outcome):
+    result.frames, result.parts = run.frames, run.parts
+    if not result.frames.keys() - {WAITING} and _sandbox_failed(outcome):
         # The sandbox itself could not run here (a project directory its uid cannot read, the
         # sandbox's own process lost): like a machine without one, the guard alone remains.
         return None
@@ -624,62 +601,6 @@ def _sandbox_failed(outcome: sandbox.Outcome) -> bool:
     )
 
 
-class _TextFrames:
-    """The frames a child sends as text (kind, 16 hexadecimal digits of length, JSON).
-
-    Read as the output arrives; each complete frame is told to the listener.
-    """
-
-    def __init__(self, listener: _Listener | None) -> None:
-        self._listener = listener
-        self._data = bytearray()
-        self._broken = False
-        self.frames: dict[bytes, bytes] = {}
-        self.parts: list[bytes] = []
-
-    def feed(self, chunk: bytes) -> None:
-        """Add a piece of the child's output; split off the frames it completes."""
-        if self._broken:
-            return
-        self._data += chunk
-        width = 2 * FRAME_LENGTH_BYTES
-        while len(self._data) >= 1 + width:
-            try:
-                length = int(self._data[1 : 1 + width], 16)
-            except ValueError:
-                # Not a frame: nothing after it is read as one.
-                self._broken = True
-                return
-            if len(self._data) < 1 + width + length:
-                return
-            kind = bytes(self._data[:1])
-            payload = bytes(self._data[1 + width : 1 + width + length])
-            del self._data[: 1 + width + length]
-            _keep_frame(self.frames, self.parts, kind, payload, self._listener)
-
-
-def _keep_frame(
-    frames: dict[bytes, bytes],
-    parts: list[bytes],
-    kind: bytes,
-    payload: bytes,
-    listener: _Listener | None,
-) -> None:
-    """Keep one complete frame (the parts of the verdicts in order) and tell the listener."""
-    if kind == _PART:
-        parts.append(payload)
-    else:
-        frames[kind] = payload
-    if listener is not None:
-        listener(kind, payload)
-
-
-def _python_paths(entries: Sequence[str]) -> tuple[Path, ...]:
-    """What the interpreter needs to see: its installations, and where it imports from."""
-    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *entries}
-    return tuple(Path(p) for p in sorted(found) if p and Path(p).exists())
-
-
 def _run_child(
     spec: TreeSpec,
     *,
@@ -690,7 +611,7 @@ def _run_child(
     expect_verdicts: bool,
     expect_inputs: bool,
     scratch: str,
-    listener: _Listener | None = None,
+    listener: Listener | None = None,
     cancel: threading.Event | None = None,
 ) -> tuple[str, list[Any], dict[str, Any] | None]:
     result_fd, write_end = os.pipe()
@@ -793,7 +714,7 @@ def _child_env(scratch: str) -> dict[str, str]:
     return env
 
 
-_TREE, _PART, _VERDICTS, _ERROR, _INPUTS = b"T", b"P", b"V", b"E", b"I"
+_TREE, _PART, _VERDICTS, _ERROR, _INPUTS = b"T", PART, b"V", b"E", b"I"
 _SCRATCH_VARIABLES = (
     "HOME",
     "TMPDIR",
@@ -819,7 +740,7 @@ class _ChildOutcome:
     frames: dict[bytes, bytes] = field(default_factory=dict)
     parts: list[bytes] = field(default_factory=list)
     """The ``P`` frames (runs of verdicts), in the order they came."""
-    listener: _Listener | None = None
+    listener: Listener | None = None
 
     def frame(self, kind: bytes) -> bytes | None:
         """The payload of the complete frame of ``kind``, if it arrived."""
@@ -844,7 +765,7 @@ class _ChildOutcome:
             kind = bytes(self.buffer[:1])
             payload = bytes(self.buffer[_HEADER_BYTES : _HEADER_BYTES + length])
             del self.buffer[: _HEADER_BYTES + length]
-            _keep_frame(self.frames, self.parts, kind, payload, self.listener)
+            keep_frame(self.frames, self.parts, kind, payload, self.listener)
 
     def feed_stderr(self, data: bytes) -> None:
         """Add bytes of the child's stderr, keeping only the last few kilobytes."""
@@ -859,7 +780,7 @@ def _collect(
     timeout: float,
     expected: tuple[bytes, ...] = (),
     *,
-    listener: _Listener | None = None,
+    listener: Listener | None = None,
     cancel: threading.Event | None = None,
 ) -> _ChildOutcome:
     """Read the result frame and stderr until the frame is complete or the child has exited.

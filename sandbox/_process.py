@@ -87,6 +87,7 @@ def execute(
     *,
     started_at: float | None = None,
     on_stdout: Callable[[bytes], None] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> Execution:
     """Run ``launch`` to its end and return what happened; never raises for the run's failures.
 
@@ -94,7 +95,7 @@ def execute(
     bubblewrap's --die-with-parent (tied to the spawning thread) cannot fire early.
     ``started_at`` (a ``time.monotonic`` value) is when the run's time began, if before the
     spawn (a fixtures copy counts against the timeout). ``on_stdout`` is handed each piece of
-    the standard output as it is read.
+    the standard output as it is read; ``on_start`` is called once the run is registered.
     """
     start = time.monotonic() if started_at is None else started_at
     proc = _spawn(launch)
@@ -116,6 +117,8 @@ def execute(
     registry.add(live)
     exited = False
     try:
+        if on_start is not None:
+            on_start()
         exited = _supervise(
             proc,
             live=live,

@@ -35,6 +35,7 @@ def run(
     cancel: threading.Event | None = None,
     registry: ProcessRegistry | None = None,
     on_stdout: Callable[[bytes], None] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> Outcome:
     """Run ``policy.argv`` in a fresh work dir under the policy's isolation; report what happened.
 
@@ -48,7 +49,10 @@ def run(
     registered in ``registry`` (default: the module's, which :func:`kill_all` empties) while
     it is live. ``on_stdout``, when given, is handed each piece of the standard output as it is
     read (in the calling thread, before the cap applies to the capture), so a caller can act on
-    what the run says before it ends; the outcome still carries the capture.
+    what the run says before it ends; the outcome still carries the capture. ``on_start``, when
+    given, is called (in the calling thread) once the run's process is started and registered,
+    so a caller that runs this in a thread of its own can wait for the start — the setup before
+    it is work of this process — and not for the run.
 
     Safe to call from many threads at once; each call blocks its thread until the run's tree
     is dead and its work dir removed (bubblewrap's --die-with-parent is tied to that thread).
@@ -78,6 +82,7 @@ def run(
             registry=registry,
             started_at=started_at,
             on_stdout=on_stdout,
+            on_start=on_start,
         )
     finally:
         if lease is not None:
@@ -95,6 +100,7 @@ def _run_as(
     registry: ProcessRegistry | None,
     started_at: float,
     on_stdout: Callable[[bytes], None] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> Outcome:
     """Prepare the work dir, launch, execute and judge; remove what the run left."""
     deadline = started_at + policy.limits.timeout_s
@@ -129,6 +135,7 @@ def _run_as(
             registry or DEFAULT_REGISTRY,
             started_at=started_at,
             on_stdout=on_stdout,
+            on_start=on_start,
         )
         return judge(
             execution,

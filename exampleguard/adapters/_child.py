@@ -16,7 +16,10 @@ the application is imported: a JSON
 object with ``argvs`` (each example's words after the program, to be parsed by the framework's
 own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
 aliases a catalog declares, probed through the groups' own routing), and ``help_examples``
-(true: the words of each help-text example of the tree are judged too). After the tree come
+(true: the words of each help-text example of the tree are judged too). With ``rest`` (the
+path of a file that does not exist yet), the application is imported first; then a ``W``
+frame says the child waits, and the rest of the request (the fields above, and ``program``)
+is read from that file once it appears (:mod:`exampleguard.treechild`). After the tree come
 ``P`` frames, each with the ``verdicts`` of the next argvs, in order, as they are judged, and
 then a ``V`` frame with any verdicts left and, under ``help``, each help example's words with
 their verdict; with ``inputs`` true, an ``I`` frame listing
@@ -40,8 +43,10 @@ import json
 import os
 import pathlib
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
@@ -82,7 +87,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # Programs the application starts with exec must not inherit the result pipe.
     os.set_inheritable(fd, False)
     request = _read_request(arguments[5]) if len(arguments) > 5 else {}
-    recorder = InputRecorder(arguments[6:7])
+    rest = request.get("rest")
+    rest = rest if isinstance(rest, str) and rest else None
+    # The request folder is exampleguard's, no input of the application's.
+    recorder = InputRecorder([*arguments[6:7], *([str(pathlib.Path(rest).parent)] if rest else [])])
     if request.get("inputs"):
         # What the import reads, for the tree cache to see when the tree is stale.
         recorder.install()
@@ -93,10 +101,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if len(arguments) > 7 and arguments[7]:
         # Imported from the project's directory, as running the application from there would.
         os.chdir(arguments[7])
-    argvs = _decoded(request.get("argvs", ()))
-    paths = [list(words) for words in request.get("paths", ())]
     try:
-        snapshot, judge = _snapshot(framework, module, attribute, program or None, paths)
+        imported = _import(framework, module, attribute)
+        if rest is not None:
+            # Started before its questions were known: it says it waits, then reads them.
+            _write(fd, b"W", {})
+            request = {**request, **_wait_for_rest(rest)}
+            program = request.get("program") or program
+        argvs = _decoded(request.get("argvs", ()))
+        paths = [list(words) for words in request.get("paths", ())]
+        snapshot, judge = _snapshot(imported, program or None, paths)
     except SystemExit as exit_:
         _fail(fd, f"called sys.exit({exit_.code!r}) while importing")
     except KeyboardInterrupt:
@@ -171,9 +185,38 @@ _VERDICTS_PER_FRAME = 250
 that framing costs nothing beside judging."""
 
 
-def _snapshot(
-    framework: str, module: str, attribute: str, program: str | None, paths: list[list[str]]
-) -> tuple[dict[str, Any], Judge]:
+def _wait_for_rest(path: str) -> dict[str, Any]:
+    """The rest of the request, once it is there (written whole, then renamed into place).
+
+    Waited for as long as it takes: the sandbox's time limit ends a wait that never ends.
+    """
+    while True:
+        try:
+            text = pathlib.Path(path).read_bytes()
+        except FileNotFoundError:
+            time.sleep(_REST_POLL_SECONDS)
+            continue
+        data = json.loads(text or b"{}")
+        return data if isinstance(data, dict) else {}
+
+
+_REST_POLL_SECONDS = 0.002
+
+
+@dataclass(frozen=True)
+class _Imported:
+    """The application's object, resolved to what its framework parses with."""
+
+    framework: str
+    module: str
+    target: Any
+    """The Click command (a Typer app made one), or the argparse parser."""
+    sources: tuple[Any, ...] = ()
+    """Where an argparse parser's help texts may be found (the factory, the module)."""
+
+
+def _import(framework: str, module: str, attribute: str) -> _Imported:
+    """Import ``module``, and resolve ``attribute`` to what ``framework`` parses with."""
     try:
         imported = importlib.import_module(module)
     except ModuleNotFoundError as error:
@@ -204,17 +247,25 @@ def _snapshot(
         except TypeError as error:
             raise _AdapterError(str(error)) from None
         sources = (target, imported) if target is not parser else (imported,)
-        with _collector_paused():
-            snapshot = extract_argparse(parser, program, sources)
-        return snapshot, ArgparseJudge(parser).judge_runs
+        return _Imported(framework, module, parser, sources)
     try:
-        command = as_click_command(target)
+        return _Imported(framework, module, as_click_command(target))
     except TypeError as error:
         raise _AdapterError(str(error)) from None
-    name = program or _default_program(module)
+
+
+def _snapshot(
+    imported: _Imported, program: str | None, paths: list[list[str]]
+) -> tuple[dict[str, Any], Judge]:
+    """The snapshot of an imported tree, and its own parser as the judge."""
+    if imported.framework == "argparse":
+        with _collector_paused():
+            snapshot = extract_argparse(imported.target, program, imported.sources)
+        return snapshot, ArgparseJudge(imported.target).judge_runs
+    name = program or _default_program(imported.module)
     with _collector_paused():
-        snapshot = extract_click(command, name, paths)
-    return snapshot, ClickJudge(command, name).judge_runs
+        snapshot = extract_click(imported.target, name, paths)
+    return snapshot, ClickJudge(imported.target, name).judge_runs
 
 
 @contextlib.contextmanager

@@ -1,0 +1,184 @@
+"""A live tree's child started ahead: used only for its own tree, on time, and never wasted.
+
+``validate`` starts the sandboxed child from the raw ``tree`` setting before it reads the
+catalog (:mod:`exampleguard.treechild`); the child imports the application, then waits for its
+questions. These tests run the real sandbox (bubblewrap) on a project with a live Click
+application, and check what a user would see: the same verdicts as a child started afresh,
+time limits that count the child's own time only, and no child left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import sandbox
+from exampleguard import treechild
+from exampleguard.tree import TreeSpec, load_judged_tree
+from exampleguard.treecache import TreeCache
+from tests.support.project import run_cli
+
+pytestmark = pytest.mark.skipif(
+    not any(r.name == "bwrap" and r.available for r in sandbox.probe_backends()),
+    reason="bubblewrap is not available here",
+)
+
+APP = """
+import time
+
+import click
+
+time.sleep({delay})
+
+
+@click.command()
+@click.option("--x", type=int)
+def cli(x):
+    \"\"\"An app.\"\"\"
+"""
+
+
+def make(root: Path, *, delay: float = 0.0, timeout: float = 30) -> Path:
+    """A project whose tree ``click:app_module:cli`` takes ``delay`` seconds to import."""
+    root.mkdir()
+    catalog = {
+        "format": "exampleguard.catalog/v1",
+        "program": "app",
+        "tools": [
+            {
+                "id": "app",
+                "command": [],
+                "examples": [{"command": "app --x 1"}, {"command": "app --x one"}],
+            }
+        ],
+    }
+    (root / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
+    (root / "exampleguard.toml").write_text(
+        f'catalog = "catalog.json"\ntree = "click:app_module:cli"\ntree_timeout = {timeout}\n',
+        encoding="utf-8",
+    )
+    (root / "app_module.py").write_text(APP.format(delay=delay), encoding="utf-8")
+    return root
+
+
+def ask(
+    root: Path, *, timeout: float = 30, cache: TreeCache | None = None
+) -> dict[tuple[str, ...], bool]:
+    """Load the tree as ``validate`` does: each example's acceptance."""
+    judged = load_judged_tree(
+        TreeSpec("click", "app_module", "cli"),
+        root=root,
+        display="tree",
+        timeout=timeout,
+        program="app",
+        argvs=[["--x", "1"], ["--x", "one"]],
+        cache=cache,
+    )
+    return {argv: verdict.accepted for argv, verdict in judged.verdicts.items()}
+
+
+def own_children() -> set[int]:
+    """The processes this process started that are still there."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        text = (task / "children").read_text(encoding="ascii")
+        found.update(int(pid) for pid in text.split())
+    return {pid for pid in found if Path(f"/proc/{pid}").exists()}
+
+
+@pytest.fixture(autouse=True)
+def _no_child_left() -> object:
+    yield
+    treechild.close_ahead()
+
+
+def test_a_child_started_ahead_answers_as_a_child_started_afresh(tmp_path: Path) -> None:
+    root = make(tmp_path / "project")
+    fresh = ask(root)
+    treechild.start_ahead(None, root, cached=False)
+    child = treechild._ahead
+    assert child is not None, "no child was started ahead for a live tree"
+    assert ask(root) == fresh == {("--x", "1"): True, ("--x", "one"): False}
+    assert treechild._ahead is None, "the child started ahead was not claimed"
+
+
+def test_its_wait_for_the_questions_does_not_count_against_the_time_limit(
+    tmp_path: Path,
+) -> None:
+    # The import takes 1.5 s of a 3 s limit; the catalog is read for 2.5 s more meanwhile.
+    root = make(tmp_path / "project", delay=1.5, timeout=3)
+    treechild.start_ahead(None, root, cached=False)
+    assert treechild._ahead is not None
+    time.sleep(2.5)
+    assert ask(root, timeout=3) == {("--x", "1"): True, ("--x", "one"): False}
+
+
+def test_an_import_past_the_time_limit_fails_as_it_would_without_it(tmp_path: Path) -> None:
+    root = make(tmp_path / "project", delay=4, timeout=2)
+    treechild.start_ahead(None, root, cached=False)
+    assert treechild._ahead is not None
+    result = run_cli(["validate", "--no-cache"], cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "did not finish importing within 2 seconds" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param({"timeout": 29.0}, id="time limit"),
+        pytest.param({"attribute": "other"}, id="tree"),
+        pytest.param({"inputs": True}, id="caching"),
+    ],
+)
+def test_a_child_started_for_anything_else_is_stopped_unused(
+    tmp_path: Path, changed: dict[str, object]
+) -> None:
+    root = make(tmp_path / "project")
+    before = own_children()
+    treechild.start_ahead(None, root, cached=False)
+    assert own_children() - before, "no child was started"
+    wanted: dict[str, object] = {
+        "framework": "click",
+        "module": "app_module",
+        "attribute": "cli",
+        "root": root.resolve(),
+        "timeout": 30.0,
+        "inputs": False,
+        **changed,
+    }
+    assert treechild.take_ahead(**wanted) is None  # type: ignore[arg-type]
+    assert own_children() - before == set()
+
+
+def test_a_run_that_needs_no_child_leaves_none(tmp_path: Path) -> None:
+    root = make(tmp_path / "project")
+    (root / "catalog.json").write_text("{", encoding="utf-8")
+    before = own_children()
+    result = run_cli(["validate", "--no-cache"], cwd=root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert own_children() - before == set()
+    assert not [t for t in threading.enumerate() if t.name == "exampleguard-tree"]
+
+
+def test_no_child_is_started_when_the_cached_tree_is_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = make(tmp_path / "project")
+    moment = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (moment, moment))
+    assert not TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    ask(root.resolve(), cache=TreeCache())
+    assert TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    treechild.start_ahead(None, root, cached=True, current=TreeCache().inputs_unchanged)
+    assert treechild._ahead is None
+    (root / "app_module.py").write_text(APP.format(delay=0.1), encoding="utf-8")
+    assert not TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    treechild.start_ahead(None, root, cached=True, current=TreeCache().inputs_unchanged)
+    assert treechild._ahead is not None
