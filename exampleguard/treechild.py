@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     import sandbox
 
 __all__ = [
+    "PART",
+    "WAITING",
     "ChildRun",
     "ContainedChild",
     "Listener",
