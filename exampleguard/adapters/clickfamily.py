@@ -113,12 +113,30 @@ def framework_of(command: Any) -> tuple[str, str | None]:
     stated = getattr(sys.modules.get(package), "__version__", None) if package == "typer" else None
     if isinstance(stated, str) and stated:
         return package, stated
-    import importlib.metadata  # noqa: PLC0415 - only for Click, which deprecates __version__
+    return package, _installed_version(package)
 
+
+def _installed_version(package: str) -> str | None:
+    """The installed version of ``package``, from its distribution's metadata.
+
+    The application may have blocked modules (``sys.modules[name] = None``) that
+    ``importlib.metadata`` imports (``json``, from CPython 3.13 on): they are unblocked while
+    it is imported, and blocked again after, as the application left them.
+    """
+    blocked = [name for name, module in list(sys.modules.items()) if module is None]
+    for name in blocked:
+        del sys.modules[name]
     try:
-        return package, importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return package, None
+        # Only for Click, which deprecates __version__.
+        import importlib.metadata  # noqa: PLC0415
+
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    finally:
+        for name in blocked:
+            sys.modules[name] = None  # type: ignore[assignment]
 
 
 def _probe(
