@@ -671,8 +671,39 @@ static int open_oom_score(struct oom_score *oom)
     return 0;
 }
 
+/* The kernel's own sigaction, as rt_sigaction takes it: the C library's refuses the two
+ * signals it reserves for its threads (32 and 33), which the caller may still ignore. */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+
+/* An ignored signal stays ignored across exec (whoever ignored it: nohup's SIGHUP, a
+ * library's real-time signal); the run must start as any program does, with none. */
+static int reset_ignored_signals(void)
+{
+    for (int number = 1; number <= 64; number++) {
+        struct kernel_sigaction current;
+        memset(&current, 0, sizeof current);
+        if (syscall(SYS_rt_sigaction, number, NULL, &current, sizeof current.mask) < 0)
+            continue;
+        if (current.handler != SIG_IGN)
+            continue;
+        struct kernel_sigaction fallback;
+        memset(&fallback, 0, sizeof fallback);
+        fallback.handler = SIG_DFL;
+        if (syscall(SYS_rt_sigaction, number, &fallback, NULL, sizeof fallback.mask) < 0)
+            return fail_errno("rt_sigaction", NULL);
+    }
+    return 0;
+}
+
 static int prepare_child(const struct settings *s, int ruleset, const sigset_t *mask)
 {
+    if (reset_ignored_signals() < 0)
+        return -1;
     if (s->has_memory && set_limit(RLIMIT_AS, s->memory, "RLIMIT_AS") < 0)
         return -1;
     if (s->has_nproc && set_limit(RLIMIT_NPROC, s->nproc, "RLIMIT_NPROC") < 0)

@@ -332,13 +332,36 @@ def _layout(work: str, dirs: list[str]) -> None:
                 pass
 
 
+# rt_sigaction by machine: the C library refuses the signals it keeps for its threads.
+_SYS_RT_SIGACTION = {"x86_64": 13, "aarch64": 134}.get(os.uname().machine)
+_LIBC_SIGNALS = (32, 33)
+
+
+def _reset_ignored_signals(libc: Libc) -> None:
+    """Every ignored signal back to its default: an ignored signal stays ignored across exec.
+
+    The interpreter ignores SIGPIPE and SIGXFSZ for itself, and the caller may ignore others
+    (nohup's SIGHUP); the run must start as any program does.
+    """
+    for number in range(1, 65):
+        if number in _LIBC_SIGNALS:
+            continue
+        try:
+            if _signal.getsignal(number) == _signal.SIG_IGN:
+                _signal.signal(number, _signal.SIG_DFL)
+        except (OSError, ValueError):
+            continue
+    if _SYS_RT_SIGACTION is not None:
+        # The kernel's sigaction, all zero: the default action, no flags, no mask.
+        default = bytes(32)
+        for number in _LIBC_SIGNALS:
+            libc.call("syscall", _SYS_RT_SIGACTION, number, default, 0, 8)
+
+
 def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None) -> None:
     """In the forked run: limits, Landlock, a clean descriptor table, then exec."""
     try:
-        # The interpreter ignores these for itself; an ignored signal stays ignored across
-        # exec, and the run must start as any program does (as subprocess's restore_signals).
-        for number in (_signal.SIGPIPE, _signal.SIGXFSZ):
-            _signal.signal(number, _signal.SIG_DFL)
+        _reset_ignored_signals(libc)
         # The run is dumpable like any program after its exec; its /proc files must be its
         # own already for the OOM score below.
         libc.call("prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)

@@ -6,10 +6,12 @@ how the compiled one is built and cached, and that the Python one takes over whe
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -389,14 +391,50 @@ def test_the_run_holds_no_descriptor_of_the_stage_however_high(kind: str, tmp_pa
 def test_the_run_starts_with_no_signal_ignored_or_blocked(sandbox_stage: str) -> None:
     # An interpreter ignores SIGPIPE and SIGXFSZ for itself; a program it starts must not
     # inherit that, or a writer into a closed pipe fails loudly where it would end quietly.
+    # Nor what the caller ignores: exampleguard run under nohup ignores SIGHUP.
     script = "yes | head -n 1; grep -E '^Sig(Blk|Ign)' /proc/self/status"
     policy = sandbox.Policy(
         argv=("/bin/sh", "-c", script), source_env={"PATH": "/usr/bin:/bin", "HOME": "/"}
     )
-    outcome = sandbox.run(policy)
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        outcome = sandbox.run(policy)
+    finally:
+        signal.signal(signal.SIGHUP, previous)
     assert outcome.status is Status.PASSED, outcome
     zero = "0" * 16
     assert (outcome.stdout, outcome.stderr) == (f"y\nSigBlk:\t{zero}\nSigIgn:\t{zero}\n", "")
+
+
+_RT_SIGACTION = {"x86_64": 13, "aarch64": 134}.get(os.uname().machine)
+
+
+def _kernel_sigaction(number: int, handler: int) -> int:
+    """Set signal ``number``'s handler with the kernel's call; the previous handler."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    new = struct.pack("QQQQ", handler, 0, 0, 0)
+    old = ctypes.create_string_buffer(32)
+    assert libc.syscall(_RT_SIGACTION, number, new, old, 8) == 0, ctypes.get_errno()
+    previous: int = struct.unpack("QQQQ", old.raw)[0]
+    return previous
+
+
+@needs_bwrap
+@pytest.mark.skipif(_RT_SIGACTION is None, reason="no rt_sigaction number for this machine")
+def test_the_run_starts_with_the_c_library_s_own_signals_not_ignored(sandbox_stage: str) -> None:
+    # Signal 32, which the C library keeps for its threads and refuses to set: a caller can
+    # still ignore it through the kernel (some runtimes do), and the run inherits that.
+    policy = sandbox.Policy(
+        argv=("/bin/sh", "-c", "grep '^SigIgn' /proc/self/status"),
+        source_env={"PATH": "/usr/bin:/bin", "HOME": "/"},
+    )
+    previous = _kernel_sigaction(32, 1)  # SIG_IGN
+    try:
+        outcome = sandbox.run(policy)
+    finally:
+        _kernel_sigaction(32, previous)
+    assert outcome.status is Status.PASSED, outcome
+    assert outcome.stdout == f"SigIgn:\t{'0' * 16}\n"
 
 
 def _tool(name: str) -> str:
