@@ -154,10 +154,27 @@ class At:
 
 
 @dataclass(frozen=True)
+class DecoderAt:
+    """``file:line:`` where this interpreter's JSON decoder stops in the written file.
+
+    CPython 3.13 names a trailing comma itself; 3.11 and 3.12 the token after it.
+    """
+
+    file: str
+
+    def resolve(self, text: str) -> str:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as error:
+            return f"{self.file}:{error.lineno}:"
+        raise AssertionError(f"{self.file} is valid JSON")
+
+
+@dataclass(frozen=True)
 class Case:
     id: str
     files: dict[str, str | bytes]
-    expect: tuple[str | At, ...]
+    expect: tuple[str | At | DecoderAt, ...]
     remove: tuple[str, ...] = ()
     directories: tuple[str, ...] = ()
     args: tuple[str, ...] = ("validate", "--format", "json")
@@ -168,7 +185,7 @@ CASES = [
     Case(
         "catalog-json-trailing-comma",
         catalog('{"command": "notes delete 4 5"}\n', '{"command": "notes delete 4 5"},\n'),
-        (At("catalog.json", '"notes delete 4 5"},\n      ]', "]", column=False), "not valid JSON"),
+        (DecoderAt("catalog.json"), "not valid JSON"),
     ),
     Case(
         "catalog-json-unterminated-string",
@@ -378,7 +395,7 @@ CASES = [
     Case(
         "counts-bad-json",
         counts('"excluded": 0\n', '"excluded": 0,\n'),
-        ("exampleguard-counts.json:9:", "not valid JSON"),
+        (DecoderAt("exampleguard-counts.json"), "not valid JSON"),
     ),
     Case(
         "counts-string-for-integer",
@@ -523,7 +540,7 @@ def check(outcome: Outcome, case: Case) -> None:
     assert result.returncode == 2, output
     assert result.stdout == "", "a machine format carries nothing else on stdout"
     for item in case.expect:
-        text = item.resolve(outcome.texts[item.file]) if isinstance(item, At) else item
+        text = item.resolve(outcome.texts[item.file]) if isinstance(item, At | DecoderAt) else item
         assert text in result.stderr, f"{text!r} not in stderr:\n{result.stderr}"
     assert outcome.after == outcome.before, "an input file was changed or a file was created"
 
