@@ -449,3 +449,32 @@ def test_on_stdout_hears_the_output_while_the_run_goes_on(
     assert (outcome.status, outcome.detail) == (Status.CRASHED, "interrupted")
     assert b"".join(heard).decode() == outcome.stdout
     assert processes_with(world.token) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_on_start_is_told_once_the_run_is_under_way_before_it_ends(
+    backend: str, world: World, tmp_path: Path
+) -> None:
+    # A caller that runs the sandbox in a thread waits for this, not for the run: by then the
+    # run's process exists (it can be killed), and the setup before it is done.
+    events: list[str] = []
+    caller = threading.get_ident()
+
+    def started() -> None:
+        events.append("started" if threading.get_ident() == caller else "elsewhere")
+        events.append("alive" if processes_with(world.token) else "not yet")
+
+    argv = probe_argv("sleep", world.config([]))
+    policy = _policy(backend, world, tmp_path, argv, limits=Limits(timeout_s=30))
+    cancel = threading.Event()
+
+    def stop_on_output(chunk: bytes) -> None:
+        del chunk
+        events.append("output")
+        cancel.set()
+
+    outcome = sandbox.run(policy, cancel=cancel, on_stdout=stop_on_output, on_start=started)
+    assert (outcome.status, outcome.detail) == (Status.CRASHED, "interrupted")
+    assert events[:2] == ["started", "alive"]
+    assert events.count("started") == 1
+    assert "output" in events[2:]
