@@ -222,6 +222,7 @@ class ContainedChild:
         self._unavailable = False
         self._done = threading.Event()
         self._started = time.monotonic()
+        self._ended = self._started
         self._asked: float | None = None
         self._spawned = threading.Event()
         self._thread = threading.Thread(target=self._run, name="exampleguard-tree", daemon=True)
