@@ -18,12 +18,15 @@ from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
 from exampleguard.locate import (
+    DEFAULT_TREE_TIMEOUT,
+    MAX_SECONDS,
     PYPROJECT,
     TOOL_FILE,
     config_source,
     display_path,
     find_config,
     repository_root,
+    settings_in_tool_table,
 )
 from exampleguard.model import NonEmpty, StrictModel
 
@@ -46,7 +49,7 @@ DEFAULT_DOCS = ("README.md", "AGENTS.md", "CLAUDE.md", "llms.txt", "docs/**/*.md
 
 ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")]
 # Seconds: positive, finite, and at most a day (an infinite timeout is no timeout).
-Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 CodeKind = Literal["fenced", "indented", "inline"]
 
@@ -132,7 +135,7 @@ class Settings(StrictModel):
     bypass_flags: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_BYPASS_FLAGS))
     reason_codes: dict[ReasonCode, NonEmpty] = Field(default_factory=dict)
     max_example_chars: PositiveInt = 4096
-    tree_timeout: Seconds = 60.0
+    tree_timeout: Seconds = DEFAULT_TREE_TIMEOUT
     tree_isolation: Literal["auto", "guard"] = "auto"
     pytest: bool = False
     docs: list[DocGlob] = Field(default_factory=lambda: list(DEFAULT_DOCS))
@@ -216,12 +219,7 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
     except SourceError as error:
         raise ConfigError(error.diagnostic) from None
     table: KeyPath
-    if source.name == PYPROJECT or (
-        source.suffix == ".toml"
-        and isinstance(document.data, dict)
-        and "tool" in document.data
-        and source.name != TOOL_FILE
-    ):
+    if settings_in_tool_table(source, document.data):
         table = ("tool", "exampleguard")
         tool = document.data.get("tool")
         data = tool.get("exampleguard") if isinstance(tool, dict) else None

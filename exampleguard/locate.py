@@ -9,16 +9,40 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "DEFAULT_TREE_TIMEOUT",
+    "MAX_SECONDS",
     "PYPROJECT",
     "TOOL_FILE",
     "config_source",
     "display_path",
     "find_config",
     "repository_root",
+    "settings_in_tool_table",
 ]
 
 TOOL_FILE = "exampleguard.toml"
 PYPROJECT = "pyproject.toml"
+
+DEFAULT_TREE_TIMEOUT = 60.0
+"""Seconds a live tree's import may take unless ``tree_timeout`` says otherwise."""
+MAX_SECONDS = 86_400
+"""The longest time limit a setting may give: a day."""
+
+
+def settings_in_tool_table(source: Path, data: object) -> bool:
+    """Whether the settings of ``source`` (read as ``data``) are its ``[tool.exampleguard]``.
+
+    So in a ``pyproject.toml``, and in any other TOML file with a ``tool`` table but the
+    ``exampleguard.toml`` that holds them at its top level.
+    """
+    if source.name == PYPROJECT:
+        return True
+    return (
+        source.suffix == ".toml"
+        and isinstance(data, dict)
+        and "tool" in data
+        and source.name != TOOL_FILE
+    )
 
 
 def find_config(start: Path) -> Path | None:

@@ -49,7 +49,7 @@ from exampleguard.model import (
     Parameter,
     StrictModel,
 )
-from exampleguard.treecache import TreeCache
+from exampleguard.treecache import TreeCache, tree_identity
 from exampleguard.treechild import (
     PART,
     WAITING,
@@ -325,12 +325,7 @@ def load_judged_tree(
             note_unknown_inputs()
             text, records, _ = extract(request, listener, cancel)
             return text, records
-        identity = {
-            "tree": str(spec),
-            "root": str(root),
-            "program": program,
-            "isolation": isolation,
-        }
+        identity = tree_identity(str(spec), root, isolation, program)
         return cache.through(identity, request, lambda asked: extract(asked, listener, cancel))
 
     if not stream:

@@ -45,9 +45,20 @@ from exampleguard.fingerprint import (
     unchanged,
 )
 
-__all__ = ["CACHE_FORMAT", "TreeCache", "cache_directory"]
+__all__ = ["CACHE_FORMAT", "TreeCache", "cache_directory", "tree_identity"]
 
 CACHE_FORMAT = "exampleguard.tree-cache/v1"
+
+
+def tree_identity(
+    tree: str, root: Path, isolation: str, program: str | None = None
+) -> dict[str, Any]:
+    """What names a cached tree besides the interpreter: its setting, project and program.
+
+    The entry's file is named without the program (:meth:`TreeCache.inputs_unchanged` asks
+    before it is known); the program is checked within the entry.
+    """
+    return {"tree": tree, "root": str(root), "program": program, "isolation": isolation}
 
 
 class TreeCache:
@@ -144,7 +155,7 @@ class TreeCache:
         Whatever its program and questions: asked before they are known, to tell whether the
         tree must certainly be imported again (:func:`exampleguard.treechild.start_ahead`).
         """
-        identity = {"tree": tree, "root": str(root), "isolation": "auto"}
+        identity = tree_identity(tree, root, "auto")
         try:
             entry = json.loads(read_regular(self._entry_path(identity)))
         except (OSError, ValueError):

@@ -40,7 +40,12 @@ from typing import TYPE_CHECKING, Any
 
 from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
 from exampleguard.fingerprint import note_scratch
-from exampleguard.locate import PYPROJECT, TOOL_FILE, config_source
+from exampleguard.locate import (
+    DEFAULT_TREE_TIMEOUT,
+    MAX_SECONDS,
+    config_source,
+    settings_in_tool_table,
+)
 
 if TYPE_CHECKING:
     import sandbox
@@ -65,8 +70,6 @@ _REQUEST_FILE, _REST_FILE = "request.json", "rest.json"
 _FRAMEWORKS = ("click", "typer", "argparse")
 _MAX_CONFIG_BYTES = 1 << 20
 """A larger configuration file is left to the checked load, which bounds what it reads."""
-_DEFAULT_TIMEOUT = 60.0
-"""The ``tree_timeout`` default (see :class:`exampleguard.config.Settings`)."""
 
 
 def keep_frame(
@@ -346,7 +349,7 @@ def start_ahead(
         return
     source, table = settings
     tree, isolation = table.get("tree"), table.get("tree_isolation", "auto")
-    timeout = table.get("tree_timeout", _DEFAULT_TIMEOUT)
+    timeout = table.get("tree_timeout", DEFAULT_TREE_TIMEOUT)
     if not isinstance(tree, str) or isolation != "auto" or not _seconds(timeout):
         return
     framework, _, rest = tree.partition(":")
@@ -412,12 +415,14 @@ def _raw_settings(explicit: Path | None, cwd: Path) -> tuple[Path, dict[str, Any
         return None
     # Which table holds the settings, as the checked load decides it.
     table: Any = data
-    if source.name == PYPROJECT or ("tool" in data and source.name != TOOL_FILE):
+    if settings_in_tool_table(source, data):
         tool = data.get("tool")
         table = tool.get("exampleguard") if isinstance(tool, dict) else None
     return (source.resolve(), table) if isinstance(table, dict) else None
 
 
 def _seconds(value: Any) -> bool:
-    # The checked setting's bounds: a time limit of more than a day is refused there.
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 86_400
+    # The checked setting's bounds.
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= MAX_SECONDS
+    )
