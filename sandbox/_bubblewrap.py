@@ -43,7 +43,14 @@ from sandbox._backend import (
     first_line,
     signal_name,
 )
-from sandbox._host import NAMESPACE_KINDS, REPORT_NAMESPACES, HostInfo, host_info, try_run
+from sandbox._host import (
+    NAMESPACE_KINDS,
+    REPORT_NAMESPACES,
+    HostInfo,
+    cached,
+    host_info,
+    try_run,
+)
 from sandbox._launcher import LAUNCHERS, Launcher
 from sandbox._limits import RunCgroup
 from sandbox._process import Execution
@@ -118,6 +125,8 @@ class BubblewrapProbe(Probe):
     """How the compiled stage was built, or why the Python stage runs."""
     memory_cgroup: Path | None = None
     """Where each run with a memory limit gets a memory cgroup of its own (passed the trial)."""
+    untried_memory_cgroup: Path | None = None
+    """The host's delegated memory cgroup before its trial run (see :func:`with_memory_cgroup`)."""
 
 
 def wheel_bwrap() -> str | None:
@@ -205,6 +214,8 @@ class Bubblewrap:
         delegates one that the trial run could join.
         """
         assert isinstance(probe, BubblewrapProbe)
+        if memory:
+            probe = with_memory_cgroup(probe)
         held = set(_BASE)
         held |= {g for g, abi in _LANDLOCK_MIN_ABI.items() if probe.landlock_abi >= abi}
         # The stage sets RLIMIT_AS and RLIMIT_NPROC, which the run has no capability to raise.
@@ -221,6 +232,8 @@ class Bubblewrap:
     def launch(self, probe: Probe, request: Request) -> Launch:
         """bwrap, its mounts and filter, the stage and its settings, then the program."""
         assert isinstance(probe, BubblewrapProbe)
+        if request.policy.limits.memory_mb is not None:
+            probe = with_memory_cgroup(probe)
         return _build(probe, request, stage_in_use(probe))
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
@@ -251,17 +264,34 @@ class Bubblewrap:
 def _with_stage(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
     """The probe with the compiled stage if it passes a trial run, else with the Python one.
 
-    Also why the last trial failed (None: it passed). A delegated memory cgroup that the trial
-    cannot join is dropped, and the runs then lack ``memory-cgroup`` rather than bubblewrap.
+    Also why the last trial failed (None: it passed). The trials run without the host's memory
+    cgroup, which waits as ``untried_memory_cgroup`` for the first run that needs it: a run
+    without a memory limit (a live tree's import) never pays for its trial.
     """
-    found, why = _with_stage_as_probed(probe)
-    if why is None or probe.memory_cgroup is None:
-        return found, why
-    without, why_without = _with_stage_as_probed(replace(probe, memory_cgroup=None))
-    if why_without is not None:
-        return found, why
-    note = f"memory cgroup {probe.memory_cgroup} not used: {why}"
-    return replace(without, stage_detail=f"{without.stage_detail}; {note}"), None
+    found, why = _with_stage_as_probed(replace(probe, memory_cgroup=None))
+    return replace(found, untried_memory_cgroup=probe.memory_cgroup), why
+
+
+def with_memory_cgroup(probe: BubblewrapProbe) -> BubblewrapProbe:
+    """The probe with its memory cgroup tried (once per probe): kept if a trial run joins it.
+
+    A delegated memory cgroup that the trial cannot join is dropped, and the runs then lack
+    ``memory-cgroup`` rather than bubblewrap; the stage's detail says why.
+    """
+    if probe.untried_memory_cgroup is None:
+        return probe
+    host = probe.host
+    return cached(("memory-cgroup", host.path, host.euid, id(probe)), lambda: _tried(probe))
+
+
+def _tried(probe: BubblewrapProbe) -> BubblewrapProbe:
+    cgroup = probe.untried_memory_cgroup
+    with_cgroup = replace(probe, memory_cgroup=cgroup, untried_memory_cgroup=None)
+    why = _trial(with_cgroup)
+    if why is None:
+        return with_cgroup
+    note = f"memory cgroup {cgroup} not used: {why}"
+    return replace(probe, untried_memory_cgroup=None, stage_detail=f"{probe.stage_detail}; {note}")
 
 
 def _with_stage_as_probed(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
@@ -810,6 +840,8 @@ def probe_host(*, path: str | None = None) -> HostReport:
     host = host_info(path if path is not None else os.environ.get("PATH", os.defpath))
     probe = probe_of(BACKEND, host)
     assert isinstance(probe, BubblewrapProbe)
+    if probe.available:
+        probe = with_memory_cgroup(probe)
     return HostReport(
         euid=host.euid,
         full_isolation=probe.available,
