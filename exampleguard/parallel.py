@@ -25,7 +25,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["THRESHOLD", "available_cores", "idle_cores", "runnable_now", "split_work"]
+__all__ = [
+    "THRESHOLD",
+    "available_cores",
+    "can_fork",
+    "idle_cores",
+    "runnable_now",
+    "split_work",
+]
 
 THRESHOLD = 5000
 """Examples from which a catalog is checked on every core.
@@ -107,8 +114,17 @@ def runnable_now() -> int | None:
 
 
 def can_fork() -> bool:
-    """Whether forking this process is safe: Linux, and no thread but this one."""
-    return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
+    """Whether forking this process is safe: Linux, and no thread but this one.
+
+    The threads are counted by the kernel, as the interpreter counts them when it warns of a
+    fork: a thread that Python did not start (a library's) counts too.
+    """
+    if sys.platform != "linux" or not hasattr(os, "fork") or threading.active_count() != 1:
+        return False
+    try:
+        return sum(1 for _ in Path("/proc/self/task").iterdir()) == 1
+    except OSError:
+        return False
 
 
 def split_work(

@@ -126,13 +126,55 @@ def _tagged(chunk: Any) -> list[tuple[int, int]]:
     return [(os.getpid(), item) for item in chunk]
 
 
-def test_the_work_is_shared_between_processes_and_comes_back_in_order() -> None:
-    items = list(range(10))
-    results = split_work(
-        items, [1] * 10, 2, run=_tagged, pack=lambda r: r, unpack=lambda _chunk, packed: packed
+SHARED = """
+import json, os
+from exampleguard.parallel import split_work
+results = split_work(
+    list(range(10)),
+    [1] * 10,
+    2,
+    run=lambda chunk: [(os.getpid(), item) for item in chunk],
+    pack=lambda r: r,
+    unpack=lambda _chunk, packed: packed,
+)
+print(json.dumps(results))
+"""
+
+ANOTHER_THREAD = """
+import _thread, json, threading
+from exampleguard.parallel import can_fork
+alone = can_fork()
+started, stop = threading.Event(), threading.Event()
+def idle():
+    started.set()
+    stop.wait()
+# A thread that the kernel counts and the threading module does not know of.
+_thread.start_new_thread(idle, ())
+started.wait()
+print(json.dumps([alone, can_fork()]))
+stop.set()
+"""
+
+
+def in_a_process(code: str) -> Any:
+    """What ``code``, run by a process of its own, prints as JSON.
+
+    A process of its own, as a run is: a test worker has threads, and is never forked.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert [item for _, item in results] == items
+    return json.loads(done.stdout)
+
+
+def test_the_work_is_shared_between_processes_and_comes_back_in_order() -> None:
+    results = in_a_process(SHARED)
+    assert [item for _, item in results] == list(range(10))
     assert len({pid for pid, _ in results}) == 2
+
+
+def test_a_process_with_another_thread_is_never_forked() -> None:
+    assert in_a_process(ANOTHER_THREAD) == [True, False]
 
 
 def test_a_worker_that_fails_is_replaced_by_a_serial_check() -> None:
