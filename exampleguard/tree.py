@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
@@ -51,16 +51,17 @@ from exampleguard.model import (
 )
 from exampleguard.treecache import TreeCache, tree_identity
 from exampleguard.treechild import (
+    CRASHED,
+    NOT_STARTED,
     PART,
+    TIMED_OUT,
     WAITING,
     ContainedChild,
     Listener,
+    RunEnd,
     keep_frame,
     take_ahead,
 )
-
-if TYPE_CHECKING:
-    import sandbox
 
 __all__ = [
     "TREE_FORMAT",
@@ -551,10 +552,6 @@ def _extract_contained(
     A child started ahead for this very tree (:mod:`exampleguard.treechild`) is asked instead
     of starting one.
     """
-    # Imported here, not at the top: a snapshot, a cached tree and plain text output need none
-    # of the sandbox (its backends cost about a quarter of a small run's start-up).
-    import sandbox  # noqa: PLC0415
-
     inputs = bool(request.get("inputs"))
     key = (spec.framework, spec.module, spec.attribute)
     questions = {name: value for name, value in request.items() if name != "inputs"}
@@ -567,31 +564,27 @@ def _extract_contained(
         raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
     if run is None:
         return None
-    outcome = run.outcome
-    if outcome.status is sandbox.Status.TIMED_OUT or (
-        outcome.status is not sandbox.Status.NOT_STARTED and run.seconds > timeout
-    ):
+    end = run.end
+    if end.status == TIMED_OUT or (end.status != NOT_STARTED and run.seconds > timeout):
         raise SourceError(
             _unavailable(spec, f"did not finish importing within {timeout:g} seconds")
         )
-    result = _ChildOutcome(bytearray(), bytearray(outcome.stderr.encode("utf-8", "replace")))
-    result.too_large = outcome.stdout_truncated
+    result = _ChildOutcome(bytearray(), bytearray(end.stderr.encode("utf-8", "replace")))
+    result.too_large = end.stdout_truncated
     result.frames, result.parts = run.frames, run.parts
-    if not result.frames.keys() - {WAITING} and _sandbox_failed(outcome):
+    if not result.frames.keys() - {WAITING} and _sandbox_failed(end):
         # The sandbox itself could not run here (a project directory its uid cannot read, the
         # sandbox's own process lost): like a machine without one, the guard alone remains.
         return None
-    return _frames_result(spec, result, outcome.exit_code, expect_verdicts=_asks_verdicts(request))
+    return _frames_result(spec, result, end.exit_code, expect_verdicts=_asks_verdicts(request))
 
 
-def _sandbox_failed(outcome: sandbox.Outcome) -> bool:
+def _sandbox_failed(end: RunEnd) -> bool:
     """Whether the sandbox failed on its own account, before or around the child (not the child)."""
-    import sandbox  # noqa: PLC0415 - see _extract_contained
-
-    if outcome.status is sandbox.Status.NOT_STARTED:
+    if end.status == NOT_STARTED:
         return True
-    detail = outcome.detail or ""
-    return outcome.status is sandbox.Status.CRASHED and (
+    detail = end.detail or ""
+    return end.status == CRASHED and (
         "reported no exit status" in detail or detail.startswith("bubblewrap failed")
     )
 

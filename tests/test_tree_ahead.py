@@ -9,10 +9,15 @@ time limits that count the child's own time only, and no child left behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +26,8 @@ import sandbox
 from exampleguard import treechild
 from exampleguard.tree import TreeSpec, load_judged_tree
 from exampleguard.treecache import TreeCache
-from tests.support.project import run_cli
+from tests.support.processes import host_processes, kill_processes_with
+from tests.support.project import REPOSITORY, run_cli
 
 pytestmark = pytest.mark.skipif(
     not any(r.name == "bwrap" and r.available for r in sandbox.probe_backends()),
@@ -182,3 +188,121 @@ def test_no_child_is_started_when_the_cached_tree_is_current(
     assert not TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
     treechild.start_ahead(None, root, cached=True, current=TreeCache().inputs_unchanged)
     assert treechild._ahead is not None
+
+
+# A validate run has one thread when it starts the child ahead: a helper process is forked to
+# run it (the sandbox's setup then takes the other core). These run that in a process of its
+# own (tests/support/ahead_driver.py), as a run does; the tests above run in the test process,
+# through the sandbox in a thread where the process has threads of its own.
+
+
+@contextlib.contextmanager
+def driver_for(root: Path, action: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """The driver process for ``action`` on ``root``, and the pid of the helper it forked."""
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.ahead_driver", str(root), action],
+        cwd=REPOSITORY,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert driver.stdout is not None
+    with driver:
+        try:
+            started = json.loads(driver.stdout.readline())
+            assert isinstance(started["helper"], int), "no helper process was forked"
+            yield driver, started["helper"]
+        finally:
+            driver.kill()
+            kill_processes_with(str(root))
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` has ended (a zombie that nobody reaped has ended too)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] in (b"Z", b"X")
+
+
+def all_end(pids: Iterable[int], token: str, within: float = 15.0) -> bool:
+    """Whether every process of ``pids``, and every one whose command line has ``token``, ends."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if all(gone(pid) for pid in pids) and not host_processes(token):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_helper_process_runs_the_child_and_it_answers_as_one_started_afresh(
+    tmp_path: Path,
+) -> None:
+    root = make(tmp_path / "project")
+    with driver_for(root, "ask") as (driver, helper):
+        assert driver.stdout is not None
+        answered = json.loads(driver.stdout.readline())
+        assert driver.wait(timeout=60) == 0
+        assert all_end([helper], str(root))
+    assert answered == {"--x 1": True, "--x one": False}
+    assert answered == {" ".join(argv): ok for argv, ok in ask(root).items()}
+
+
+def test_a_helper_whose_child_is_not_claimed_is_stopped_and_reaped(tmp_path: Path) -> None:
+    root = make(tmp_path / "project")
+    with driver_for(root, "drop") as (driver, helper):
+        assert driver.stdout is not None
+        dropped = json.loads(driver.stdout.readline())
+        assert driver.wait(timeout=60) == 0
+        assert all_end([helper], str(root))
+    assert dropped == {"helper_alive": False}
+
+
+def test_the_helper_and_its_child_end_with_the_process_that_forked_it(tmp_path: Path) -> None:
+    root = make(tmp_path / "project")
+    with driver_for(root, "wait") as (driver, helper):
+        assert driver.stdout is not None
+        assert driver.stdout.readline().strip() == "waiting"
+        assert host_processes(str(root)), "the child is not running"
+        driver.kill()
+        driver.wait(timeout=30)
+        assert all_end([helper], str(root)), "the helper or its child outlived the run"
+
+
+def test_ctrl_c_stops_a_run_whose_child_a_helper_runs(tmp_path: Path) -> None:
+    # The import takes 30 s: the run is interrupted while it waits for the child.
+    root = make(tmp_path / "project", delay=30)
+    with subprocess.Popen(
+        [sys.executable, "-m", "exampleguard", "validate", "--no-cache"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as run:
+        try:
+            deadline = time.monotonic() + 30
+            while not host_processes(str(root)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert host_processes(str(root)), "the child never started"
+            helpers = own_children_of(run.pid)
+            assert helpers, "no helper process was forked"
+            os.killpg(run.pid, signal.SIGINT)
+            _, stderr = run.communicate(timeout=30)
+            assert run.returncode == 130, stderr
+            assert "interrupted" in stderr
+            assert all_end(helpers, str(root))
+        finally:
+            run.kill()
+            kill_processes_with(str(root))
+
+
+def own_children_of(pid: int) -> set[int]:
+    """The processes ``pid`` started that are still there."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text(encoding="ascii")
+        found.update(int(child) for child in text.split())
+    return {child for child in found if not gone(child)}
