@@ -1,9 +1,9 @@
 """The validation pipeline: files → typed models → bound examples → diagnostics.
 
-:func:`load_inputs` reads and structurally validates every file a run needs — catalog, tree,
-reviewer records, counts — and raises :class:`InputError` with *all* the structure errors it
-found, so a run that cannot be evaluated says everything at once (exit 2) before anything is
-checked. :func:`evaluate` then checks every example; it never prints and never writes.
+:func:`load_inputs` (:mod:`exampleguard.inputs`) reads and structurally validates every file a
+run needs, and raises :class:`InputError` with *all* the structure errors it found, so a run
+that cannot be evaluated says everything at once (exit 2) before anything is checked.
+:func:`evaluate` then checks every example; it never prints and never writes.
 """
 
 from __future__ import annotations
@@ -11,37 +11,30 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import Binding, Memo, Problem, Role, bind
-from exampleguard.catalog import DryRun, LoadedCatalog, Tool, load_catalog
+from exampleguard.catalog import DryRun, Tool
 from exampleguard.codes import (
     ALIAS_COLLISION,
     BAD_CHOICE,
     BAD_TYPE,
-    CONFIG_INVALID,
-    FILE_INVALID,
     MODEL_MISMATCH,
-    TREE_UNAVAILABLE,
     lookup,
 )
-from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
-from exampleguard.counts import Counts, compare_counts, load_counts
+from exampleguard.counts import Counts, compare_counts
 from exampleguard.diagnostics import Diagnostic, Related, Severity, Span
-from exampleguard.dialects import spoken_names
 from exampleguard.dispositions import (
-    LoadedDispositions,
     Review,
-    all_errors,
     check_dispositions,
     check_doc_exceptions,
     check_exclusions,
-    load_dispositions,
 )
-from exampleguard.documents import Document, SourceError
+from exampleguard.documents import SourceError
+from exampleguard.inputs import InputError, Inputs, load_inputs, tree_error
 from exampleguard.parallel import THRESHOLD, idle_cores, split_work
 from exampleguard.rules import (
     CATALOG_STAGES,
@@ -57,22 +50,11 @@ from exampleguard.rules import (
 )
 from exampleguard.sources import (
     ExampleRecord,
-    Examples,
-    LoadedTree,
-    SourceContext,
-    load_examples,
 )
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.tree import (
-    JudgedTree,
     PendingVerdicts,
-    Tree,
-    TreeSpec,
-    Verdicts,
-    load_judged_tree,
-    parse_tree_spec,
 )
-from exampleguard.treecache import TreeCache
 from exampleguard.verdicts import compare, real_arguments, real_problem
 
 __all__ = [
@@ -85,33 +67,6 @@ __all__ = [
     "load_inputs",
     "review_records",
 ]
-
-
-class InputError(Exception):
-    """The run cannot be evaluated; ``diagnostics`` lists every reason found (exit 2)."""
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        super().__init__("; ".join(d.message for d in diagnostics))
-        self.diagnostics = diagnostics
-
-
-@dataclass(slots=True)
-class Inputs:
-    """Every file a run needs, read and structurally valid.
-
-    ``verdicts`` holds, for a live tree, the framework's own verdict on each example's argv.
-    """
-
-    config: Config
-    catalog: LoadedCatalog
-    tree: Tree | None
-    records: LoadedDispositions
-    counts: tuple[Counts, Document] | None
-    examples: Examples = field(default_factory=Examples)
-    """Every example of the run, from every source, as records that locate themselves."""
-    verdicts: Verdicts = field(default_factory=dict)
-    tokens: dict[str, Tokens] = field(default_factory=dict)
-    """Example texts already tokenized (to ask a live tree about them), each taken once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,163 +139,6 @@ class Evaluation:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def load_inputs(config: Config, *, with_counts: bool = True, streamed: bool = False) -> Inputs:
-    """Read every file the run needs; raise :class:`InputError` listing every structure error.
-
-    ``streamed``: a live tree's verdicts may still be coming when this returns (a
-    :class:`~exampleguard.tree.PendingVerdicts`), so that checking the examples overlaps the
-    framework's judging of them; :func:`evaluate` waits for the rest and ends the run.
-    """
-    errors: list[Diagnostic] = []
-    catalog: LoadedCatalog | None = None
-    examples = Examples()
-    try:
-        catalog = load_catalog(config.catalog_path, config.display(config.catalog_path))
-        examples = load_examples(SourceContext(config, catalog))
-    except SourceError as error:
-        errors.append(error.diagnostic)
-    judged = _load_tree(config, catalog, examples, errors, streamed=streamed)
-    verdicts = judged[0].verdicts if judged is not None else None
-    try:
-        return _load_the_rest(config, catalog, examples, errors, judged, with_counts=with_counts)
-    except BaseException:
-        if isinstance(verdicts, PendingVerdicts):
-            verdicts.close()
-        raise
-
-
-def _load_the_rest(
-    config: Config,
-    catalog: LoadedCatalog | None,
-    examples: Examples,
-    errors: list[Diagnostic],
-    judged: _Judged | None,
-    *,
-    with_counts: bool,
-) -> Inputs:
-    """What :func:`load_inputs` reads once the tree is loaded."""
-    records = LoadedDispositions()
-    counts: tuple[Counts, Document] | None = None
-    tree, verdicts = (judged[0].tree, judged[0].verdicts) if judged is not None else (None, {})
-    if judged is not None and catalog is not None:
-        # The help text's examples come with the tree: read once it is loaded.
-        loaded = LoadedTree(
-            judged[0].tree, judged[0].document, judged[1].framework != "snapshot", judged[2]
-        )
-        try:
-            examples = examples.merge(load_examples(SourceContext(config, catalog, loaded)))
-        except SourceError as error:
-            errors.append(error.diagnostic)
-    try:
-        records = load_dispositions(
-            config.dispositions_path, config.root, config.display(config.dispositions_path)
-        )
-    except SourceError as error:
-        errors.extend(all_errors(error))
-    if with_counts:
-        try:
-            counts = load_counts(config.counts_path, config.display(config.counts_path))
-        except SourceError as error:
-            errors.append(error.diagnostic)
-    if errors or catalog is None:
-        raise InputError(errors)
-    tokens = judged[3] if judged is not None else {}
-    return Inputs(config, catalog, tree, records, counts, examples, verdicts, tokens)
-
-
-_Judged = tuple[JudgedTree, TreeSpec, str, dict[str, Tokens]]
-"""A loaded tree with its verdicts, its spec, its name, and the example texts tokenized."""
-
-
-def _load_tree(
-    config: Config,
-    catalog: LoadedCatalog | None,
-    examples: Examples,
-    errors: list[Diagnostic],
-    *,
-    streamed: bool = False,
-) -> _Judged | None:
-    """The configured tree with, for a live one, the framework's verdicts; its spec and name.
-
-    ``None`` without a tree; notes in ``errors`` why the tree cannot be loaded.
-    """
-    settings = config.settings
-    if settings.tree is None:
-        if catalog is not None and catalog.catalog.dialect is None:
-            errors.append(
-                FILE_INVALID.diagnostic(
-                    message=f"{catalog.document.display}: missing required key 'dialect' "
-                    f"({spoken_names()}): with no tree configured, the catalog must say whose "
-                    "parsing rules its examples follow",
-                    location=catalog.document.location(()),
-                )
-            )
-        return None
-    try:
-        spec = parse_tree_spec(settings.tree, config.root)
-    except ValueError as error:
-        errors.append(CONFIG_INVALID.diagnostic(str(error), location=config.location("tree")))
-        return None
-    display = config.display(spec.path) if spec.path is not None else str(spec)
-    # Only a live tree's own parser is asked about the examples; a snapshot's model judges them.
-    live = spec.framework != "snapshot"
-    argvs: list[list[str]] = []
-    paths: list[list[str]] = []
-    tokens: dict[str, Tokens] = {}
-    if catalog is not None and live:
-        argvs, paths = _questions(catalog, examples, tokens)
-    try:
-        judged = load_judged_tree(
-            spec,
-            root=config.root,
-            display=display,
-            timeout=settings.tree_timeout,
-            program=catalog.catalog.program if catalog else None,
-            argvs=argvs,
-            paths=paths,
-            cache=TreeCache() if config.tree_cache else None,
-            isolation=settings.tree_isolation,
-            help_examples=settings.help_examples,
-            stream=streamed,
-        )
-    except SourceError as error:
-        errors.append(_tree_error(config, error))
-        return None
-    return judged, spec, display, tokens
-
-
-def _tree_error(config: Config, error: SourceError) -> Diagnostic:
-    diagnostic = error.diagnostic
-    if diagnostic.code == TREE_UNAVAILABLE.name:
-        # Point at the setting people edit, not at the spec string.
-        diagnostic = replace(diagnostic, location=config.location("tree"))
-    return diagnostic
-
-
-def _questions(
-    loaded: LoadedCatalog, examples: Examples, tokens: dict[str, Tokens]
-) -> tuple[list[list[str]], list[list[str]]]:
-    """What a live tree's child is asked: every example's words, every declared command path.
-
-    The words are the tokens after the program word, for examples that start with it. Each
-    text tokenized is kept in ``tokens``, for the check to take instead of tokenizing it again.
-    """
-    program = loaded.catalog.program
-    paths = [
-        list(words) for tool in loaded.catalog.tools for words in (tool.command, *tool.aliases)
-    ]
-    argvs: list[list[str]] = []
-    for record in (*examples, *examples.named):
-        if record.placeholders:
-            # Its values are not known: the model alone judges it.
-            continue
-        tokenized = tokens[record.text] = tokenize(record.text)
-        words = [word.text for word in tokenized.words]
-        if words and words[0] == program:
-            argvs.append(words[1:])
-    return argvs, paths
-
-
 def evaluate(
     inputs: Inputs,
     *,
@@ -368,7 +166,7 @@ def evaluate(
         if pending is not None:
             pending.finish()
     except SourceError as error:
-        raise InputError([_tree_error(inputs.config, error)]) from None
+        raise InputError([tree_error(inputs.config, error)]) from None
     finally:
         if pending is not None:
             pending.close()

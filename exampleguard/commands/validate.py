@@ -6,12 +6,16 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.fingerprint import note_inputs
-from exampleguard.pipeline import Evaluation, InputError, evaluate, load_inputs
-from exampleguard.report import Report, build_report
+from exampleguard.inputs import InputError, load_inputs
+
+if TYPE_CHECKING:
+    from exampleguard.pipeline import Evaluation
+    from exampleguard.report import Report
 
 __all__ = ["SourceFiles", "ValidateOutcome", "run_evaluation", "shard_of", "validate"]
 
@@ -45,8 +49,11 @@ def run_evaluation(
     ``progress`` is told how many examples of how many have been checked, as it goes.
     """
     try:
-        # The examples are checked while a live tree's own parser is still judging them.
+        # The examples are checked while a live tree's own parser is still judging them; the
+        # checking stage is imported after its questions are sent (see exampleguard.inputs).
         inputs = load_inputs(config, with_counts=shard is None, streamed=True)
+        from exampleguard.pipeline import evaluate  # noqa: PLC0415
+
         if shard is None:
             return evaluate(inputs, progress=progress), []
         index, total = shard
@@ -72,6 +79,8 @@ def validate(
     evaluation, unusable = run_evaluation(config, shard=shard, progress=progress)
     if evaluation is None:
         return ValidateOutcome(unusable=unusable)
+    from exampleguard.report import build_report  # noqa: PLC0415 - see run_evaluation
+
     return ValidateOutcome(build_report(evaluation, shard=shard), evaluation)
 
 
