@@ -104,7 +104,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     try:
         imported = _import(framework, module, attribute)
         if rest is not None:
-            # Started before its questions were known: it says it waits, then reads them.
+            # Started before its questions were known: what answering them takes that does
+            # not depend on them is loaded while the parent still reads the catalog; then it
+            # says it waits, and reads them.
+            _load_answering()
             _write(fd, b"W", {})
             request = {**request, **_wait_for_rest(rest)}
             program = request.get("program") or program
@@ -150,6 +153,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if request.get("inputs"):
         _write(fd, b"I", recorder.report())
     _exit(True)
+
+
+def _load_answering() -> None:
+    """Import what judging the help texts' examples needs (:func:`help_argvs` defers it)."""
+    importlib.import_module("exampleguard.docshell")
+    importlib.import_module("exampleguard.tokenize")
 
 
 def _decoded(argvs: Any) -> list[list[str]]:
