@@ -1,7 +1,8 @@
 """Writing files so that nothing is ever half-written or lost.
 
-Every write goes to a temporary file in the same directory, is flushed to disk, and replaces the
-target with one ``rename``: a reader — or a crash — sees the old file or the new one, never a mix.
+Every write goes to a temporary file in the same directory, is flushed to disk (but for cache
+entries), and replaces the target with one ``rename``: a reader — or a crash — sees the old file
+or the new one, never a mix.
 Read-modify-write sequences hold an exclusive lock on the *directory* that holds the target:
 a lock on the target itself would protect nothing, because the rename replaces the locked
 inode, and locking the directory needs no lock file left behind in the user's repository.
@@ -40,10 +41,13 @@ def read_regular(path: Path) -> bytes:
         return stream.read()
 
 
-def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+def write_atomically(path: Path, text: str | Iterable[str], *, durable: bool = True) -> None:
     """Replace ``path`` with ``text`` (UTF-8) in one step; keep the old mode if it existed.
 
-    ``text`` may come in pieces (an iterable of strings), written as they come.
+    ``text`` may come in pieces (an iterable of strings), written as they come. Not
+    ``durable``: the file and the rename are not flushed to disk, for a file that is worth
+    nothing after a crash anyway (a cache entry, which its reader checks and ignores when
+    broken); the replacement is still one step for every reader.
     """
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -72,7 +76,8 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         ) as stream:
             stream.writelines(_pieces(text))
             stream.flush()
-            os.fsync(stream.fileno())
+            if durable:
+                os.fsync(stream.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
@@ -82,7 +87,8 @@ def write_atomically(path: Path, text: str | Iterable[str]) -> None:
         raise
     finally:
         _resume_interrupts(previous)
-    _sync_directory(directory)
+    if durable:
+        _sync_directory(directory)
 
 
 _INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})

@@ -137,7 +137,9 @@ class RunCache:
             "output": run.output,
         }
         try:
-            write_atomically(self._entry_path(full), json.dumps(entry, ensure_ascii=False))
+            write_atomically(
+                self._entry_path(full), json.dumps(entry, ensure_ascii=False), durable=False
+            )
         except (OSError, ValueError):
             return
 

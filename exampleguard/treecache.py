@@ -122,7 +122,9 @@ class TreeCache:
             "verdicts": result[1],
         }
         try:
-            write_atomically(self._entry_path(identity), json.dumps(entry, ensure_ascii=False))
+            write_atomically(
+                self._entry_path(identity), json.dumps(entry, ensure_ascii=False), durable=False
+            )
         except (OSError, ValueError):
             return
 

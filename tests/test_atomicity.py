@@ -36,6 +36,7 @@ from typing import Any
 import pytest
 
 from exampleguard.cli import main
+from exampleguard.files import write_atomically
 from exampleguard.report import json_format
 from tests.support.barrier import release as release_at_barrier
 from tests.support.barrier import start_at_barrier
@@ -492,6 +493,22 @@ def test_a_failing_fsync_leaves_the_old_file(
     assert "Input/output error" in err
     assert "Traceback" not in err
     assert tree_of(root) == before, f"{target} changed, or a temporary file was left"
+
+
+def test_a_cache_entry_is_replaced_in_one_step_without_waiting_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cache entry is worth nothing after a crash (its reader checks it): no fsync is waited
+    # for, of the file or of its folder; a report is flushed as before.
+    entry = tmp_path / "cache" / "entry.json"
+    write_atomically(entry, "old")
+    failing_at(monkeypatch, "fsync", 1, OSError(5, "Input/output error"))
+    write_atomically(entry, ["n", "ew"], durable=False)
+    assert entry.read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in entry.parent.iterdir()) == ["entry.json"]
+    with pytest.raises(OSError, match="Input/output error"):
+        write_atomically(entry, "newer")
+    assert entry.read_text(encoding="utf-8") == "new"
 
 
 @pytest.mark.parametrize("failure", FAILURES)

@@ -66,7 +66,9 @@ class BlockCache:
         """Keep ``blocks`` as the parse of ``text`` (nothing is kept where the cache cannot be)."""
         entry = {"key": self._key(text), "blocks": [list(block) for block in blocks]}
         try:
-            write_atomically(self._entry(path), json.dumps(entry, ensure_ascii=False))
+            write_atomically(
+                self._entry(path), json.dumps(entry, ensure_ascii=False), durable=False
+            )
         except (OSError, ValueError):
             return
 
