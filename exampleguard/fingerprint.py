@@ -22,7 +22,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Self
 
@@ -181,13 +181,18 @@ def _kind(entry: os.DirEntry[str]) -> str:
 
 
 def fingerprint(
-    files: Iterable[str], directories: Iterable[str], *, by_status: Iterable[str] = ()
+    files: Iterable[str],
+    directories: Iterable[str],
+    *,
+    by_status: Iterable[str] = (),
+    listings: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """The fingerprint of ``files`` and ``directories`` as they are now, as JSON data.
 
     ``by_status`` are more files, kept by their status alone where it can be trusted (a module
     of a library, which is replaced rather than edited): a settled one is not hashed, and any
     other status later counts as a change. One changed too recently is hashed like the rest.
+    ``listings`` holds directories' :func:`listing_digest` taken a moment ago, not taken again.
     """
     digests: dict[str, str | None] = {}
     statuses: dict[str, list[int]] = {}
@@ -211,8 +216,14 @@ def fingerprint(
     return {
         "files": digests,
         "statuses": statuses,
-        "directories": {path: listing_digest(path) for path in directories},
+        "directories": {path: _listing(path, listings) for path in directories},
     }
+
+
+def _listing(path: str, taken: Mapping[str, str | None] | None) -> str | None:
+    if taken is not None and path in taken:
+        return taken[path]
+    return listing_digest(path)
 
 
 def unchanged(entry: dict[str, Any]) -> bool:
@@ -376,15 +387,16 @@ class Recording:
             for read in [p for p in seen if (p + os.sep).startswith(prefix)]:
                 del seen[read]
 
-    def changed_while_read(self) -> bool:
+    def changed_while_read(self, listings: Mapping[str, str | None] | None = None) -> bool:
         """Whether an input this process read changed since: a file's status, a listing.
 
         A listing is compared by its names rather than the directory's times, which the
-        first import of a package renews by making its ``__pycache__``.
+        first import of a package renews by making its ``__pycache__``. ``listings`` holds the
+        listings now, where already taken (:func:`listing_digest`).
         """
         if any(file_status(path) != status for path, status in self.read_as.items()):
             return True
-        return any(listing_digest(path) != seen for path, seen in self.listed_as.items())
+        return any(_listing(path, listings) != seen for path, seen in self.listed_as.items())
 
 
 _active: Recording | None = None

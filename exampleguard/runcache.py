@@ -34,6 +34,7 @@ from exampleguard.fingerprint import (
     digest_json,
     fingerprint,
     interpreted,
+    listing_digest,
     unchanged,
 )
 from exampleguard.locate import config_source, repository_root
@@ -123,7 +124,9 @@ class RunCache:
         elsewhere = [path for path in directories if path not in recording.listed_as]
         if changed_since(files + others + elsewhere, recording.started - SETTLE_SECONDS):
             return
-        if recording.changed_while_read():
+        # Each listing is taken once, for both uses below.
+        listings = {path: listing_digest(path) for path in directories}
+        if recording.changed_while_read(listings):
             # Rewritten as the run went on with its times put back (cp -p, rsync -t): the
             # output may be of the old content, the digests would be of the new.
             return
@@ -131,7 +134,7 @@ class RunCache:
         entry = {
             "format": CACHE_FORMAT,
             "identity": full,
-            **fingerprint(files, directories, by_status=others),
+            **fingerprint(files, directories, by_status=others, listings=listings),
             "ok": run.ok,
             "guarded": [list(pair) for pair in run.guarded],
             "output": run.output,
