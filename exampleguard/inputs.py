@@ -11,6 +11,7 @@ the checking stage's modules are loaded, which then load while the child answers
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -67,12 +68,20 @@ class Inputs:
     """Example texts already tokenized (to ask a live tree about them), each taken once."""
 
 
-def load_inputs(config: Config, *, with_counts: bool = True, streamed: bool = False) -> Inputs:
+def load_inputs(
+    config: Config,
+    *,
+    with_counts: bool = True,
+    streamed: bool = False,
+    meanwhile: Callable[[], object] | None = None,
+) -> Inputs:
     """Read every file the run needs; raise :class:`InputError` listing every structure error.
 
     ``streamed``: a live tree's verdicts may still be coming when this returns (a
     :class:`~exampleguard.tree.PendingVerdicts`), so that checking the examples overlaps the
     framework's judging of them; :func:`evaluate` waits for the rest and ends the run.
+    ``meanwhile`` (with ``streamed``) is called while a live tree's child, which has its
+    questions, is awaited (see :func:`~exampleguard.tree.load_judged_tree`).
     """
     errors: list[Diagnostic] = []
     catalog: LoadedCatalog | None = None
@@ -82,7 +91,7 @@ def load_inputs(config: Config, *, with_counts: bool = True, streamed: bool = Fa
         examples = load_examples(SourceContext(config, catalog))
     except SourceError as error:
         errors.append(error.diagnostic)
-    judged = _load_tree(config, catalog, examples, errors, streamed=streamed)
+    judged = _load_tree(config, catalog, examples, errors, streamed=streamed, meanwhile=meanwhile)
     verdicts = judged[0].verdicts if judged is not None else None
     try:
         return _load_the_rest(config, catalog, examples, errors, judged, with_counts=with_counts)
@@ -146,6 +155,7 @@ def _load_tree(
     errors: list[Diagnostic],
     *,
     streamed: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> _Judged | None:
     """The configured tree with, for a live one, the framework's verdicts; its spec and name.
 
@@ -189,6 +199,7 @@ def _load_tree(
             isolation=settings.tree_isolation,
             help_examples=settings.help_examples,
             stream=streamed,
+            meanwhile=meanwhile,
         )
     except SourceError as error:
         errors.append(tree_error(config, error))

@@ -51,6 +51,7 @@ from exampleguard.model import (
 )
 from exampleguard.treecache import TreeCache, tree_identity
 from exampleguard.treechild import (
+    ASKED,
     CRASHED,
     NOT_STARTED,
     PART,
@@ -260,6 +261,7 @@ def load_judged_tree(
     isolation: TreeIsolation = "auto",
     help_examples: bool = False,
     stream: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
 
@@ -279,7 +281,8 @@ def load_judged_tree(
 
     With ``stream``, the tree is returned as soon as the child sends it, and the verdicts are a
     :class:`PendingVerdicts` that fills as the child judges; the caller must ``finish`` or
-    ``close`` it.
+    ``close`` it. ``meanwhile`` (with ``stream``) is called once the child has its questions,
+    while its tree is awaited: the caller's work that needs no tree takes that time.
     """
     if spec.framework == "snapshot":
         assert spec.path is not None
@@ -335,7 +338,7 @@ def load_judged_tree(
         return JudgedTree(tree, document, _verdicts_of(spec, unique, records))
     pending = PendingVerdicts(spec, unique, asked_help=help_examples)
     try:
-        text = pending.start(obtain)
+        text = pending.start(obtain, meanwhile)
         tree, document = _read_tree(spec, text)
     except BaseException:
         pending.close()
@@ -387,6 +390,7 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
         self._asked = bool(unique) or asked_help
         self._position = {argv: index for index, argv in enumerate(unique)}
         self._changed = threading.Condition()
+        self._sent = False
         self._tree: bytes | None = None
         self._parts: list[bytes] = []
         self._known: dict[tuple[str, ...], ParseVerdict] = {}
@@ -401,8 +405,13 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
     def start(
         self,
         obtain: Callable[[Listener, threading.Event], tuple[str, list[Any]]],
+        meanwhile: Callable[[], object] | None = None,
     ) -> str:
-        """Start the run in a thread; return the tree's text as soon as the child sends it."""
+        """Start the run in a thread; return the tree's text as soon as the child sends it.
+
+        ``meanwhile`` is called once the child has its questions (or the run is over without
+        one, the tree cached), before the tree is awaited.
+        """
 
         def run() -> None:
             try:
@@ -420,6 +429,12 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
 
         self._thread = threading.Thread(target=run, name="exampleguard-tree", daemon=True)
         self._thread.start()
+        if meanwhile is not None:
+            # Not before: this thread's work would hold up the run's thread sending them.
+            with self._changed:
+                while not self._sent and self._tree is None and not self._ended:
+                    self._changed.wait()
+            meanwhile()
         with self._changed:
             while self._tree is None and not self._ended:
                 self._changed.wait()
@@ -433,7 +448,9 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
 
     def _listen(self, kind: bytes, payload: bytes) -> None:
         with self._changed:
-            if kind == _TREE:
+            if kind == ASKED:
+                self._sent = True
+            elif kind == _TREE:
                 self._tree = payload
             elif kind == _PART:
                 self._parts.append(payload)
@@ -633,6 +650,9 @@ def _run_child(
         raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
     finally:
         os.close(write_end)
+    if listener is not None:
+        # Its questions are in the request it was started with.
+        listener(ASKED, b"")
     assert process.stderr is not None
     try:
         outcome = _collect(

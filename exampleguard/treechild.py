@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     import sandbox
 
 __all__ = [
+    "ASKED",
     "CRASHED",
     "NOT_STARTED",
     "PART",
@@ -80,6 +81,8 @@ Listener = Callable[[bytes, bytes], None]
 """Told of each complete frame a child sends (its kind and payload), as it arrives."""
 
 PART, WAITING = b"P", b"W"
+ASKED = b"?"
+"""Told to a listener (no frame of the child's) once the child's questions are sent."""
 _REQUEST_FILE, _REST_FILE = "request.json", "rest.json"
 _FRAMEWORKS = ("click", "typer", "argparse")
 _MAX_CONFIG_BYTES = 1 << 20
@@ -441,7 +444,8 @@ class ContainedChild:
         """Send the questions and wait for the run's end; ``None`` where no sandbox can run.
 
         ``request`` holds the ``argvs``, ``paths`` and ``help_examples`` the child answers;
-        ``listener`` is told of each frame as it arrives; setting ``cancel`` stops the run.
+        ``listener`` is told that they are sent (:data:`ASKED`), then of each frame as it
+        arrives; setting ``cancel`` stops the run.
         """
         self._frames.listener = listener
         try:
@@ -450,6 +454,8 @@ class ContainedChild:
             self.close()
             raise
         self._asked = time.monotonic()
+        if listener is not None:
+            listener(ASKED, b"")
         try:
             while not self._done.wait(0.05):
                 if cancel is not None and cancel.is_set():

@@ -24,7 +24,7 @@ import pytest
 
 import sandbox
 from exampleguard import treechild
-from exampleguard.tree import TreeSpec, load_judged_tree
+from exampleguard.tree import PendingVerdicts, TreeSpec, load_judged_tree
 from exampleguard.treecache import TreeCache
 from tests.support.processes import host_processes, kill_processes_with
 from tests.support.project import REPOSITORY, run_cli
@@ -306,3 +306,51 @@ def own_children_of(pid: int) -> set[int]:
         text = (task / "children").read_text(encoding="ascii")
         found.update(int(child) for child in text.split())
     return {child for child in found if not gone(child)}
+
+
+def test_the_caller_s_work_meanwhile_overlaps_the_child_s_import(tmp_path: Path) -> None:
+    # A 1.5 s import: what the caller does meanwhile is done long before the tree comes back.
+    root = make(tmp_path / "project", delay=1.5)
+    called: list[float] = []
+    judged = load_judged_tree(
+        TreeSpec("click", "app_module", "cli"),
+        root=root,
+        display="tree",
+        timeout=30,
+        program="app",
+        argvs=[["--x", "1"]],
+        stream=True,
+        meanwhile=lambda: called.append(time.monotonic()),
+    )
+    returned = time.monotonic()
+    assert isinstance(judged.verdicts, PendingVerdicts)
+    assert judged.verdicts.finish()[("--x", "1")].accepted
+    assert len(called) == 1
+    assert returned - called[0] > 0.75, "the work waited for the tree"
+
+
+def test_the_work_meanwhile_is_done_once_for_a_cached_tree_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = make(tmp_path / "project")
+    moment = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (moment, moment))
+    ask(root, cache=TreeCache())
+    assert TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    called: list[int] = []
+    judged = load_judged_tree(
+        TreeSpec("click", "app_module", "cli"),
+        root=root,
+        display="tree",
+        timeout=30,
+        program="app",
+        argvs=[["--x", "1"], ["--x", "one"]],
+        cache=TreeCache(),
+        stream=True,
+        meanwhile=lambda: called.append(1),
+    )
+    assert isinstance(judged.verdicts, PendingVerdicts)
+    assert judged.verdicts.finish()[("--x", "one")].accepted is False
+    assert called == [1]

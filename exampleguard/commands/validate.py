@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,10 @@ def run_evaluation(
     """
     try:
         # The examples are checked while a live tree's own parser is still judging them; the
-        # checking stage is imported after its questions are sent (see exampleguard.inputs).
-        inputs = load_inputs(config, with_counts=shard is None, streamed=True)
+        # checking stage is imported once it has its questions (see exampleguard.inputs).
+        inputs = load_inputs(
+            config, with_counts=shard is None, streamed=True, meanwhile=_import_the_check
+        )
         from exampleguard.pipeline import evaluate  # noqa: PLC0415
 
         if shard is None:
@@ -67,6 +70,12 @@ def run_evaluation(
     except InputError as error:
         return None, error.diagnostics
     return evaluation, []
+
+
+def _import_the_check() -> None:
+    """Import the checking stage and the reports (while a live tree's child answers)."""
+    importlib.import_module("exampleguard.pipeline")
+    importlib.import_module("exampleguard.report")
 
 
 def validate(
