@@ -8,9 +8,11 @@ timeout, and only the snapshot format crosses the process boundary.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
+import queue
 import selectors
 import signal
 import site
@@ -382,6 +384,10 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
     fails after sending the tree makes the waiting lookup, or :meth:`finish`, raise the
     ``SourceError`` the run would have raised in one piece. :meth:`finish` waits for the end of
     the run (its cache entry written, its sandbox gone); :meth:`close` stops it first.
+
+    The run's thread hands what happens to the thread that checks (the main one) as events on
+    a queue, taken one at a time: a queue's ``get`` gives way to Ctrl-C in one step, where a
+    condition's wait can be interrupted with its lock released and end in a ``RuntimeError``.
     """
 
     def __init__(self, spec: TreeSpec, unique: list[tuple[str, ...]], *, asked_help: bool) -> None:
@@ -389,10 +395,10 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
         self._unique = unique
         self._asked = bool(unique) or asked_help
         self._position = {argv: index for index, argv in enumerate(unique)}
-        self._changed = threading.Condition()
+        self._events: queue.SimpleQueue[tuple[bytes, Any]] = queue.SimpleQueue()
         self._sent = False
         self._tree: bytes | None = None
-        self._parts: list[bytes] = []
+        self._parts: collections.deque[bytes] = collections.deque()
         self._known: dict[tuple[str, ...], ParseVerdict] = {}
         self._read = 0
         self._ended = False
@@ -417,46 +423,44 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
             try:
                 result = obtain(self._listen, self._cancel)
             except BaseException as error:
-                with self._changed:
-                    self._failure = error
-                    self._ended = True
-                    self._changed.notify_all()
+                self._events.put((_FAILED, error))
                 return
-            with self._changed:
-                self._result = result
-                self._ended = True
-                self._changed.notify_all()
+            self._events.put((_ENDED, result))
 
         self._thread = threading.Thread(target=run, name="exampleguard-tree", daemon=True)
         self._thread.start()
         if meanwhile is not None:
             # Not before: this thread's work would hold up the run's thread sending them.
-            with self._changed:
-                while not self._sent and self._tree is None and not self._ended:
-                    self._changed.wait()
+            self._take_until(lambda: self._sent or self._tree is not None or self._ended)
             meanwhile()
-        with self._changed:
-            while self._tree is None and not self._ended:
-                self._changed.wait()
-            if self._result is not None:
-                # Over before a frame was seen (a cached tree): the whole result is here.
-                return self._result[0]
+        self._take_until(lambda: self._tree is not None or self._ended)
+        if self._tree is None:
             if self._failure is not None:
                 raise self._failure
-            assert self._tree is not None
-            return self._tree.decode("utf-8", errors="replace")
+            # Over before a frame was seen (a cached tree): the whole result is here.
+            assert self._result is not None
+            return self._result[0]
+        return self._tree.decode("utf-8", errors="replace")
 
     def _listen(self, kind: bytes, payload: bytes) -> None:
-        with self._changed:
+        # In the run's thread.
+        if kind in (ASKED, _TREE, _PART):
+            self._events.put((kind, payload))
+
+    def _take_until(self, done: Callable[[], bool]) -> None:
+        """Take the run's events, waiting for each, until ``done`` holds."""
+        while not done():
+            kind, payload = self._events.get()
             if kind == ASKED:
                 self._sent = True
             elif kind == _TREE:
                 self._tree = payload
             elif kind == _PART:
                 self._parts.append(payload)
+            elif kind == _ENDED:
+                self._result, self._ended = payload, True
             else:
-                return
-            self._changed.notify_all()
+                self._failure, self._ended = payload, True
 
     def __getitem__(self, argv: tuple[str, ...]) -> ParseVerdict:
         position = self._position.get(argv)
@@ -469,13 +473,10 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
 
     def _next_part(self) -> bool:
         """Read the next run of verdicts, waiting for it; false once the run has ended."""
-        with self._changed:
-            while not self._parts and not self._ended:
-                self._changed.wait()
-            if not self._parts:
-                return False
-            payload = self._parts.pop(0)
-        records = json.loads(payload).get("verdicts", [])
+        self._take_until(lambda: bool(self._parts) or self._ended)
+        if not self._parts:
+            return False
+        records = json.loads(self._parts.popleft()).get("verdicts", [])
         for record in records:
             if self._read < len(self._unique):
                 self._known[self._unique[self._read]] = ParseVerdict.from_json(record)
@@ -498,6 +499,7 @@ class PendingVerdicts(Mapping[tuple[str, ...], ParseVerdict]):
     def _finished(self) -> dict[tuple[str, ...], ParseVerdict]:
         if self._complete is not None:
             return self._complete
+        self._take_until(lambda: self._ended)
         if self._thread is not None:
             self._thread.join()
         if self._failure is not None:
@@ -723,6 +725,8 @@ def _child_env(scratch: str) -> dict[str, str]:
 
 
 _TREE, _PART, _VERDICTS, _ERROR, _INPUTS = b"T", PART, b"V", b"E", b"I"
+# The run's end, as an event of PendingVerdicts (not frames).
+_ENDED, _FAILED = b"end", b"failed"
 _SCRATCH_VARIABLES = (
     "HOME",
     "TMPDIR",
