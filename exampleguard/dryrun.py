@@ -15,7 +15,7 @@ import re
 import shutil
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, assert_never
@@ -26,7 +26,7 @@ from exampleguard.config import Config, DryRunSettings
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.pipeline import Evaluation, ExampleResult
 from exampleguard.report import DryRunEntry, dry_run_entry
-from exampleguard.signals import Interrupted, held_interrupts
+from exampleguard.signals import Interrupted, held_interrupts, wait_for_all
 
 __all__ = [
     "DryRunError",
@@ -395,7 +395,7 @@ def execute(
     interrupted = False
     try:
         futures.extend(pool.submit(one, run) for run in runs)
-        wait(futures)
+        wait_for_all(futures)
     except (KeyboardInterrupt, Interrupted):
         # Ctrl-C or SIGTERM: stop starting runs (those not started yet return at once), kill
         # every live one, and wait for each to report before the caller exits 130. A second
@@ -406,7 +406,7 @@ def execute(
             # Interrupted while submitting: the rest return at once, as runs that never started.
             futures.extend(pool.submit(one, run) for run in runs[len(futures) :])
             sandbox.kill_all()
-            wait(futures)
+            wait_for_all(futures)
     finally:
         with held_interrupts():
             pool.shutdown(wait=True)
