@@ -69,12 +69,6 @@ class ClickJudge:
 
     # -- naming, as the adapter names -----------------------------------------------------------
 
-    def _parameter_names(self, command: Any, name: str, parent: Any, batch: _Batch) -> _Names:
-        names = batch.names.get(id(command))
-        if names is None:
-            names = batch.names[id(command)] = _Names(command, name, parent)
-        return names
-
     def _primary_name(self, group: Any, context: Any, name: str | None, command: Any) -> str:
         by_identity = self._paths.get(id(group))
         if by_identity is None:
@@ -159,14 +153,17 @@ class ClickJudge:
 
     def _judge(self, argv: list[str], state: _Parse, batch: _Batch) -> ParseVerdict:
         command, name, parent = self.root, self.program, None
+        levels = batch.levels
         while True:
-            batch.neutralise(command)
-            state.begin(command, self._parameter_names(command, name, parent, batch))
+            level = levels.get(id(command))
+            if level is None:
+                level = batch.first_reached(command, name, parent)
+            state.begin(command, level.names)
             state.words = list(argv)
             context = command.make_context(name, argv, parent=parent)
             state.contexts.append(context)
             state.collect(context, batch)
-            if not batch.is_group(command):
+            if not level.group:
                 return state.accepted()
             words = [*_protected_args(context), *context.args]
             if not words:
@@ -281,17 +278,14 @@ class _Parse:
         values = context.params
         source_of = context.get_parameter_source
         commandline = batch.commandline
-        for param, key, name, sharers in plan:
+        for param, key, name, sharers, exposed in plan:
             source = source_of(key)
             if source is not commandline:
                 if source is None or commandline is not None or source.name != "COMMANDLINE":
                     continue
                 # The framework's own member, compared by identity from now on.
                 commandline = batch.commandline = source
-            if getattr(param, "expose_value", True):
-                value = values.get(key)
-            else:
-                value = self.unexposed.get((id(context), id(param)))
+            value = values.get(key) if exposed else self.unexposed.get((id(context), id(param)))
             # A value given bare stores the option's flag value, which can be None: the
             # program was handed None from the command line, so it counts as given.
             if (value is None and id(param) not in self.bare) or value == ():
@@ -378,9 +372,20 @@ class _Names:
 _NO_NAMES = _Names(None, None, None)
 """The names of no command: a parse's before its first level begins."""
 
-_Collected = tuple[Any, str, str, list[Any] | None]
+_Collected = tuple[Any, str, str, list[Any] | None, bool]
 """A parameter whose value is collected: itself, its key in ``ctx.params``, its snapshot name,
-and the parameters that share its key (``None`` when it has it alone)."""
+the parameters that share its key (``None`` when it has it alone), and whether its value is in
+``ctx.params`` (``expose_value``)."""
+
+
+class _Level:
+    """A command a batch's parses reach: its parameters' names, and whether it routes further."""
+
+    __slots__ = ("group", "names")
+
+    def __init__(self, names: _Names, group: bool) -> None:
+        self.names = names
+        self.group = group
 
 
 class _Batch:
@@ -401,8 +406,8 @@ class _Batch:
         """The parse under way, which the neutralised parameters report to."""
         self.commandline: Any = None
         """The framework's ``ParameterSource.COMMANDLINE``, once a parse has met it."""
-        self.names: dict[int, _Names] = {}
-        """Each command's parameter names, by the command's identity."""
+        self.levels: dict[int, _Level] = {}
+        """What each command reached in the batch is, by the command's identity."""
         self._commands: dict[int, Any] = {}
         self._params: dict[int, Any] = {}
         self._classes: set[type] = set()
@@ -410,7 +415,6 @@ class _Batch:
         self._plans: dict[int, tuple[Any, Any, list[_Collected]]] = {}
         self.lent: list[Any] = []
         """The reused parsers the parse under way was handed (see :func:`_reused_parsers`)."""
-        self._groups: dict[int, bool] = {}
 
     def end_parse(self) -> None:
         """Let go of the parse's contexts, once it is over.
@@ -422,17 +426,17 @@ class _Batch:
             parser.ctx = None
         self.lent.clear()
 
-    def is_group(self, command: Any) -> bool:
-        """Whether ``command`` routes to subcommands (asked once per command in a batch)."""
-        found = self._groups.get(id(command))
-        if found is None:
-            found = self._groups[id(command)] = _is_group(command)
-        return found
+    def first_reached(self, command: Any, name: str, parent: Any) -> _Level:
+        """Neutralise ``command``, a parse having reached it for the first time in the batch.
 
-    def neutralise(self, command: Any) -> None:
+        Its parameters are named from the context the parse gives it (``name``, ``parent``).
+        """
+        level = self.levels[id(command)] = _Level(_Names(command, name, parent), _is_group(command))
+        self._neutralise(command)
+        return level
+
+    def _neutralise(self, command: Any) -> None:
         """Neutralise every parameter ``command`` hands out, for the rest of the batch."""
-        if id(command) in self._commands:
-            return
         self._commands[id(command)] = command
         # Every parameter the parse will see goes through get_params, the help option too
         # (which Click may build anew on each call): each is neutralised as it is handed out.
@@ -514,10 +518,10 @@ class _Batch:
                 # Its value reaches the program through its callback alone (Flask's --app),
                 # which noted it; a key another parameter also has names no value of its own.
                 if not _unnoted(param) and param.name not in by_key:
-                    plan.append((param, param.name, name, None))
+                    plan.append((param, param.name, name, None, False))
                 continue
             sharers = by_key[param.name]
-            plan.append((param, param.name, name, sharers if len(sharers) > 1 else None))
+            plan.append((param, param.name, name, sharers if len(sharers) > 1 else None, True))
         # The list is kept with its plan, so its identity is not reused within the batch.
         self._plans[id(params)] = (params, names, plan)
         return plan
@@ -771,11 +775,7 @@ def _consuming(original: Callable[..., Any], batch: _Batch) -> Callable[..., Any
         value, source = original(param, ctx, opts)
         if raw is not None and raw is batch.flag_needs_value:
             batch.state.bare.add(id(param))
-        if (
-            getattr(param, "is_eager", False)
-            and getattr(param, "is_flag", False)
-            and getattr(source, "name", None) == "COMMANDLINE"
-        ):
+        if _eager_flag(param) and getattr(source, "name", None) == "COMMANDLINE":
             batch.state.eager.append(param)
         return value, source
 
