@@ -24,8 +24,10 @@ import pytest
 
 import sandbox
 from exampleguard import treechild
-from exampleguard.tree import PendingVerdicts, TreeSpec, load_judged_tree
+from exampleguard.tree import PendingVerdicts
 from exampleguard.treecache import TreeCache
+from sandbox._registry import process_gone
+from tests.support.ahead_driver import load_app_tree
 from tests.support.processes import host_processes, kill_processes_with
 from tests.support.project import REPOSITORY, run_cli
 
@@ -76,25 +78,35 @@ def ask(
     root: Path, *, timeout: float = 30, cache: TreeCache | None = None
 ) -> dict[tuple[str, ...], bool]:
     """Load the tree as ``validate`` does: each example's acceptance."""
-    judged = load_judged_tree(
-        TreeSpec("click", "app_module", "cli"),
-        root=root,
-        display="tree",
-        timeout=timeout,
-        program="app",
-        argvs=[["--x", "1"], ["--x", "one"]],
-        cache=cache,
-    )
+    judged = load_app_tree(root, timeout=timeout, cache=cache)
     return {argv: verdict.accepted for argv, verdict in judged.verdicts.items()}
+
+
+def cached_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose tree the tree cache holds, every input of it a minute old."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = make(tmp_path / "project")
+    moment = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (moment, moment))
+    assert not TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    ask(root.resolve(), cache=TreeCache())
+    assert TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    return root
+
+
+def children_of(pid: int) -> set[int]:
+    """The processes ``pid`` started that the kernel still lists (zombies among them)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text(encoding="ascii")
+        found.update(int(child) for child in text.split())
+    return found
 
 
 def own_children() -> set[int]:
     """The processes this process started that are still there."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        text = (task / "children").read_text(encoding="ascii")
-        found.update(int(pid) for pid in text.split())
-    return {pid for pid in found if Path(f"/proc/{pid}").exists()}
+    return {pid for pid in children_of(os.getpid()) if Path(f"/proc/{pid}").exists()}
 
 
 @pytest.fixture(autouse=True)
@@ -174,14 +186,7 @@ def test_a_run_that_needs_no_child_leaves_none(tmp_path: Path) -> None:
 def test_no_child_is_started_when_the_cached_tree_is_current(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    root = make(tmp_path / "project")
-    moment = time.time() - 60
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, (moment, moment))
-    assert not TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
-    ask(root.resolve(), cache=TreeCache())
-    assert TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    root = cached_project(tmp_path, monkeypatch)
     treechild.start_ahead(None, root, cached=True, current=TreeCache().inputs_unchanged)
     assert treechild._ahead is None
     (root / "app_module.py").write_text(APP.format(delay=0.1), encoding="utf-8")
@@ -217,20 +222,11 @@ def driver_for(root: Path, action: str) -> Iterator[tuple[subprocess.Popen[str],
             kill_processes_with(str(root))
 
 
-def gone(pid: int) -> bool:
-    """Whether ``pid`` has ended (a zombie that nobody reaped has ended too)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return True
-    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] in (b"Z", b"X")
-
-
 def all_end(pids: Iterable[int], token: str, within: float = 15.0) -> bool:
     """Whether every process of ``pids``, and every one whose command line has ``token``, ends."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if all(gone(pid) for pid in pids) and not host_processes(token):
+        if all(process_gone(pid) for pid in pids) and not host_processes(token):
             return True
         time.sleep(0.05)
     return False
@@ -287,7 +283,7 @@ def test_ctrl_c_stops_a_run_whose_child_a_helper_runs(tmp_path: Path) -> None:
             while not host_processes(str(root)) and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert host_processes(str(root)), "the child never started"
-            helpers = own_children_of(run.pid)
+            helpers = {pid for pid in children_of(run.pid) if not process_gone(pid)}
             assert helpers, "no helper process was forked"
             os.killpg(run.pid, signal.SIGINT)
             _, stderr = run.communicate(timeout=30)
@@ -299,28 +295,12 @@ def test_ctrl_c_stops_a_run_whose_child_a_helper_runs(tmp_path: Path) -> None:
             kill_processes_with(str(root))
 
 
-def own_children_of(pid: int) -> set[int]:
-    """The processes ``pid`` started that are still there."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text(encoding="ascii")
-        found.update(int(child) for child in text.split())
-    return {child for child in found if not gone(child)}
-
-
 def test_the_caller_s_work_meanwhile_overlaps_the_child_s_import(tmp_path: Path) -> None:
     # A 1.5 s import: what the caller does meanwhile is done long before the tree comes back.
     root = make(tmp_path / "project", delay=1.5)
     called: list[float] = []
-    judged = load_judged_tree(
-        TreeSpec("click", "app_module", "cli"),
-        root=root,
-        display="tree",
-        timeout=30,
-        program="app",
-        argvs=[["--x", "1"]],
-        stream=True,
-        meanwhile=lambda: called.append(time.monotonic()),
+    judged = load_app_tree(
+        root, argvs=[["--x", "1"]], stream=True, meanwhile=lambda: called.append(time.monotonic())
     )
     returned = time.monotonic()
     assert isinstance(judged.verdicts, PendingVerdicts)
@@ -332,25 +312,9 @@ def test_the_caller_s_work_meanwhile_overlaps_the_child_s_import(tmp_path: Path)
 def test_the_work_meanwhile_is_done_once_for_a_cached_tree_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    root = make(tmp_path / "project")
-    moment = time.time() - 60
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, (moment, moment))
-    ask(root, cache=TreeCache())
-    assert TreeCache().inputs_unchanged("click:app_module:cli", root.resolve())
+    root = cached_project(tmp_path, monkeypatch)
     called: list[int] = []
-    judged = load_judged_tree(
-        TreeSpec("click", "app_module", "cli"),
-        root=root,
-        display="tree",
-        timeout=30,
-        program="app",
-        argvs=[["--x", "1"], ["--x", "one"]],
-        cache=TreeCache(),
-        stream=True,
-        meanwhile=lambda: called.append(1),
-    )
+    judged = load_app_tree(root, cache=TreeCache(), stream=True, meanwhile=lambda: called.append(1))
     assert isinstance(judged.verdicts, PendingVerdicts)
     assert judged.verdicts.finish()[("--x", "one")].accepted is False
     assert called == [1]

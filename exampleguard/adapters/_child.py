@@ -51,7 +51,7 @@ from typing import Any, NoReturn
 
 from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
 from exampleguard.adapters._guard import install_guard
-from exampleguard.adapters._helptext import help_argvs
+from exampleguard.adapters._helptext import help_argvs, help_tokenizer
 from exampleguard.adapters._inputs import InputRecorder
 from exampleguard.adapters.argparser import extract_argparse, resolve_parser
 from exampleguard.adapters.clickfamily import (
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             # Started before its questions were known: what answering them takes that does
             # not depend on them is loaded while the parent still reads the catalog; then it
             # says it waits, and reads them.
-            _load_answering()
+            help_tokenizer()
             _write(fd, b"W", {})
             request = {**request, **_wait_for_rest(rest)}
             program = request.get("program") or program
@@ -153,12 +153,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
     if request.get("inputs"):
         _write(fd, b"I", recorder.report())
     _exit(True)
-
-
-def _load_answering() -> None:
-    """Import what judging the help texts' examples needs (:func:`help_argvs` defers it)."""
-    importlib.import_module("exampleguard.docshell")
-    importlib.import_module("exampleguard.tokenize")
 
 
 def _decoded(argvs: Any) -> list[list[str]]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "HelpLine",
     "help_argvs",
     "help_examples",
+    "help_tokenizer",
     "normalise_click_help",
     "place_in_source",
 ]
@@ -232,6 +233,18 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+def help_tokenizer() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """What reads a help example's words: the documentation's shell policy, then the tokenizer.
+
+    Imported when first asked for: only a child asked about help examples needs them (one
+    started ahead loads them while it waits for its questions).
+    """
+    from exampleguard.docshell import line_examples  # noqa: PLC0415
+    from exampleguard.tokenize import tokenize  # noqa: PLC0415
+
+    return line_examples, tokenize
+
+
 def help_argvs(snapshot: dict[str, Any]) -> list[list[str]]:
     """The words after the program of every help example of ``snapshot``, as a run asks them.
 
@@ -239,10 +252,7 @@ def help_argvs(snapshot: dict[str, Any]) -> list[list[str]]:
     policy, then the tokenizer), so that the framework's verdict on each is found by its words.
     An example with a placeholder is judged by the model alone and is not asked about.
     """
-    # Imported here: only a child asked about help examples needs the tokenizer.
-    from exampleguard.docshell import line_examples  # noqa: PLC0415
-    from exampleguard.tokenize import tokenize  # noqa: PLC0415
-
+    line_examples, tokenize = help_tokenizer()
     program = str(snapshot.get("program", ""))
     argvs: list[list[str]] = []
     for command in snapshot.get("commands", ()):

@@ -18,11 +18,28 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from exampleguard import treechild
-from exampleguard.tree import TreeSpec, load_judged_tree
+from exampleguard.tree import JudgedTree, TreeSpec, load_judged_tree
 
-_ARGVS = [["--x", "1"], ["--x", "one"]]
+ARGVS = [["--x", "1"], ["--x", "one"]]
+"""The questions asked about the application: one example it accepts, one it rejects."""
+
+
+def load_app_tree(root: Path, *, argvs: list[list[str]] = ARGVS, **options: Any) -> JudgedTree:
+    """Load ROOT's tree ``click:app_module:cli`` (program ``app``) as ``validate`` does.
+
+    ``options`` go to :func:`~exampleguard.tree.load_judged_tree` (``timeout`` 30 unless given).
+    """
+    return load_judged_tree(
+        TreeSpec("click", "app_module", "cli"),
+        root=root,
+        display="tree",
+        program="app",
+        argvs=argvs,
+        **{"timeout": 30, **options},
+    )
 
 
 def _waiting(child: treechild.ContainedChild) -> None:
@@ -41,14 +58,7 @@ def main() -> None:
     helper = child._helper if child is not None else None
     print(json.dumps({"helper": helper}), flush=True)
     if action == "ask":
-        judged = load_judged_tree(
-            TreeSpec("click", "app_module", "cli"),
-            root=root,
-            display="tree",
-            timeout=30,
-            program="app",
-            argvs=_ARGVS,
-        )
+        judged = load_app_tree(root)
         verdicts = {" ".join(argv): verdict.accepted for argv, verdict in judged.verdicts.items()}
         print(json.dumps(verdicts), flush=True)
         return
