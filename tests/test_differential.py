@@ -1784,6 +1784,41 @@ def test_a_batch_interrupted_midway_puts_the_tree_back_too() -> None:
     assert [v.accepted for v in judge.judge_all([["--name", "a"], ["--bogus"]])] == [True, False]
 
 
+def test_each_parse_closes_the_contexts_that_have_something_to_close() -> None:
+    import click
+
+    closed: list[str] = []
+
+    def register(context: Any, _param: Any, value: Any) -> None:
+        # A switch's callback stays in the check: what it registers is closed by the parse.
+        if value:
+            context.call_on_close(lambda: closed.append("callback"))
+
+    class NotingContext(click.Context):
+        def close(self) -> None:
+            closed.append(f"context {self.info_name}")
+            super().close()
+
+    @click.group()
+    def root() -> None:
+        """A group whose subcommand has contexts of its own class."""
+
+    @root.command(context_settings={})
+    @click.option("--register", is_flag=True, callback=register)
+    def plain(**_: Any) -> None:
+        """A command with the framework's contexts."""
+
+    @root.command()
+    def noted() -> None:
+        """A command whose contexts note their closing."""
+
+    noted.context_class = NotingContext
+    judge = ClickJudge(root, "prog")
+    verdicts = judge.judge_all([["plain"], ["plain", "--register"], ["noted"], ["noted"]])
+    assert [v.accepted for v in verdicts] == [True, True, True, True]
+    assert closed == ["callback", "context noted", "context noted"]
+
+
 def _argparse_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parser and every subparser under it."""
     found = [parser]

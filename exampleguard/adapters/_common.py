@@ -6,7 +6,6 @@ internals, so this module imports no framework and stays cheap to import in the 
 
 from __future__ import annotations
 
-import contextlib
 import gc
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
@@ -111,8 +110,10 @@ class Shadows:
                 if own:
                     setattr(target, attribute, previous)
                 else:
-                    with contextlib.suppress(AttributeError):
-                        delattr(target, attribute)
+                    delattr(target, attribute)
+            except AttributeError:
+                # Already gone: nothing of the application's to put back.
+                pass
             except Exception as error:
                 # Every other change is still put back.
                 failure = failure or error

@@ -144,6 +144,8 @@ class ClickJudge:
             return self._failure(error, state, _printed_help(sink.getvalue()))
         finally:
             for context in reversed(state.contexts):
+                if batch.nothing_to_close(context):
+                    continue
                 # A plain try: a suppress() per context is a measurable share of a parse.
                 try:  # noqa: SIM105
                     context.close()
@@ -239,6 +241,19 @@ _KNOWN_ERRORS = (
 
 class _Parse:
     """What one argv's parse has seen so far: levels, sources, contexts, given values."""
+
+    # One is made per parse.
+    __slots__ = (
+        "bare",
+        "command",
+        "contexts",
+        "eager",
+        "given",
+        "names",
+        "path",
+        "unexposed",
+        "words",
+    )
 
     def __init__(self) -> None:
         self.path: list[str] = []
@@ -413,6 +428,7 @@ class _Batch:
         self._classes: set[type] = set()
         self._installed: set[Callable[..., Any]] = set()
         self._plans: dict[int, tuple[Any, Any, list[_Collected]]] = {}
+        self._plain_closing: dict[type, bool] = {}
         self.lent: list[Any] = []
         """The reused parsers the parse under way was handed (see :func:`_reused_parsers`)."""
 
@@ -425,6 +441,22 @@ class _Batch:
         for parser in self.lent:
             parser.ctx = None
         self.lent.clear()
+
+    def nothing_to_close(self, context: Any) -> bool:
+        """Whether closing ``context`` would do nothing.
+
+        Nothing is registered on it to close (a resource or a close callback), and its class
+        closes as the framework's own ``Context`` does. Closing an empty context still builds it
+        a new exit stack, a share of every parse.
+        """
+        cls = type(context)
+        plain = self._plain_closing.get(cls)
+        if plain is None:
+            plain = self._plain_closing[cls] = _framework_closing(cls)
+        if not plain:
+            return False
+        stack = vars(context).get("_exit_stack")
+        return stack is not None and not getattr(stack, "_exit_callbacks", True)
 
     def first_reached(self, command: Any, name: str, parent: Any) -> _Level:
         """Neutralise ``command``, a parse having reached it for the first time in the batch.
@@ -490,14 +522,12 @@ class _Batch:
             current = getattr(cls, attribute, None)
             if current is None or current in self._installed:
                 continue
-            replacement = self.replacement(attribute, current)
+            replacement = self.replacement(attribute)
             self._installed.add(replacement)
             self.shadows.set(cls, attribute, replacement)
 
-    def replacement(self, attribute: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        """What replaces ``attribute``: ``consume_value``, or one of :data:`_CLASS_REPLACED`."""
-        if attribute == "consume_value":
-            return _consuming(original, self)
+    def replacement(self, attribute: str) -> Callable[..., Any]:
+        """What replaces ``attribute``, one of :data:`_CLASS_REPLACED`."""
         return _no_envvar if attribute == "value_from_envvar" else _no_prompt
 
     def collection_plan(self, params: Any, names: _Names, context: Any) -> list[_Collected]:
@@ -525,6 +555,18 @@ class _Batch:
         # The list is kept with its plan, so its identity is not reused within the batch.
         self._plans[id(params)] = (params, names, plan)
         return plan
+
+
+def _framework_closing(cls: type) -> bool:
+    """Whether contexts of ``cls`` close with the framework's own ``Context`` methods alone."""
+    for base in cls.__mro__:
+        if base.__name__ == "Context" and base.__module__.endswith("core"):
+            own = vars(base)
+            return all(
+                name not in own or getattr(cls, name) is own[name]
+                for name in ("close", "_close_with_exception_info")
+            )
+    return False
 
 
 def _framework_get_params(command: Any) -> bool:
@@ -712,7 +754,7 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
     for attribute in _CLASS_REPLACED:
         if attribute in own:
             # The application set the method on the object itself: replaced there too.
-            replacement = batch.replacement(attribute, _unbound(own[attribute]))
+            replacement = batch.replacement(attribute)
             shadows.set(param, attribute, functools.partial(replacement, param))
     eager_flag = _eager_flag(param)
     if eager_flag or getattr(param, "_flag_needs_value", False):
@@ -720,8 +762,7 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
         # it a marker), has something to note as its value is consumed.
         consume = own.get("consume_value")
         consume = _unbound(consume) if consume is not None else type(param).consume_value
-        replacement = batch.replacement("consume_value", consume)
-        shadows.set(param, "consume_value", functools.partial(replacement, param))
+        shadows.set(param, "consume_value", _consuming(param, consume, batch))
     callback = getattr(param, "callback", None)
     noted = not getattr(param, "expose_value", True) and not _unnoted(param)
     if not _is_switch(param) and (callback is not None or noted):
@@ -767,15 +808,21 @@ def _unbound(function: Any) -> Callable[..., Any]:
     return method
 
 
-def _consuming(original: Callable[..., Any], batch: _Batch) -> Callable[..., Any]:
-    """``consume_value`` that notes, for the parse under way, an eager option or a bare value."""
+def _consuming(param: Any, original: Callable[..., Any], batch: _Batch) -> Callable[..., Any]:
+    """``param``'s ``consume_value``, which notes it for the parse under way.
 
-    def consume_value(param: Any, ctx: Any, opts: Any) -> Any:
+    Noted: an eager option given, or an option given bare (its value left out).
+    """
+    # Worked out once: an eager flag's help option is consumed at every level of every parse.
+    eager = _eager_flag(param)
+    marker = batch.flag_needs_value
+
+    def consume_value(ctx: Any, opts: Any) -> Any:
         raw = opts.get(param.name) if hasattr(opts, "get") else None
         value, source = original(param, ctx, opts)
-        if raw is not None and raw is batch.flag_needs_value:
+        if raw is not None and raw is marker:
             batch.state.bare.add(id(param))
-        if _eager_flag(param) and getattr(source, "name", None) == "COMMANDLINE":
+        if eager and getattr(source, "name", None) == "COMMANDLINE":
             batch.state.eager.append(param)
         return value, source
 
