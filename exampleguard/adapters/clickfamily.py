@@ -324,11 +324,16 @@ def parameter_names(command: Any, context: Any) -> list[tuple[Any, str]]:
     The names :func:`named_parameters` gives, without building the rest of each record: the
     real parser's check names every command it parses, and a large tree has thousands.
     """
-    pairs = [
-        (param, record)
-        for param in command.get_params(context)
-        if (record := _naming(param)) is not None
+    params = command.get_params(context)
+    named = [
+        (param, _own_name(param))
+        for param in params
+        if getattr(param, "param_type_name", None) in _RECORDED_KINDS
     ]
+    if len({name for _, name in named}) == len(named):
+        # Every name is its own (the usual case): no record is needed to tell them apart.
+        return named
+    pairs = [(param, record) for param in params if (record := _naming(param)) is not None]
     _unique_names([record for _, record in pairs])
     return [(param, record["name"]) for param, record in pairs]
 
@@ -337,10 +342,21 @@ def _naming(param: Any) -> dict[str, Any] | None:
     """What a parameter's snapshot name is made from: its name and, for an option, its flags."""
     kind = getattr(param, "param_type_name", None)
     if kind == "argument":
-        return {"name": param.name}
+        return {"name": _own_name(param)}
     if kind == "option":
-        return {"name": param.name or param.opts[0].lstrip("-"), "flags": list(param.opts)}
+        return {"name": _own_name(param), "flags": list(param.opts)}
     return None
+
+
+_RECORDED_KINDS = ("argument", "option")
+"""The kinds of parameter a snapshot records (``param_type_name``)."""
+
+
+def _own_name(param: Any) -> Any:
+    """A recorded parameter's own name, before it is told apart from others that share it."""
+    if getattr(param, "param_type_name", None) == "option":
+        return param.name or param.opts[0].lstrip("-")
+    return param.name
 
 
 def _unique_names(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

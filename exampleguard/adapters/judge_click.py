@@ -430,6 +430,7 @@ class _Batch:
         self._installed: set[Callable[..., Any]] = set()
         self._plans: dict[int, tuple[Any, Any, list[_Collected]]] = {}
         self._plain_closing: dict[type, bool] = {}
+        self._command_classes: dict[type, tuple[bool, bool]] = {}
         self.lent: list[Any] = []
         """The reused parsers the parse under way was handed (see :func:`_reused_parsers`)."""
 
@@ -477,7 +478,7 @@ class _Batch:
         # The framework's own get_params hands out the same parameters for every context with
         # the same help option names: asked once, as Click asks twice per parse and the value
         # collection once more.
-        stable = _framework_get_params(command)
+        stable, own_parser = self._traits(type(command))
         known: dict[tuple[Any, ...], Any] = {}
         # The last answer, and what it was for (a copy of the help option names, and the
         # number of parameters): a parse asks three times in a row with the same context.
@@ -505,10 +506,23 @@ class _Batch:
             return params
 
         self.shadows.set(command, "get_params", get_params)
-        if stable and _framework_method(command, "make_parser"):
+        if stable and own_parser:
             self.shadows.set(
                 command, "make_parser", _reused_parsers(command, get_params, self.lent)
             )
+
+    def _traits(self, cls: type) -> tuple[bool, bool]:
+        """Whether commands of ``cls`` hand out parameters and build parsers as the framework does.
+
+        Worked out once per class: a large tree has thousands of commands and a few classes.
+        """
+        traits = self._command_classes.get(cls)
+        if traits is None:
+            traits = self._command_classes[cls] = (
+                _framework_get_params(cls),
+                _framework_method(cls, "make_parser"),
+            )
+        return traits
 
     def neutralise_class(self, cls: type) -> None:
         """Replace the methods of :data:`_CLASS_REPLACED` on ``cls``, for the rest of the batch.
@@ -570,17 +584,16 @@ def _framework_closing(cls: type) -> bool:
     return False
 
 
-def _framework_get_params(command: Any) -> bool:
-    """Whether ``command`` hands out its parameters with the framework's own methods."""
+def _framework_get_params(cls: type) -> bool:
+    """Whether commands of ``cls`` hand out their parameters with the framework's own methods."""
     return all(
-        _framework_method(command, name)
+        _framework_method(cls, name)
         for name in ("get_params", "get_help_option", "get_help_option_names")
     )
 
 
-def _framework_method(command: Any, name: str) -> bool:
-    """Whether the method ``name`` of ``command`` is the framework's own ``Command``'s."""
-    cls = type(command)
+def _framework_method(cls: type, name: str) -> bool:
+    """Whether the method ``name`` of ``cls`` is the framework's own ``Command``'s."""
     for base in cls.__mro__:
         if base.__name__ == "Command" and base.__module__.endswith("core"):
             own = vars(base)
