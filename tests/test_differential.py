@@ -1819,6 +1819,31 @@ def test_each_parse_closes_the_contexts_that_have_something_to_close() -> None:
     assert closed == ["callback", "context noted", "context noted"]
 
 
+def test_a_get_params_set_on_the_command_itself_is_the_one_judged() -> None:
+    import click
+
+    @click.command()
+    @click.option("--name")
+    def command(**_: Any) -> None:
+        """A command whose object hands out one more option than its class would."""
+
+    extra = click.Option(["--extra"])
+    class_params = command.get_params
+    own_params = command.get_params = lambda context: [*class_params(context), extra]  # type: ignore[method-assign]
+    lines = [["--extra", "x"], ["--name", "y"], ["--bogus"]]
+    verdicts = ClickJudge(command, "prog").judge_all(lines)
+    accepted = []
+    for argv in lines:
+        try:
+            command.make_context("prog", list(argv))
+            accepted.append(True)
+        except click.UsageError:
+            accepted.append(False)
+    assert [v.accepted for v in verdicts] == accepted == [True, True, False]
+    assert [(g.name, g.value) for g in verdicts[0].given] == [("extra", "x")]
+    assert command.get_params is own_params
+
+
 def _argparse_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     """The parser and every subparser under it."""
     found = [parser]

@@ -474,11 +474,15 @@ class _Batch:
         self._commands[id(command)] = command
         # Every parameter the parse will see goes through get_params, the help option too
         # (which Click may build anew on each call): each is neutralised as it is handed out.
-        original = type(command).get_params.__get__(command)
+        own = getattr(command, "__dict__", {})
+        # A method the application set on the object itself is the one Click calls.
+        original = own.get("get_params") or type(command).get_params.__get__(command)
         # The framework's own get_params hands out the same parameters for every context with
         # the same help option names: asked once, as Click asks twice per parse and the value
         # collection once more.
         stable, own_parser = self._traits(type(command))
+        stable = stable and not any(name in own for name in _PARAMS_METHODS)
+        own_parser = own_parser and "make_parser" not in own
         known: dict[tuple[Any, ...], Any] = {}
         # The last answer, and what it was for (a copy of the help option names, and the
         # number of parameters): a parse asks three times in a row with the same context.
@@ -586,10 +590,11 @@ def _framework_closing(cls: type) -> bool:
 
 def _framework_get_params(cls: type) -> bool:
     """Whether commands of ``cls`` hand out their parameters with the framework's own methods."""
-    return all(
-        _framework_method(cls, name)
-        for name in ("get_params", "get_help_option", "get_help_option_names")
-    )
+    return all(_framework_method(cls, name) for name in _PARAMS_METHODS)
+
+
+# The methods through which a command hands out its parameters, its help option included.
+_PARAMS_METHODS = ("get_params", "get_help_option", "get_help_option_names")
 
 
 def _framework_method(cls: type, name: str) -> bool:
