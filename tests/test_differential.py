@@ -1829,7 +1829,11 @@ def test_a_get_params_set_on_the_command_itself_is_the_one_judged() -> None:
 
     extra = click.Option(["--extra"])
     class_params = command.get_params
-    own_params = command.get_params = lambda context: [*class_params(context), extra]  # type: ignore[method-assign]
+
+    def own_params(ctx: Any) -> list[Any]:
+        return [*class_params(ctx), extra]
+
+    command.get_params = own_params  # type: ignore[method-assign]
     lines = [["--extra", "x"], ["--name", "y"], ["--bogus"]]
     verdicts = ClickJudge(command, "prog").judge_all(lines)
     accepted = []

@@ -775,7 +775,9 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
             # The application set the method on the object itself: replaced there too.
             replacement = batch.replacement(attribute)
             shadows.set(param, attribute, functools.partial(replacement, param))
-    eager_flag = _eager_flag(param)
+    # Read once: a large tree has tens of thousands of parameters, each neutralised here.
+    is_flag = bool(getattr(param, "is_flag", False))
+    eager_flag = is_flag and bool(getattr(param, "is_eager", False))
     if eager_flag or getattr(param, "_flag_needs_value", False):
         # Only an eager flag, or an option whose value may be left out (the parser then hands
         # it a marker), has something to note as its value is consumed.
@@ -784,7 +786,8 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
         shadows.set(param, "consume_value", _consuming(param, consume, batch))
     callback = getattr(param, "callback", None)
     noted = not getattr(param, "expose_value", True) and not _unnoted(param)
-    if not _is_switch(param) and (callback is not None or noted):
+    switch = is_flag or bool(getattr(param, "count", False))
+    if not switch and (callback is not None or noted):
         # A value-taking parameter's callback is application code checking the value (SPEC 4).
         shadows.set(param, "callback", _noting_value(param, None, batch) if noted else None)
     elif callback is not None or noted:
@@ -799,7 +802,7 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
             shadows.set(param, "process_value", _passthrough(param, descriptor))
         return
     param_type = getattr(param, "type", None)
-    if param_type is None or string is None or getattr(param, "is_flag", False):
+    if param_type is None or string is None or is_flag:
         return
     if getattr(param_type, "is_composite", False) and isinstance(
         getattr(param_type, "types", None), list
@@ -886,10 +889,6 @@ def _noting_value(
         return value if callback is None else callback(ctx, given, value)
 
     return noted
-
-
-def _is_switch(param: Any) -> bool:
-    return bool(getattr(param, "is_flag", False)) or bool(getattr(param, "count", False))
 
 
 def _noting_exit(param: Any, callback: Callable[..., Any], batch: _Batch) -> Callable[..., Any]:
