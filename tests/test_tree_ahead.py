@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -232,26 +233,31 @@ def all_end(pids: Iterable[int], token: str, within: float = 15.0) -> bool:
     return False
 
 
+def finished_report(root: Path, action: str) -> Any:
+    """What the driver for ``action`` reports, once it has exited cleanly.
+
+    Its helper, and the helper's child, must have ended too.
+    """
+    with driver_for(root, action) as (driver, helper):
+        assert driver.stdout is not None
+        report = json.loads(driver.stdout.readline())
+        assert driver.wait(timeout=60) == 0
+        assert all_end([helper], str(root))
+    return report
+
+
 def test_a_helper_process_runs_the_child_and_it_answers_as_one_started_afresh(
     tmp_path: Path,
 ) -> None:
     root = make(tmp_path / "project")
-    with driver_for(root, "ask") as (driver, helper):
-        assert driver.stdout is not None
-        answered = json.loads(driver.stdout.readline())
-        assert driver.wait(timeout=60) == 0
-        assert all_end([helper], str(root))
+    answered = finished_report(root, "ask")
     assert answered == {"--x 1": True, "--x one": False}
     assert answered == {" ".join(argv): ok for argv, ok in ask(root).items()}
 
 
 def test_a_helper_whose_child_is_not_claimed_is_stopped_and_reaped(tmp_path: Path) -> None:
     root = make(tmp_path / "project")
-    with driver_for(root, "drop") as (driver, helper):
-        assert driver.stdout is not None
-        dropped = json.loads(driver.stdout.readline())
-        assert driver.wait(timeout=60) == 0
-        assert all_end([helper], str(root))
+    dropped = finished_report(root, "drop")
     assert dropped == {"helper_alive": False}
 
 
