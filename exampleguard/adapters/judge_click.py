@@ -578,14 +578,14 @@ class _Batch:
 
 def _framework_closing(cls: type) -> bool:
     """Whether contexts of ``cls`` close with the framework's own ``Context`` methods alone."""
-    for base in cls.__mro__:
-        if base.__name__ == "Context" and base.__module__.endswith("core"):
-            own = vars(base)
-            return all(
-                name not in own or getattr(cls, name) is own[name]
-                for name in ("close", "_close_with_exception_info")
-            )
-    return False
+    base = _framework_class(cls, "Context")
+    if base is None:
+        return False
+    own = vars(base)
+    return all(
+        name not in own or getattr(cls, name) is own[name]
+        for name in ("close", "_close_with_exception_info")
+    )
 
 
 def _framework_get_params(cls: type) -> bool:
@@ -599,11 +599,19 @@ _PARAMS_METHODS = ("get_params", "get_help_option", "get_help_option_names")
 
 def _framework_method(cls: type, name: str) -> bool:
     """Whether the method ``name`` of ``cls`` is the framework's own ``Command``'s."""
+    base = _framework_class(cls, "Command")
+    if base is None:
+        return False
+    own = vars(base)
+    return name in own and getattr(cls, name) is own[name]
+
+
+def _framework_class(cls: type, name: str) -> type | None:
+    """The framework's own class ``name`` (``Command``, ``Context``) that ``cls`` derives from."""
     for base in cls.__mro__:
-        if base.__name__ == "Command" and base.__module__.endswith("core"):
-            own = vars(base)
-            return name in own and getattr(cls, name) is own[name]
-    return False
+        if base.__name__ == name and base.__module__.endswith("core"):
+            return base
+    return None
 
 
 def _reused_parsers(
