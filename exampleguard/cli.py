@@ -481,10 +481,7 @@ def validate(
     cache = None if no_cache else _RunCacheUse.begin(config, view, shard_spec)
     if cache is not None:
         cache.replay(view)
-    with (
-        cache.recording if cache is not None else contextlib.nullcontext(),
-        _tree_started_ahead(config, no_cache=no_cache),
-    ):
+    with cache.recording if cache is not None else contextlib.nullcontext():
         from exampleguard.commands import validate as command
 
         loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs)
@@ -493,25 +490,6 @@ def validate(
                 loaded, shard=shard_spec, progress=progress.checked if progress else None
             )
         _finish_report(outcome, view, loaded, cache=cache)
-
-
-@contextlib.contextmanager
-def _tree_started_ahead(config: Path | None, *, no_cache: bool) -> Iterator[None]:
-    """A live tree's child, started before the models are imported; stopped if left unused.
-
-    See :mod:`exampleguard.treechild`: the application is imported on another core while
-    this process reads the configuration, the catalog and the documents.
-    """
-    from exampleguard import treechild
-    from exampleguard.treecache import TreeCache
-
-    treechild.start_ahead(
-        config, Path.cwd(), cached=not no_cache, current=TreeCache().inputs_unchanged
-    )
-    try:
-        yield
-    finally:
-        treechild.close_ahead()
 
 
 def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:

@@ -65,6 +65,7 @@ __all__ = [
     "TOOL_UNBOUND",
     "TOO_MANY_EXAMPLES",
     "TREE_UNAVAILABLE",
+    "TREE_UNSANDBOXED",
     "UNCOVERED_COMMAND",
     "UNEXPECTED_VALUE",
     "UNKNOWN_COMMAND",
@@ -547,6 +548,20 @@ MODEL_MISMATCH = _code(
     example="notes de 3   # the group resolves unique prefixes; the model knows only `delete`",
     fix="Nothing is required: the verdict is the real parser's. Declare the alias in the "
     "catalog if the example relies on one, so snapshots and the model know it too.",
+    severity=Severity.WARNING,
+)
+TREE_UNSANDBOXED = _code(
+    "tree-unsandboxed",
+    Stage.INPUT,
+    'The live tree was imported without a sandbox, as `tree_isolation = "guard"` asks',
+    what='The configuration names `tree_isolation = "guard"`: the application was imported '
+    "under exampleguard's import guard and the `env` backend alone, not in the sandbox.",
+    why="The guard stops the natural mistakes (an import that writes a cache, starts a program "
+    "or opens a socket), not a hostile module: ctypes and C extensions go around it. Every "
+    "output says so, so that nobody reads the run as contained.",
+    example='tree_isolation = "guard"',
+    fix="Remove `tree_isolation` (the default `auto` imports in the sandbox), or commit a tree "
+    "snapshot (`exampleguard tree --format json`) and point `tree` at it.",
     severity=Severity.WARNING,
 )
 EXAMPLE_TOO_LONG = _code(

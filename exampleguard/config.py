@@ -97,6 +97,10 @@ GuaranteeName = Annotated[
 """The name of a :class:`sandbox.Guarantee` (``read-only-root``, ``landlock-fs``, ...)."""
 
 
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+"""The name of an environment variable: letters, digits and underscores, not a digit first."""
+
+
 class DryRunSettings(StrictModel):
     """``[tool.exampleguard.dryrun]``: how eligible examples are executed."""
 
@@ -119,13 +123,12 @@ class DryRunSettings(StrictModel):
 class Settings(StrictModel):
     """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
 
-    ``tree_timeout`` (seconds allowed for importing the application's tree),
-    ``tree_isolation`` (``auto``: the sandbox where the machine has it, plus the child's own
-    guard; ``guard``: the guard alone) and ``pytest`` (collect examples as test items without
-    ``--exampleguard``) are additions to the SPEC table, and so are ``docs`` (globs of the
-    Markdown files whose command examples are checked; ``[]`` turns them off), ``docs_code``
-    (which kinds of Markdown code hold examples) and ``help_examples`` (check the command lines
-    of the tree's help texts; ``false`` turns them off).
+    ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
+    (collect examples as test items without ``--exampleguard``) are additions to the SPEC
+    table, and so are ``docs`` (globs of the Markdown files whose command examples are
+    checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples)
+    and ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
+    them off).
     """
 
     catalog: NonEmpty
@@ -137,6 +140,10 @@ class Settings(StrictModel):
     max_example_chars: PositiveInt = 4096
     tree_timeout: Seconds = DEFAULT_TREE_TIMEOUT
     tree_isolation: Literal["auto", "guard"] = "auto"
+    tree_env: dict[EnvName, str] = Field(default_factory=dict)
+    """Variables set for the import of a live tree only: committed placeholder values that an
+    application needs at import time, never secrets; nothing of the caller's environment
+    reaches the import."""
     pytest: bool = False
     docs: list[DocGlob] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))

@@ -4,14 +4,10 @@
 about every example), the reviewer records and the counts, and raises :class:`InputError` with
 *all* the structure errors it found, so that a run that cannot be evaluated says everything at
 once (exit 2) before anything is checked. :mod:`exampleguard.pipeline` checks what it returns.
-
-This module imports only what reading takes: a live tree's child is asked its questions before
-the checking stage's modules are loaded, which then load while the child answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -25,10 +21,10 @@ from exampleguard.sources import Examples, LoadedTree, SourceContext, load_examp
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.tree import (
     JudgedTree,
-    PendingVerdicts,
     Tree,
     TreeSpec,
     Verdicts,
+    containment_of,
     load_judged_tree,
     parse_tree_spec,
 )
@@ -68,21 +64,8 @@ class Inputs:
     """Example texts already tokenized (to ask a live tree about them), each taken once."""
 
 
-def load_inputs(
-    config: Config,
-    *,
-    with_counts: bool = True,
-    streamed: bool = False,
-    meanwhile: Callable[[], object] | None = None,
-) -> Inputs:
-    """Read every file the run needs; raise :class:`InputError` listing every structure error.
-
-    ``streamed``: a live tree's verdicts may still be coming when this returns (a
-    :class:`~exampleguard.tree.PendingVerdicts`), so that checking the examples overlaps the
-    framework's judging of them; :func:`evaluate` waits for the rest and ends the run.
-    ``meanwhile`` (with ``streamed``) is called while a live tree's child, which has its
-    questions, is awaited (see :func:`~exampleguard.tree.load_judged_tree`).
-    """
+def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
+    """Read every file the run needs; raise :class:`InputError` listing every structure error."""
     errors: list[Diagnostic] = []
     catalog: LoadedCatalog | None = None
     examples = Examples()
@@ -91,14 +74,8 @@ def load_inputs(
         examples = load_examples(SourceContext(config, catalog))
     except SourceError as error:
         errors.append(error.diagnostic)
-    judged = _load_tree(config, catalog, examples, errors, streamed=streamed, meanwhile=meanwhile)
-    verdicts = judged[0].verdicts if judged is not None else None
-    try:
-        return _load_the_rest(config, catalog, examples, errors, judged, with_counts=with_counts)
-    except BaseException:
-        if isinstance(verdicts, PendingVerdicts):
-            verdicts.close()
-        raise
+    judged = _load_tree(config, catalog, examples, errors)
+    return _load_the_rest(config, catalog, examples, errors, judged, with_counts=with_counts)
 
 
 def _load_the_rest(
@@ -111,7 +88,6 @@ def _load_the_rest(
     with_counts: bool,
 ) -> Inputs:
     """What :func:`load_inputs` reads once the tree is loaded."""
-    # Imported only now: a live tree's child has had its questions (see the module).
     from exampleguard.counts import load_counts  # noqa: PLC0415
     from exampleguard.dispositions import LoadedDispositions, all_errors, load_dispositions  # noqa: PLC0415
 
@@ -153,9 +129,6 @@ def _load_tree(
     catalog: LoadedCatalog | None,
     examples: Examples,
     errors: list[Diagnostic],
-    *,
-    streamed: bool = False,
-    meanwhile: Callable[[], object] | None = None,
 ) -> _Judged | None:
     """The configured tree with, for a live one, the framework's verdicts; its spec and name.
 
@@ -196,10 +169,8 @@ def _load_tree(
             argvs=argvs,
             paths=paths,
             cache=TreeCache() if config.tree_cache else None,
-            isolation=settings.tree_isolation,
+            containment=containment_of(settings),
             help_examples=settings.help_examples,
-            stream=streamed,
-            meanwhile=meanwhile,
         )
     except SourceError as error:
         errors.append(tree_error(config, error))

@@ -22,8 +22,10 @@ from exampleguard.codes import (
     BAD_CHOICE,
     BAD_TYPE,
     MODEL_MISMATCH,
+    TREE_UNSANDBOXED,
     lookup,
 )
+from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.counts import Counts, compare_counts
 from exampleguard.diagnostics import Diagnostic, Related, Severity, Span
@@ -33,8 +35,7 @@ from exampleguard.dispositions import (
     check_doc_exceptions,
     check_exclusions,
 )
-from exampleguard.documents import SourceError
-from exampleguard.inputs import InputError, Inputs, load_inputs, tree_error
+from exampleguard.inputs import InputError, Inputs, load_inputs
 from exampleguard.parallel import THRESHOLD, idle_cores, split_work
 from exampleguard.rules import (
     CATALOG_STAGES,
@@ -52,9 +53,6 @@ from exampleguard.sources import (
     ExampleRecord,
 )
 from exampleguard.tokenize import Tokens, tokenize
-from exampleguard.tree import (
-    PendingVerdicts,
-)
 from exampleguard.verdicts import compare, real_arguments, real_problem
 
 __all__ = [
@@ -149,28 +147,15 @@ def evaluate(
 ) -> Evaluation:
     """Check every example (of the selected tools) and the repository-wide records.
 
-    ``progress`` is told, after each tool, how many of the examples have been checked. Verdicts
-    still coming (:func:`load_inputs` ``streamed``) are waited for as the examples need them,
-    and the run that makes them has ended when this returns; one that failed raises
-    :class:`InputError`, as :func:`load_inputs` would have.
+    ``progress`` is told, after each tool, how many of the examples have been checked.
     """
-    pending = inputs.verdicts if isinstance(inputs.verdicts, PendingVerdicts) else None
-    try:
-        evaluation = _evaluate(
-            inputs,
-            check_counts=check_counts,
-            select=select,
-            repository_checks=repository_checks,
-            progress=progress,
-        )
-        if pending is not None:
-            pending.finish()
-    except SourceError as error:
-        raise InputError([tree_error(inputs.config, error)]) from None
-    finally:
-        if pending is not None:
-            pending.close()
-    return evaluation
+    return _evaluate(
+        inputs,
+        check_counts=check_counts,
+        select=select,
+        repository_checks=repository_checks,
+        progress=progress,
+    )
 
 
 def _evaluate(
@@ -215,6 +200,7 @@ def _evaluate(
     review = review_records(inputs, contract)
     if repository_checks:
         diagnostics.extend(review.diagnostics)
+        diagnostics.extend(_unsandboxed(config))
     counts = _count(inputs, contract, examples, review, selected=select is None)
     if check_counts and repository_checks and select is None:
         diagnostics.extend(
@@ -605,3 +591,20 @@ def _failed(diagnostics: list[Diagnostic]) -> bool:
 
 def _related(tokens: Tokens, related: tuple[tuple[str, int], ...]) -> tuple[Related, ...]:
     return tuple(Related(label, span=word_span(tokens, word)) for label, word in related)
+
+
+def _unsandboxed(config: Config) -> list[Diagnostic]:
+    """The warning every output carries when a live tree was imported under the guard alone."""
+    settings = config.settings
+    if settings.tree is None or settings.tree_isolation != "guard":
+        return []
+    if not settings.tree.startswith(("click:", "typer:", "argparse:")):
+        return []
+    return [
+        TREE_UNSANDBOXED.diagnostic(
+            f'tree {settings.tree}: imported without a sandbox (tree_isolation = "guard"): '
+            "the import guard stops mistakes, not a hostile module",
+            hint=TREE_UNSANDBOXED.fix,
+            location=config.location("tree_isolation"),
+        )
+    ]

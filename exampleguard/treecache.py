@@ -1,25 +1,24 @@
-"""A cache of live trees: an import is not repeated while nothing it read has changed.
+"""A cache of live trees: an import is not repeated while nothing it could read has changed.
 
 Importing an application and judging every example with its own parser is most of what
 ``validate`` costs on a small catalog. The result (the tree snapshot and the verdicts) is kept
 in the user's cache directory, one entry per project and tree setting, and reused only when
-everything it came from is unchanged:
+everything it came from is unchanged. Everything in the key is computed here, by exampleguard's
+own process, from what the import *can* read; nothing the child reports is trusted with it:
 
-- the interpreter (its path and version), ``PYTHONPATH``, exampleguard's version, the tree
-  setting and the project directory (the entry's name is their digest), and the program name;
+- the interpreter (its path and version), ``PYTHONPATH``, the whole import path, exampleguard's
+  version, the tree setting, the project directory, the program name and the containment (the
+  isolation decided, ``tree_env`` and its values);
 - the questions asked (every example's words and every declared command path);
-- the content of every file the import read — every module's source, extension modules, data
-  files it opened — and the names in every directory it listed: the import system lists each
-  directory of the import path, so a new module that would shadow another, or a distribution
-  installed, removed or upgraded (its ``.dist-info`` directory is named by its version), shows
+- every file of the project directory and of the import path's directories outside the
+  interpreter's installations (an editable sibling package, a ``PYTHONPATH`` entry), kept by
+  status, and the names in every directory of the import path, so that a distribution
+  installed, removed or upgraded (its ``.dist-info`` directory is named by its version) shows
   as a listing that changed.
 
-What the import reads comes from the child itself (:mod:`exampleguard.adapters._inputs`); this
-module keeps its fingerprint (:mod:`exampleguard.fingerprint`: digests, with the statuses that
-spare hashing an unchanged file again). An entry is written atomically, only when no input
-changed while the child ran, and an entry that cannot be read or does not match is ignored:
-the tree is imported again. Environment variables are not part of the key: an application whose
-commands depend on them is run with ``--no-cache``.
+An entry is written atomically, only when no input changed while the child ran, and an entry
+that cannot be read or does not match is ignored: the tree is imported again. A project too
+large to fingerprint (more than :data:`MAX_FILES` files) is not cached.
 """
 
 from __future__ import annotations
@@ -28,7 +27,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,21 +44,74 @@ from exampleguard.fingerprint import (
     note_unknown_inputs,
     unchanged,
 )
+from exampleguard.treechild import import_path
 
-__all__ = ["CACHE_FORMAT", "TreeCache", "cache_directory", "tree_identity"]
+__all__ = [
+    "CACHE_FORMAT",
+    "MAX_FILES",
+    "ImportInputs",
+    "TreeCache",
+    "cache_directory",
+    "import_inputs",
+    "tree_identity",
+]
 
-CACHE_FORMAT = "exampleguard.tree-cache/v1"
+CACHE_FORMAT = "exampleguard.tree-cache/v2"
+MAX_FILES = 20_000
+"""More files than this in what an import can read, and the tree is not cached."""
+
+# Directories that hold no source of the application: version control, caches, environments.
+_SKIPPED = frozenset({"__pycache__", "node_modules"})
 
 
 def tree_identity(
-    tree: str, root: Path, isolation: str, program: str | None = None
+    tree: str, root: Path, containment: dict[str, Any], program: str | None = None
 ) -> dict[str, Any]:
-    """What names a cached tree besides the interpreter: its setting, project and program.
+    """What names a cached tree besides the interpreter: its setting, project and program."""
+    return {"tree": tree, "root": str(root), "program": program, "containment": containment}
 
-    The entry's file is named without the program (:meth:`TreeCache.inputs_unchanged` asks
-    before it is known); the program is checked within the entry.
+
+@dataclass(frozen=True)
+class ImportInputs:
+    """What an import can read, as exampleguard's own process finds it (``None``: too much)."""
+
+    files: tuple[str, ...] | None
+    directories: tuple[str, ...]
+
+
+def import_inputs(root: Path) -> ImportInputs:
+    """Every file the import of a tree in ``root`` can read that is not installed, and listings.
+
+    The project directory and the import path's directories outside the interpreter's
+    installations are walked (hidden directories, caches and virtual environments skipped);
+    every directory of the import path is listed.
     """
-    return {"tree": tree, "root": str(root), "program": program, "isolation": isolation}
+    installed = tuple(f"{prefix}{os.sep}" for prefix in _installations())
+    search = [str(path) for path in import_path()]
+    walked = [str(root)]
+    walked += [p for p in search if not f"{p}{os.sep}".startswith(installed) and Path(p).is_dir()]
+    files: list[str] = []
+    directories = list(search)
+    for top in dict.fromkeys(walked):
+        for folder, names in _walk(top):
+            directories.append(folder)
+            files += (os.path.join(folder, name) for name in names)  # noqa: PTH118
+            if len(files) > MAX_FILES:
+                return ImportInputs(None, ())
+    return ImportInputs(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(directories)))
+
+
+def _walk(top: str) -> Iterator[tuple[str, list[str]]]:
+    """Each directory under ``top`` with its regular files, skipping what holds no source."""
+    for folder, subfolders, names in os.walk(top):
+        subfolders[:] = [
+            name
+            for name in subfolders
+            if not name.startswith(".")
+            and name not in _SKIPPED
+            and not Path(folder, name, "pyvenv.cfg").exists()
+        ]
+        yield folder, [name for name in names if not name.endswith((".pyc", ".pyo"))]
 
 
 class TreeCache:
@@ -78,16 +131,11 @@ class TreeCache:
         if not _current(entry, interpreted(identity), digest_json(request)):
             return None
         verdicts = entry["verdicts"]
-        # One verdict per asked argv, then (when help examples were asked for) one per example
-        # of the application's own help text, which only the import can count.
         if len(verdicts) < len(request.get("argvs", ())) or not all(
             isinstance(verdict, dict) for verdict in verdicts
         ):
             return None
-        # A run cached whole depends on what the import read, which this entry stands for.
-        statuses = entry.get("statuses")
-        kept_by_status = list(statuses) if isinstance(statuses, dict) else []
-        note_inputs([*entry["files"], *kept_by_status], entry["directories"])
+        note_inputs(list(entry["statuses"]), entry["directories"])
         return entry["tree"], verdicts
 
     def store(
@@ -95,29 +143,25 @@ class TreeCache:
         identity: dict[str, Any],
         request: dict[str, Any],
         result: tuple[str, list[Any]],
-        inputs: dict[str, Any],
+        inputs: ImportInputs,
         started: float,
     ) -> None:
         """Keep ``result`` (tree text, verdict records) for the questions ``request`` asked.
 
-        ``inputs`` is what the child read (``files`` and ``directories``); ``started`` the
-        wall-clock time the child was started. Nothing is stored when an input changed while
-        the child ran, or when the cache directory cannot be written (a cache is optional).
+        ``started`` is the wall-clock time the child was started. Nothing is stored when an
+        input changed while the child ran, or when the cache directory cannot be written.
         """
-        files = _paths(inputs.get("files"))
-        directories = _paths(inputs.get("directories"))
-        if changed_since(files + directories, started - SETTLE_SECONDS):
+        files = list(inputs.files or ())
+        directories = list(inputs.directories)
+        # Listings are compared by their names when the entry is looked up; a file that changed
+        # while the child ran may have been read before or after the change: not kept.
+        if changed_since(files, started - SETTLE_SECONDS):
             return
-        # The interpreter's own files (the standard library, installed packages) are replaced
-        # rather than edited: kept by their status, as the run cache keeps modules.
-        installed = tuple(f"{prefix}{os.sep}" for prefix in _installations())
-        libraries = [path for path in files if path.startswith(installed)]
-        own = [path for path in files if not path.startswith(installed)]
         entry = {
             "format": CACHE_FORMAT,
             "identity": interpreted(identity),
             "request": digest_json(request),
-            **fingerprint(own, directories, by_status=libraries),
+            **fingerprint([], directories, by_status=files),
             "tree": result[0],
             "verdicts": result[1],
         }
@@ -132,37 +176,21 @@ class TreeCache:
         self,
         identity: dict[str, Any],
         request: dict[str, Any],
-        extract: Callable[[dict[str, Any]], tuple[str, list[Any], dict[str, Any] | None]],
+        inputs: ImportInputs,
+        extract: Callable[[], tuple[str, list[Any]]],
     ) -> tuple[str, list[Any]]:
-        """The cached result for ``request``, or ``extract``'s, kept for next time.
-
-        ``extract`` runs the child on the request (with ``inputs`` asked for) and returns the
-        tree text, the verdict records and what the import read.
-        """
+        """The cached result for ``request``, or ``extract``'s, kept for next time."""
+        if inputs.files is None:
+            note_unknown_inputs()
+            return extract()
         cached = self.lookup(identity, request)
         if cached is not None:
             return cached
         started = time.time()
-        text, verdicts, inputs = extract({**request, "inputs": True})
-        if inputs is None:
-            note_unknown_inputs()
-        else:
-            note_inputs(_paths(inputs.get("files")), _paths(inputs.get("directories")))
-            self.store(identity, request, (text, verdicts), inputs, started)
+        text, verdicts = extract()
+        note_inputs(inputs.files, inputs.directories)
+        self.store(identity, request, (text, verdicts), inputs, started)
         return text, verdicts
-
-    def inputs_unchanged(self, tree: str, root: Path) -> bool:
-        """Whether the entry of this tree setting and project has every input unchanged.
-
-        Whatever its program and questions: asked before they are known, to tell whether the
-        tree must certainly be imported again (:func:`exampleguard.treechild.start_ahead`).
-        """
-        identity = tree_identity(tree, root, "auto")
-        try:
-            entry = json.loads(read_regular(self._entry_path(identity)))
-        except (OSError, ValueError):
-            return False
-        return isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and unchanged(entry)
 
     def _entry_path(self, identity: dict[str, Any]) -> Path:
         # One entry per tree setting and project: the program name is checked within it.
@@ -178,6 +206,8 @@ def _current(entry: Any, identity: dict[str, Any], request: str) -> bool:
         return False
     if not isinstance(entry.get("tree"), str) or not isinstance(entry.get("verdicts"), list):
         return False
+    if not isinstance(entry.get("statuses"), dict):
+        return False
     return unchanged(entry)
 
 
@@ -185,9 +215,3 @@ def _installations() -> set[str]:
     """Where the interpreter's standard library and installed packages are."""
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     return {os.path.abspath(prefix) for prefix in prefixes if prefix}  # noqa: PTH100
-
-
-def _paths(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [path for path in value if isinstance(path, str)]

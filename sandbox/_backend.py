@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from sandbox._workdir import WorkDir
 
 __all__ = [
-    "EXEC_FAILURES",
     "Backend",
     "ExitVerdict",
     "Launch",
@@ -182,16 +181,6 @@ class Backend(Protocol):
         ...
 
 
-# What the helpers print when they cannot exec the command (the run never started).
-EXEC_FAILURES = (
-    b"bwrap: execvp ",
-    b"sandbox: execvp ",
-    b"unshare: failed to execute ",
-    b"prlimit: failed to execute ",
-    b"setpriv: failed to execute ",
-)
-
-
 def first_line(data: bytes) -> bytes:
     """The first line of a stream, stripped."""
     return data.split(b"\n", 1)[0].strip()
@@ -205,13 +194,15 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def exit_verdict(code: int, stderr: bytes, expect_exit: int) -> ExitVerdict:
-    """Judge a plain wait status: negative for a signal, else an exit code."""
+def exit_verdict(code: int, expect_exit: int) -> ExitVerdict:
+    """Judge a plain wait status: negative for a signal, else an exit code.
+
+    The run's output is never read here: a program can print anything, so whether it started
+    is known only from the sandbox's own side (a program not found before the launch, or the
+    stage's report), never from what the run wrote.
+    """
     if code < 0:
         return ExitVerdict(Status.CRASHED, None, f"killed by {signal_name(-code)}")
     if code == expect_exit:
         return ExitVerdict(Status.PASSED, code)
-    first = first_line(stderr)
-    if code in (126, 127) and first.startswith(EXEC_FAILURES):
-        return ExitVerdict(Status.NOT_STARTED, None, first.decode("utf-8", "replace"))
     return ExitVerdict(Status.FAILED, code)

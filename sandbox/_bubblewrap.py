@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandbox._backend import (
-    EXEC_FAILURES,
     ExitVerdict,
     Launch,
     Probe,
@@ -247,11 +246,11 @@ class Bubblewrap:
             name = signal_name(int(report["signal"]))
             return ExitVerdict(Status.CRASHED, None, f"killed by {name}", withheld)
         if "exit" in report:
-            verdict = exit_verdict(int(report["exit"]), execution.stderr, expect_exit)
+            verdict = exit_verdict(int(report["exit"]), expect_exit)
             return ExitVerdict(verdict.status, verdict.exit_code, verdict.detail, withheld)
+        # No report: the stage never ran the program or was lost. bubblewrap's own complaint,
+        # if any, explains it; either way the run is a crash, never "not started".
         first = first_line(execution.stderr)
-        if first.startswith(EXEC_FAILURES):
-            return ExitVerdict(Status.NOT_STARTED, None, first.decode("utf-8", "replace"))
         if first.startswith(b"bwrap:"):
             return ExitVerdict(
                 Status.CRASHED, None, "bubblewrap failed: " + first.decode("utf-8", "replace")

@@ -17,6 +17,7 @@ __all__ = [
     "PassEnvError",
     "build_env",
     "check_pass_env",
+    "check_set_env",
 ]
 
 CREDENTIAL_PATTERNS: tuple[str, ...] = (
@@ -204,8 +205,22 @@ def check_pass_env(names: Iterable[str], source: Mapping[str, str] | None = None
         raise CredentialEnvError(credentials)
 
 
+def check_set_env(names: Iterable[str]) -> None:
+    """Raise :class:`HookEnvError` for values a caller would set on a loader or interpreter hook.
+
+    Values the caller sets are its own (no credential can leak from an environment through
+    them), but a hook would still make the loader or the interpreter run code nobody asked for.
+    """
+    hooks = tuple((n, rule) for n in names if (rule := hook_rule(n)) is not None)
+    if hooks:
+        raise HookEnvError(hooks)
+
+
 def build_env(
-    source: Mapping[str, str], pass_env: Iterable[str], dirs: Mapping[str, str]
+    source: Mapping[str, str],
+    pass_env: Iterable[str],
+    dirs: Mapping[str, str],
+    set_env: Iterable[tuple[str, str]] = (),
 ) -> dict[str, str]:
     """Build a run's environment from nothing: the allowlist read from ``source``, then ``dirs``.
 
@@ -222,6 +237,7 @@ def build_env(
     for name in pass_env:
         if name in source:
             env[name] = source[name]
+    env.update(set_env)
     env.update(dirs)
     for name in _PROXY_NAMES:
         env[name] = env[name.lower()] = DEAD_PROXY

@@ -118,7 +118,7 @@ class Env:
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """The run is our direct child: its wait status is the verdict."""
         assert execution.returncode is not None
-        return exit_verdict(execution.returncode, execution.stderr, expect_exit)
+        return exit_verdict(execution.returncode, expect_exit)
 
 
 BACKEND = Env()

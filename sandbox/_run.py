@@ -120,7 +120,7 @@ def _run_as(
         return not_started(backend.name, f"cannot prepare the work dir: {exc}")
     launch: Launch | None = None
     try:
-        env = build_env(source, policy.pass_env, work.env_dirs())
+        env = build_env(source, policy.pass_env, work.env_dirs(), policy.set_env)
         executable = _resolve(policy.argv[0], env["PATH"], work, policy.fixtures)
         if executable is None:
             return not_started(backend.name, f"executable not found: {policy.argv[0]}")

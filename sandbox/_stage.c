@@ -754,26 +754,29 @@ static int exec_program(char **argv)
 static void child(const struct settings *s, int ruleset, const sigset_t *mask)
     __attribute__((noreturn));
 
+/* Set by the vforked run when it cannot exec, with the reason in `failure`: both are this
+ * process's memory, which the run shares until it execs, so nothing the program does once it
+ * runs can set them. Whether a run started is told by this alone, never by its output. */
+static volatile sig_atomic_t run_not_started;
+
 static void child(const struct settings *s, int ruleset, const sigset_t *mask)
 {
-    char line[sizeof failure + 64];
     if (prepare_child(s, ruleset, mask) < 0) {
-        int n = snprintf(line, sizeof line, "sandbox: cannot prepare the run: %s\n", failure);
-        if (n > 0)
-            (void)write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        _exit(126);
+        char reason[sizeof failure];
+        memcpy(reason, failure, sizeof reason);
+        fail("cannot prepare the run: %s", reason);
+    } else {
+        int error = exec_program(s->argv);
+        fail("execvp %s: %s", s->argv[0], strerror(error));
     }
-    int error = exec_program(s->argv);
-    int n = snprintf(line, sizeof line, "sandbox: execvp %s: %s\n", s->argv[0], strerror(error));
-    if (n > 0)
-        (void)write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    run_not_started = 1;
     _exit(127);
 }
 
 /* Start the run with vfork: this process waits until the run has exec'd (or exited), so the
  * run gets this process's core at once and no page is copied. Until then the run shares this
  * process's memory: it only makes system calls, on its own part of the stack, writes nothing
- * this process reads afterwards, and never returns here. */
+ * this process reads afterwards but `run_not_started` and `failure`, and never returns here. */
 static pid_t __attribute__((noinline)) start_run(const struct settings *s, int ruleset,
                                                  const sigset_t *mask)
 {
@@ -1083,6 +1086,11 @@ int main(int argc, char **argv)
     pid_t pid = start_run(&s, ruleset, &original);
     if (pid < 0) {
         fail_errno("vfork", NULL);
+        report_line(s.report, "error %s", failure);
+        _exit(1);
+    }
+    if (run_not_started) {
+        (void)waitpid(pid, NULL, 0);
         report_line(s.report, "error %s", failure);
         _exit(1);
     }

@@ -358,8 +358,14 @@ def _reset_ignored_signals(libc: Libc) -> None:
             libc.call("syscall", _SYS_RT_SIGACTION, number, default, 0, 8)
 
 
-def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None) -> None:
-    """In the forked run: limits, Landlock, a clean descriptor table, then exec."""
+def _child(
+    argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None, failed: int
+) -> None:
+    """In the forked run: limits, Landlock, a clean descriptor table, then exec.
+
+    ``failed`` is the write end of a close-on-exec pipe: why the run could not start is written
+    there, never to the run's output, so nothing the program prints can say it never ran.
+    """
     try:
         _reset_ignored_signals(libc)
         # The run is dumpable like any program after its exec; its /proc files must be its
@@ -378,31 +384,32 @@ def _child(argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | N
         _set_limit(libc, _RLIMIT_CORE, 0)
         if ruleset is not None:
             libc.call("syscall", _SYS_RESTRICT_SELF, ruleset, 0)
-        _close_from_three(libc)
+        _close_from_three(libc, keep=failed)
     except (OSError, StageError) as exc:
-        os.write(2, f"sandbox: cannot prepare the run: {exc}\n".encode("utf-8", "replace"))
+        os.write(failed, f"cannot prepare the run: {exc}".encode("utf-8", "replace"))
         os._exit(126)
     try:
         _execvp(argv)
     except OSError as exc:
-        message = f"sandbox: execvp {argv[0]}: {exc.strerror or exc}\n"
-        os.write(2, message.encode("utf-8", "replace"))
+        os.write(failed, f"execvp {argv[0]}: {exc.strerror or exc}".encode("utf-8", "replace"))
     os._exit(127)
 
 
-def _close_from_three(libc: Libc) -> None:
-    """Close every descriptor above 2, however high its number.
+def _close_from_three(libc: Libc, keep: int) -> None:
+    """Close every descriptor above 2 but ``keep``, however high its number.
 
     A caller may hold more than 65536 files, and a report pipe left open would let the run
     write its own status before the stage writes the real one.
     """
     try:
-        # close_range(3, ~0U, 0): ~0U is the unsigned int -1 is as a C int.
-        libc.call("syscall", _SYS_CLOSE_RANGE, 3, -1, 0)
+        # close_range(first, ~0U, 0): ~0U is the unsigned int -1 is as a C int.
+        if keep > 3:
+            libc.call("syscall", _SYS_CLOSE_RANGE, 3, keep - 1, 0)
+        libc.call("syscall", _SYS_CLOSE_RANGE, keep + 1, -1, 0)
     except StageError:
         # Before Linux 5.9: the descriptors this process really holds.
         for name in os.listdir("/proc/self/fd"):
-            if int(name) > 2:
+            if int(name) > 2 and int(name) != keep:
                 try:  # noqa: SIM105 - contextlib is one more import per run
                     os.close(int(name))
                 except OSError:
@@ -531,11 +538,21 @@ def main(args: list[str]) -> int:
     except (OSError, StageError) as exc:
         _report(report, f"error {exc}")
         return 1
+    reading, failed = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
-        _child(argv, config, libc, ruleset)
+        os.close(reading)
+        _child(argv, config, libc, ruleset, failed)
+    os.close(failed)
     if ruleset is not None:
         os.close(ruleset)
+    # End of file without a word: the program was exec'd.
+    why = os.read(reading, 4096)
+    os.close(reading)
+    if why:
+        os.waitpid(pid, 0)
+        _report(report, "error " + why.decode("utf-8", "replace"))
+        return 1
     status = _supervise(pid, control)
     if status is None:
         return 1

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox._env import check_pass_env
+from sandbox._env import check_pass_env, check_set_env
 
 __all__ = [
     "CONTRACT_GUARANTEES",
@@ -284,7 +284,10 @@ class Policy:
     homes masked are its HOME, this process's HOME and the password database's home. A
     ``pass_env`` name that looks like a credential raises ``CredentialEnvError`` here, so such
     a policy never exists; a loader or interpreter hook (``LD_PRELOAD``, ``PYTHONPATH``, ...)
-    raises ``HookEnvError``. ``require`` names guarantees the run must get: a backend that
+    raises ``HookEnvError``. ``set_env`` are values the caller sets itself (committed
+    placeholders, never read from an environment): set after ``pass_env``, before the run's
+    own directories; a loader or interpreter hook among them raises ``HookEnvError`` too.
+    ``require`` names guarantees the run must get: a backend that
     cannot give them all makes :func:`run` raise :class:`IsolationUnavailable`, nothing run.
     """
 
@@ -299,6 +302,7 @@ class Policy:
     expect_exit: int = 0
     source_env: Mapping[str, str] | None = None
     require: frozenset[Guarantee] = frozenset()
+    set_env: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         # Tuples even when a caller hands lists: the record is frozen and shared across threads.
@@ -309,6 +313,7 @@ class Policy:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, Path(getattr(self, name)))
         object.__setattr__(self, "pass_env", tuple(self.pass_env))
+        object.__setattr__(self, "set_env", tuple(dict(self.set_env).items()))
         object.__setattr__(self, "isolation", Isolation(self.isolation))
         object.__setattr__(self, "require", frozenset(Guarantee(g) for g in self.require))
         if not self.argv or not self.argv[0]:
@@ -316,6 +321,7 @@ class Policy:
         if any("\0" in arg for arg in self.argv):
             raise ValueError("argv must not contain NUL characters")
         check_pass_env(self.pass_env, self.source_env)
+        check_set_env(name for name, _ in self.set_env)
 
 
 @dataclass(frozen=True)

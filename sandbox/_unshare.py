@@ -181,7 +181,7 @@ class Unshare:
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """Judge unshare's exit status: its command's (a signal as 128+N is a plain code)."""
         assert execution.returncode is not None
-        return exit_verdict(execution.returncode, execution.stderr, expect_exit)
+        return exit_verdict(execution.returncode, expect_exit)
 
 
 BACKEND = Unshare()

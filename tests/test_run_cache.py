@@ -321,8 +321,7 @@ def test_an_edited_live_tree_is_seen(tmp_path: Path, cache: Path) -> None:
         encoding="utf-8",
     )
     tool = {"id": "notes.add", "command": ["add"], "examples": [{"command": "notes add --limit 3"}]}
-    settings = {"tree_isolation": "guard"}
-    make_project(root, [tool], dialect=None, tree="click:live_notes:cli", settings=settings)
+    make_project(root, [tool], dialect=None, tree="click:live_notes:cli")
     settle(root)
     env = {**os.environ, "PYTHONPATH": str(root)}
     first = run_in(root, env)

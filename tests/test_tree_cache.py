@@ -4,7 +4,7 @@ Each test runs the real CLI on a project whose tree is a live Click application,
 cache in a directory of the test's own (``XDG_CACHE_HOME``), and the import contained as it is
 by default (in the sandbox where the machine has bubblewrap). Whether a run imported the
 application is seen from outside: the application refuses to be imported while a file
-``control/refuse`` exists in the project, which is not part of the cache key (the import never
+``.control/refuse`` exists in the project, which is not part of the cache key (the import never
 lists that directory), so a run with it there succeeds only from the cache. A file, not an
 environment variable: the sandbox gives the import an environment of its own.
 """
@@ -28,7 +28,7 @@ import click
 
 from app_options import NAME
 
-if os.path.exists(os.path.join(os.path.dirname(__file__), "control", "refuse")):
+if os.path.exists(os.path.join(os.path.dirname(__file__), ".control", "refuse")):
     raise RuntimeError("imported although cached")
 
 
@@ -63,7 +63,7 @@ def project(tmp_path: Path) -> Path:
     )
     (root / "app_module.py").write_text(APP, encoding="utf-8")
     (root / "app_options.py").write_text('NAME = "--x"\n', encoding="utf-8")
-    (root / "control").mkdir()
+    (root / ".control").mkdir()
     counts = run_cli(["counts", "--write", "--no-cache"], cwd=root)
     assert counts.returncode == 0, counts.stderr
     settle(root)
@@ -84,7 +84,7 @@ def validate(root: Path, cache: Path, *args: str, refuse: bool = False) -> tuple
     """
     shutil.rmtree(cache / "exampleguard" / "runs", ignore_errors=True)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    marker = root / "control" / "refuse"
+    marker = root / ".control" / "refuse"
     if refuse:
         marker.write_text("", encoding="utf-8")
     try:
@@ -210,9 +210,9 @@ def test_an_edited_example_asks_the_parser_again(project: Path, cache: Path) -> 
 def test_an_unreadable_entry_is_ignored_and_replaced(project: Path, cache: Path) -> None:
     first = validate(project, cache)
     [entry] = entries(cache)
-    entry.write_text('{"format": "exampleguard.tree-cache/v1", "tree": 1', encoding="utf-8")
+    entry.write_text('{"format": "exampleguard.tree-cache/v2", "tree": 1', encoding="utf-8")
     assert validate(project, cache) == first
-    assert json.loads(entry.read_text(encoding="utf-8"))["format"] == "exampleguard.tree-cache/v1"
+    assert json.loads(entry.read_text(encoding="utf-8"))["format"] == "exampleguard.tree-cache/v2"
     assert validate(project, cache, refuse=True) == first
 
 
@@ -240,6 +240,7 @@ def test_cached_and_uncached_output_is_identical_byte_for_byte(project: Path, ca
     catalog = json.loads(catalog_path.read_text(encoding="utf-8"))
     catalog["tools"][0]["examples"].append({"command": "app --x one"})
     catalog_path.write_text(json.dumps(catalog), encoding="utf-8")
+    settle(project)
     for output_format in ("text", "json", "sarif"):
         uncached = validate(project, cache, "--no-cache", "--format", output_format)
         validate(project, cache, "--format", output_format)

@@ -439,12 +439,12 @@ def test_the_real_parser_check_leaves_out_what_spec_4_leaves_out_in_click(
     tmp_path: Path, example: str, code: str | None
 ) -> None:
     tools = [_tool("notes.serve", ["serve"], [example])]
-    settings = {"tree_isolation": "guard"}
+    # The import sees the variable (a placeholder in tree_env), and still no verdict reads it.
+    settings = {"tree_env": {"NEUTRAL_APP_TOKEN": "from-the-environment"}}
     root = make_project(
         tmp_path, tools, dialect=None, tree="click:neutral_app:cli", settings=settings
     )
-    env = {**os.environ, "NEUTRAL_APP_TOKEN": "from-the-environment"}
-    result = run_cli(["validate", "--format", "json"], cwd=root, env=env)
+    result = run_cli(["validate", "--format", "json"], cwd=root)
     report = json.loads(result.stdout)
     codes = _codes(report, "notes.serve", 0)
     assert "model-mismatch" not in codes, report["diagnostics"]
@@ -465,7 +465,7 @@ def test_the_real_parser_check_leaves_out_what_spec_4_leaves_out_in_argparse(
     tmp_path: Path, example: str
 ) -> None:
     tools = [_tool("notes", [], [example])]
-    settings = {"tree_isolation": "guard"}
+    settings: dict[str, object] = {}
     root = make_project(
         tmp_path, tools, dialect=None, tree="argparse:neutral_app:parser", settings=settings
     )
@@ -478,7 +478,7 @@ def test_the_real_parser_check_leaves_out_what_spec_4_leaves_out_in_argparse(
 def test_an_argparse_action_of_the_application_s_gives_what_it_stored(tmp_path: Path) -> None:
     # The program receives what its own Action put in the namespace, not the word it was given.
     tools = [_tool("notes", [], ["notes --tag abc"])]
-    settings = {"tree_isolation": "guard"}
+    settings: dict[str, object] = {}
     root = make_project(
         tmp_path, tools, dialect=None, tree="argparse:neutral_app:parser", settings=settings
     )

@@ -1,58 +1,42 @@
 """Entry point of the child process that imports an application and snapshots its tree.
 
-Run as ``python -c "...main()" FRAMEWORK MODULE ATTR FD PROGRAM [REQUEST [SCRATCH [ROOT]]]``.
-The result is written to file descriptor ``FD`` as frames: a kind byte (``T`` for a tree, ``P``
-for a part of the verdicts, ``V`` for the last of them, ``E`` for an error, ``I`` for inputs),
-an 8-byte big-endian length, then that many bytes of JSON: the snapshot, the verdicts, or an
-``{"error": ...}`` record. The application's
-own output is left alone. ``FD`` ``stdout`` (inside a sandbox, where no descriptor passes in)
-sends the frames as text on standard output instead — the length as 16 hexadecimal digits,
-ASCII JSON — and sends the application's own output to /dev/null.
-Anything the application does — raising, exiting, printing — becomes an error record here, in
-the child, and never reaches exampleguard's process.
+Run as ``python -c "...main()" FRAMEWORK MODULE ATTR PROGRAM @REQUEST MODE ROOT``, always under
+:func:`sandbox.run` (:mod:`exampleguard.treechild` is its one launcher). ``REQUEST`` is a JSON
+file read whole before the application is imported: ``argvs`` (each example's words after the
+program, parsed by the framework's own parser, see :mod:`~exampleguard.adapters.verdict`),
+``paths`` (the command paths and aliases a catalog declares, probed through the groups' own
+routing) and ``help_examples`` (true: the words of each help-text example are judged too).
+``MODE`` ``guard`` installs the import guard (:mod:`._guard`), the only containment asked for
+by name; ``sandbox`` leaves the sandbox to contain what the import does. ``ROOT`` is the
+project's directory, entered before the import.
 
-``REQUEST`` (a descriptor, or ``@PATH`` for a file), when given, is read to its end before
-the application is imported: a JSON
-object with ``argvs`` (each example's words after the program, to be parsed by the framework's
-own parser, see :mod:`~exampleguard.adapters.verdict`) and ``paths`` (the command paths and
-aliases a catalog declares, probed through the groups' own routing), and ``help_examples``
-(true: the words of each help-text example of the tree are judged too). With ``rest`` (the
-path of a file that does not exist yet), the application is imported first; then a ``W``
-frame says the child waits, and the rest of the request (the fields above, and ``program``)
-is read from that file once it appears (:mod:`exampleguard.treechild`). After the tree come
-``P`` frames, each with the ``verdicts`` of the next argvs, in order, as they are judged, and
-then a ``V`` frame with any verdicts left and, under ``help``, each help example's words with
-their verdict; with ``inputs`` true, an ``I`` frame listing
-the files and directories the import read comes last (:mod:`._inputs`). ``SCRATCH``, when
-given, is the only directory the application may write to while it is imported and judged
-(:mod:`._guard`). ``ROOT``, when given, is the directory the application is imported from
-(the project's), entered once the guard is in place.
+The frames go out on standard output as text — a kind byte, the payload's length as 16
+hexadecimal digits, ASCII JSON — and the application's own output goes to /dev/null, so it can
+never be taken for a frame: ``T`` the snapshot, ``V`` the verdicts (and under ``help`` each
+help example's words with its verdict), ``E`` an ``{"error": ...}`` record. Anything the
+application does — raising, exiting, printing — becomes an error record here, in the child.
 
-The child ends with ``os._exit`` as soon as the frame is written: threads, ``atexit`` hooks and
-finalizers the application registered while imported must not hold up (or write over) a tree
-that is already complete.
+The child ends with ``os._exit`` as soon as its frames are written: threads, ``atexit`` hooks
+and finalizers the application registered must not hold up (or write over) a finished answer.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib
 import json
 import os
 import pathlib
 import sys
-import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from exampleguard.adapters._frames import FRAME_LENGTH_BYTES, TEXT_FRAMES
+from exampleguard.adapters._frames import FRAME_LENGTH_BYTES
 from exampleguard.adapters._guard import install_guard
-from exampleguard.adapters._helptext import help_argvs, help_tokenizer
-from exampleguard.adapters._inputs import InputRecorder
+from exampleguard.adapters._helptext import help_argvs
 from exampleguard.adapters.argparser import extract_argparse, resolve_parser
 from exampleguard.adapters.clickfamily import (
     as_click_command,
@@ -64,53 +48,31 @@ from exampleguard.adapters.judge_argparse import ArgparseJudge
 from exampleguard.adapters.judge_click import ClickJudge
 from exampleguard.adapters.verdict import ParseVerdict
 
-__all__ = ["FRAME_LENGTH_BYTES", "TEXT_FRAMES", "main"]
-
-_TEXT_FRAMES = False
+__all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Import the application named on the command line, write its frames, and exit."""
-    global _TEXT_FRAMES  # noqa: PLW0603 - one setting for the whole (short-lived) process
-    arguments = argv or sys.argv[1:]
-    framework, module, attribute, fd_text, program = arguments[:5]
-    if fd_text == TEXT_FRAMES:
-        # Inside a sandbox the frames go out on standard output, as text; the application's
-        # own output goes to /dev/null so that it cannot be taken for a frame.
-        fd = os.dup(1)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.close(null)
-        _TEXT_FRAMES = True
-    else:
-        fd = int(fd_text)
-    # Programs the application starts with exec must not inherit the result pipe.
+    framework, module, attribute, program, request_path, mode, root = (argv or sys.argv[1:])[:7]
+    # The frames own standard output; the application's output goes to /dev/null.
+    fd = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    # Programs the application starts must not inherit the frames' descriptor.
     os.set_inheritable(fd, False)
-    request = _read_request(arguments[5]) if len(arguments) > 5 else {}
-    rest = request.get("rest")
-    rest = rest if isinstance(rest, str) and rest else None
-    # The request folder is exampleguard's, no input of the application's.
-    recorder = InputRecorder([*arguments[6:7], *([str(pathlib.Path(rest).parent)] if rest else [])])
-    if request.get("inputs"):
-        # What the import reads, for the tree cache to see when the tree is stale.
-        recorder.install()
-    if len(arguments) > 6 and arguments[6]:
+    request = _read_request(request_path.removeprefix("@"))
+    if mode == "guard":
         # From here on the application's code runs: it may not change anything outside the
-        # scratch directory, start programs or use the network (see _guard for the limits).
-        install_guard([arguments[6]])
-    if len(arguments) > 7 and arguments[7]:
-        # Imported from the project's directory, as running the application from there would.
-        os.chdir(arguments[7])
+        # work dir, start programs or use the network (see _guard for the limits).
+        install_guard([str(pathlib.Path.cwd())])
+    else:
+        # The project is read-only in the sandbox; bytecode would only fail to be written.
+        sys.dont_write_bytecode = True
+    # Imported from the project's directory, as running the application from there would.
+    os.chdir(root)
     try:
         imported = _import(framework, module, attribute)
-        if rest is not None:
-            # Started before its questions were known: what answering them takes that does
-            # not depend on them is loaded while the parent still reads the catalog; then it
-            # says it waits, and reads them.
-            help_tokenizer()
-            _write(fd, b"W", {})
-            request = {**request, **_wait_for_rest(rest)}
-            program = request.get("program") or program
         argvs = _decoded(request.get("argvs", ()))
         paths = [list(words) for words in request.get("paths", ())]
         snapshot, judge = _snapshot(imported, program or None, paths)
@@ -121,38 +83,54 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except _AdapterError as error:
         _fail(fd, str(error))
     except BaseException as error:
-        where = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
-        at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
-        _fail(fd, f"raised {type(error).__name__}: {error}{at}")
+        _fail(fd, _explain(error, mode))
     _write(fd, b"T", snapshot)
     # The help text's examples are known only now: asked for, they are judged here too.
     helps = _decoded(help_argvs(snapshot)) if request.get("help_examples") else []
     if argvs or request.get("help_examples"):
-        # The snapshot lives to the end: the collections the judging makes need not walk it.
-        gc.freeze()
         try:
-            # One batch: the tree is neutralised once for all of them. The asked argvs'
-            # verdicts go out as they are made, a run at a time (``P`` frames), so the parent
-            # checks the examples against the tree while the rest are still being judged.
-            # Once sent, an asked argv's verdict is let go of: only the help examples' are kept.
-            made = 0
-            helped: list[ParseVerdict] = []
-            for run in judge([*argvs, *helps], _VERDICTS_PER_FRAME):
-                asked = run[: max(0, len(argvs) - made)]
-                made += len(run)
-                helped += run[len(asked) :]
-                if asked:
-                    _write(fd, b"P", {"verdicts": [verdict.to_json() for verdict in asked]})
-            judged = [
-                {"argv": words, "verdict": verdict.to_json()}
-                for words, verdict in zip(helps, helped, strict=True)
-            ]
+            # One batch: the tree is neutralised once for all of them.
+            verdicts = judge([*argvs, *helps])
         except BaseException as error:
             _fail(fd, f"could not be parsed with its own parser: {type(error).__name__}: {error}")
-        _write(fd, b"V", {"verdicts": [], "help": judged})
-    if request.get("inputs"):
-        _write(fd, b"I", recorder.report())
+        asked, helped = verdicts[: len(argvs)], verdicts[len(argvs) :]
+        judged = [
+            {"argv": words, "verdict": verdict.to_json()}
+            for words, verdict in zip(helps, helped, strict=True)
+        ]
+        _write(fd, b"V", {"verdicts": [v.to_json() for v in asked], "help": judged})
     _exit(True)
+
+
+def _explain(error: BaseException, mode: str) -> str:
+    """What went wrong in the application's import, in words that name the cause."""
+    where = traceback.extract_tb(error.__traceback__)[-1:] if error.__traceback__ else []
+    at = f" (at {where[0].filename}:{where[0].lineno})" if where else ""
+    name = error.args[0] if error.args else None
+    in_os = where and where[0].filename in (os.__file__, "<frozen os>")
+    if isinstance(error, KeyError) and in_os:
+        return (
+            f"reads the environment variable {name!r} while importing, and the import's "
+            "environment has no such variable: nothing of the caller's environment reaches "
+            f"the import; give it a placeholder value in [tool.exampleguard.tree_env] "
+            f'({name} = "placeholder")'
+        )
+    if isinstance(error, ModuleNotFoundError):
+        shown = [entry for entry in sys.path if entry]
+        return (
+            f"raised ModuleNotFoundError: {error}{at}; the import path the child searched: "
+            + ", ".join(shown)
+        )
+    if (
+        isinstance(error, PermissionError)
+        and mode == "guard"
+        and "exampleguard refuses" in str(error)
+    ):
+        return (
+            f'{error}{at}: tree_isolation = "guard" refuses it; the sandbox (tree_isolation '
+            '= "auto") allows what it contains'
+        )
+    return f"raised {type(error).__name__}: {error}{at}"
 
 
 def _decoded(argvs: Any) -> list[list[str]]:
@@ -164,15 +142,9 @@ def _decoded(argvs: Any) -> list[list[str]]:
     return [[os.fsdecode(os.fsencode(word)) for word in words] for words in argvs]
 
 
-def _read_request(source: str) -> dict[str, Any]:
-    # Read before the application is imported, and closed, so its code never sees it: a
-    # descriptor, or `@PATH` for a file (inside a sandbox, a file of the work dir).
-    if source.startswith("@"):
-        text = pathlib.Path(source[1:]).read_bytes()
-    else:
-        with os.fdopen(int(source), "rb") as stream:
-            text = stream.read()
-    data = json.loads(text or b"{}")
+def _read_request(path: str) -> dict[str, Any]:
+    # Read whole before the application is imported: its code never sees the questions.
+    data = json.loads(pathlib.Path(path).read_bytes() or b"{}")
     return data if isinstance(data, dict) else {}
 
 
@@ -180,30 +152,8 @@ class _AdapterError(Exception):
     """The named object exists but is not something the adapter can read."""
 
 
-Judge = Callable[[list[list[str]], int], Iterator[list[ParseVerdict]]]
-"""A live tree's own parser: the verdicts on argvs, handed out a run of so many at a time."""
-
-_VERDICTS_PER_FRAME = 250
-"""Verdicts per ``P`` frame: small enough that the parent soon has the first, large enough
-that framing costs nothing beside judging."""
-
-
-def _wait_for_rest(path: str) -> dict[str, Any]:
-    """The rest of the request, once it is there (written whole, then renamed into place).
-
-    Waited for as long as it takes: the sandbox's time limit ends a wait that never ends.
-    """
-    while True:
-        try:
-            text = pathlib.Path(path).read_bytes()
-        except FileNotFoundError:
-            time.sleep(_REST_POLL_SECONDS)
-            continue
-        data = json.loads(text or b"{}")
-        return data if isinstance(data, dict) else {}
-
-
-_REST_POLL_SECONDS = 0.002
+Judge = Callable[[list[list[str]]], list[ParseVerdict]]
+"""A live tree's own parser: the verdict on each argv."""
 
 
 @dataclass(frozen=True)
@@ -231,11 +181,6 @@ def _import(framework: str, module: str, attribute: str) -> _Imported:
         if not hasattr(target, part):
             raise _AdapterError(f"module {module!r} has no attribute {attribute!r}")
         target = getattr(target, part)
-    # What the import built (the application's whole tree) lives as long as this process:
-    # frozen, it is left out of every later collection, which would otherwise walk it again
-    # and again as the snapshot and the verdicts grow (for a large tree, about as long as
-    # the extraction itself).
-    gc.freeze()
     spelled = _right_spelling(framework, target)
     if spelled is not None:
         # Checked before anything is called: a Click command "called" as a parser factory
@@ -262,25 +207,11 @@ def _snapshot(
 ) -> tuple[dict[str, Any], Judge]:
     """The snapshot of an imported tree, and its own parser as the judge."""
     if imported.framework == "argparse":
-        with _collector_paused():
-            snapshot = extract_argparse(imported.target, program, imported.sources)
-        return snapshot, ArgparseJudge(imported.target).judge_runs
+        snapshot = extract_argparse(imported.target, program, imported.sources)
+        return snapshot, ArgparseJudge(imported.target).judge_all
     name = program or _default_program(imported.module)
-    with _collector_paused():
-        snapshot = extract_click(imported.target, name, paths)
-    return snapshot, ClickJudge(imported.target, name).judge_runs
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic collector off while the snapshot is built (plain records, no cycles)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
+    snapshot = extract_click(imported.target, name, paths)
+    return snapshot, ClickJudge(imported.target, name).judge_all
 
 
 def _right_spelling(framework: str, target: Any) -> tuple[str, str] | None:
@@ -309,17 +240,12 @@ def _fail(fd: int, message: str) -> NoReturn:
 
 def _write(fd: int, kind: bytes, record: dict[str, Any]) -> None:
     try:
-        # As text frames, ASCII throughout: the JSON with its escapes.
-        text = json.dumps(record, ensure_ascii=_TEXT_FRAMES)
-        payload = text.encode("utf-8", errors="surrogatepass")
+        # ASCII throughout: the JSON with its escapes.
+        payload = json.dumps(record, ensure_ascii=True).encode("ascii")
     except (TypeError, ValueError, RecursionError) as error:
         kind = b"E"
         payload = json.dumps({"error": f"produced a tree that is not JSON: {error}"}).encode()
-    if _TEXT_FRAMES:
-        frame = kind + b"%0*x" % (2 * FRAME_LENGTH_BYTES, len(payload)) + payload
-    else:
-        frame = kind + len(payload).to_bytes(FRAME_LENGTH_BYTES, "big") + payload
-    view = memoryview(frame)
+    view = memoryview(kind + b"%0*x" % (2 * FRAME_LENGTH_BYTES, len(payload)) + payload)
     with contextlib.suppress(OSError):
         while view:
             view = view[os.write(fd, view) :]

@@ -8,6 +8,7 @@ argparse keeps its structure in private attributes (``_actions``, ``_mutually_ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
 import inspect
 import pathlib
@@ -28,37 +29,84 @@ __all__ = ["action_names", "extract_argparse", "resolve_parser"]
 
 
 def resolve_parser(target: Any) -> argparse.ArgumentParser:
-    """Return the parser ``target`` names: a parser, or a zero-argument callable returning one."""
+    """Return the parser ``target`` names: a parser, a factory of one, or a ``main(argv)``.
+
+    A callable is called with no argument (or with ``[]`` when it takes exactly one, as a
+    ``main(argv)`` does). Whatever it builds, the first parser it asks to parse is captured at
+    that call, and the call goes no further: nothing of the application after its parse runs
+    (a ``main(argv=None)`` that lints the working directory never gets there). A callable that
+    parses nothing must return the parser.
+    """
     if isinstance(target, argparse.ArgumentParser):
         return target
-    if callable(target):
-        # Only a factory that needs no argument is called: anything else is not a parser
-        # factory (a `main(argv)` would run the application).
-        try:
-            signature = inspect.signature(target)
-        except (TypeError, ValueError):
-            signature = None
-        required = [
-            p
-            for p in (signature.parameters.values() if signature is not None else ())
-            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
-        if required:
-            names = ", ".join(p.name for p in required)
-            raise TypeError(
-                f"{getattr(target, '__name__', type(target).__name__)} takes arguments "
-                f"({names}); name an argparse.ArgumentParser or a zero-argument function "
-                "returning one"
-            )
-        parser = target()
-        if isinstance(parser, argparse.ArgumentParser):
-            return parser
+    if not callable(target):
         raise TypeError(
-            f"the factory returned {type(parser).__name__}, not an argparse.ArgumentParser"
+            f"{type(target).__name__} object is not an argparse.ArgumentParser or a factory of one"
         )
+    name = getattr(target, "__name__", type(target).__name__)
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        signature = None
+    required = [
+        p
+        for p in (signature.parameters.values() if signature is not None else ())
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if len(required) > 1 or any(p.kind is p.KEYWORD_ONLY for p in required):
+        names = ", ".join(p.name for p in required)
+        raise TypeError(
+            f"{name} takes arguments ({names}); name an argparse.ArgumentParser, a "
+            "zero-argument function returning one, or a main(argv) that parses with one"
+        )
+    try:
+        with _parse_captured():
+            built = target([]) if required else target()
+    except _Captured as captured:
+        return captured.parser
+    if isinstance(built, argparse.ArgumentParser):
+        return built
     raise TypeError(
-        f"{type(target).__name__} object is not an argparse.ArgumentParser or a factory of one"
+        f"{name} returned {type(built).__name__} without parsing: name an "
+        "argparse.ArgumentParser, a function returning one, or a main(argv) that parses"
     )
+
+
+class _Captured(BaseException):
+    """Raised at the application's first parse: a BaseException, so its handlers let it pass."""
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        super().__init__()
+        self.parser = parser
+
+
+_PARSE_METHODS = (
+    "parse_args",
+    "parse_known_args",
+    "parse_intermixed_args",
+    "parse_known_intermixed_args",
+)
+
+
+@contextlib.contextmanager
+def _parse_captured() -> Iterator[None]:
+    """Every parse method of ``ArgumentParser`` raises :class:`_Captured` while this is open.
+
+    Only in the child that imports the tree, and put back as it closes: a subclass that
+    overrides a parse method and calls up to argparse's is captured at that call.
+    """
+    saved = {name: getattr(argparse.ArgumentParser, name) for name in _PARSE_METHODS}
+
+    def capture(self: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> Any:
+        raise _Captured(self)
+
+    try:
+        for name in _PARSE_METHODS:
+            setattr(argparse.ArgumentParser, name, capture)
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(argparse.ArgumentParser, name, method)
 
 
 def extract_argparse(

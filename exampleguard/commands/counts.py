@@ -20,7 +20,7 @@ def count(config: Config, *, write: bool) -> TextOutcome:
     passes. Structure errors still stop it (exit 2) — counts of an unreadable catalog mean nothing.
     """
     try:
-        inputs = load_inputs(config, with_counts=not write, streamed=True)
+        inputs = load_inputs(config, with_counts=not write)
         evaluation = evaluate(inputs, check_counts=not write)
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)

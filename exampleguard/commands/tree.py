@@ -11,7 +11,7 @@ from exampleguard.commands._outcome import TextOutcome, refuse
 from exampleguard.config import Config, ConfigError, load_config
 from exampleguard.documents import SourceError
 from exampleguard.report.tree import render_tree
-from exampleguard.tree import TreeIsolation, load_judged_tree, parse_tree_spec
+from exampleguard.tree import Containment, containment_of, load_judged_tree, parse_tree_spec
 
 __all__ = ["show_tree"]
 
@@ -28,7 +28,7 @@ def show_tree(
     root = Path.cwd()
     timeout = 60.0
     paths: list[list[str]] = []
-    isolation: TreeIsolation = "auto"
+    containment = Containment()
     if spec_text is None:
         try:
             config = load_config(config_path, root)
@@ -45,7 +45,7 @@ def show_tree(
             config.root,
             config.settings.tree_timeout,
         )
-        isolation = config.settings.tree_isolation
+        containment = containment_of(config.settings)
         catalog_program, paths = _catalog_program(config)
         if program is None:
             program = catalog_program
@@ -63,7 +63,7 @@ def show_tree(
             timeout=timeout,
             program=program,
             paths=paths,
-            isolation=isolation,
+            containment=containment,
         ).tree
     except SourceError as error:
         return TextOutcome(unusable=[error.diagnostic])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,11 +49,7 @@ def run_evaluation(
     ``progress`` is told how many examples of how many have been checked, as it goes.
     """
     try:
-        # The examples are checked while a live tree's own parser is still judging them; the
-        # checking stage is imported once it has its questions (see exampleguard.inputs).
-        inputs = load_inputs(
-            config, with_counts=shard is None, streamed=True, meanwhile=_import_the_check
-        )
+        inputs = load_inputs(config, with_counts=shard is None)
         from exampleguard.pipeline import evaluate  # noqa: PLC0415
 
         if shard is None:
@@ -70,12 +65,6 @@ def run_evaluation(
     except InputError as error:
         return None, error.diagnostics
     return evaluation, []
-
-
-def _import_the_check() -> None:
-    """Import the checking stage and the reports (while a live tree's child answers)."""
-    importlib.import_module("exampleguard.pipeline")
-    importlib.import_module("exampleguard.report")
 
 
 def validate(

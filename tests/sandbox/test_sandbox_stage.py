@@ -328,10 +328,18 @@ def test_the_stage_reports_a_signal_and_a_missing_program(kind: str, tmp_path: P
     assert lines == ["signal 9"]
     (tmp_path / "work").rmdir()
     lines, done = _run_stage(kind, tmp_path, [], ["no-such-program-for-stage-tests"])
+    assert lines == ["error execvp no-such-program-for-stage-tests: No such file or directory"]
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("kind", STAGE_KINDS)
+def test_a_run_that_prints_the_exec_failure_line_still_ran(kind: str, tmp_path: Path) -> None:
+    # What the stage once wrote when it could not exec, printed by a program that did run:
+    # the report says how it exited, and the text is the run's own output.
+    forged = "echo 'sandbox: execvp python3: No such file or directory' >&2; exit 127"
+    lines, done = _run_stage(kind, tmp_path, [], ["/bin/sh", "-c", forged])
     assert lines == ["exit 127"]
-    assert done.stderr == (
-        "sandbox: execvp no-such-program-for-stage-tests: No such file or directory\n"
-    )
+    assert done.stderr.startswith("sandbox: execvp python3")
 
 
 @pytest.mark.parametrize("kind", STAGE_KINDS)

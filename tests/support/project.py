@@ -210,13 +210,12 @@ def cli(x):
 
 
 def app_project_files(
-    source: str = "", *, timeout: float = 20, module: str = "app_module", isolation: str = "guard"
+    source: str = "", *, timeout: float = 20, module: str = "app_module", isolation: str = "auto"
 ) -> dict[str, str]:
     """The files of a project whose tree is ``click:MODULE:cli``, imported after ``source`` ran.
 
-    ``isolation`` is the project's ``tree_isolation``: ``guard`` (the default here) imports the
-    tree in a plain child process, whose own handling of a misbehaving import is what these
-    projects test; ``auto`` adds the sandbox where the machine has it.
+    ``isolation`` is the project's ``tree_isolation``: ``auto`` (the default) imports the tree
+    in the sandbox, ``guard`` under the import guard and the sandbox's ``env`` backend.
     """
     catalog = {
         "format": "exampleguard.catalog/v1",

@@ -1,0 +1,342 @@
+"""A live tree's import as a hostile module and as real project layouts would have it.
+
+Every hostile module here tries what it would get away with if exampleguard imported it as
+the caller: it writes into the project and the caller's home through libc (which no audit hook
+sees), forges the sandbox's old exec-failure line to be imported a second time, forks and
+allocates without bound, announces a frame of 2^60 bytes, or tells the cache it read nothing.
+Each runs on the three hosts CI users have, simulated without touching the host's settings:
+namespaces available; user namespaces refused (Ubuntu's AppArmor, GitHub's ubuntu-24.04
+runners); every namespace refused (a container's default seccomp profile). Where the sandbox
+can run, it contains the module; where it cannot, nothing is imported (exit 2,
+``isolation-unavailable``). Never does the module run outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import REPOSITORY, make_project
+
+HOSTS = ["namespaces", "userns-refused", "all-refused"]
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(platform.machine() != "x86_64", reason="the host launcher is x86_64's"),
+]
+
+TOOL = {"id": "app.hello", "command": ["hello"], "examples": [{"command": "app hello --n 1"}]}
+APP_TAIL = """
+import click
+
+
+@click.group()
+def cli():
+    pass
+
+
+@cli.command()
+@click.option("--n", type=int)
+def hello(n):
+    pass
+"""
+
+
+def project(root: Path, prelude: str, **settings: object) -> Path:
+    """A project whose tree ``click:app:cli`` runs ``prelude`` at import."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "app.py").write_text(textwrap.dedent(prelude) + APP_TAIL, encoding="utf-8")
+    make_project(root, [TOOL], program="app", dialect=None, tree="click:app:cli", counts=False)
+    table = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+    config = root / "exampleguard.toml"
+    config.write_text(config.read_text(encoding="utf-8") + table, encoding="utf-8")
+    counts = {
+        "format": "exampleguard.counts/v1",
+        "tools": 1,
+        "examples": 1,
+        "contract_validated": 1,
+        "dry_run_eligible": 0,
+        "dry_run_narrowed": 0,
+        "excluded": 0,
+    }
+    (root / "exampleguard-counts.json").write_text(json.dumps(counts), encoding="utf-8")
+    return root
+
+
+def validate(
+    root: Path, host: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``exampleguard validate ARGS`` in ``root`` on the simulated ``host``."""
+    command = [sys.executable, "-m", "exampleguard", "validate", "--no-cache", *args]
+    if host != "namespaces":
+        mode = "userns" if host == "userns-refused" else "all"
+        command = [sys.executable, "-m", "tests.support.nonamespaces", mode, "--", *command]
+    return subprocess.run(
+        command,
+        cwd=root,
+        env={**os.environ, **(env or {}), "PYTHONPATH": str(REPOSITORY)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def contained(host: str) -> bool:
+    """Whether the sandbox can run on ``host`` for this caller (root makes namespaces itself)."""
+    return host == "namespaces" or (host == "userns-refused" and os.geteuid() == 0)
+
+
+def expect_refused(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "isolation-unavailable" in result.stderr
+    assert "nothing was imported" in result.stderr
+
+
+LIBC_WRITES = """
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+for _path in {targets!r}:
+    _fd = _libc.open(_path.encode(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    if _fd >= 0:
+        _libc.write(_fd, b"escaped\\n", 8)
+        _libc.close(_fd)
+"""
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_libc_write_to_the_project_and_the_callers_home_never_lands(
+    tmp_path: Path, host: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    targets = [str(tmp_path / "app" / "escaped"), str(home / "escaped")]
+    root = project(tmp_path / "app", LIBC_WRITES.format(targets=targets))
+    result = validate(root, host, env={"HOME": str(home)})
+    if contained(host):
+        assert result.returncode == 0, result.stdout + result.stderr
+    else:
+        expect_refused(result)
+    assert [path for path in targets if Path(path).exists()] == []
+
+
+def test_the_same_libc_write_lands_without_the_sandbox(tmp_path: Path) -> None:
+    # What the test above refuses, done by a plain import: the attempt itself works.
+    target = tmp_path / "escaped"
+    source = LIBC_WRITES.format(targets=[str(target)])
+    subprocess.run([sys.executable, "-c", source], check=True)
+    assert target.read_text(encoding="utf-8") == "escaped\n"
+
+
+FORGED = """
+import ctypes, os, sys
+_libc = ctypes.CDLL(None, use_errno=True)
+_fd = _libc.open({marker!r}.encode(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+if _fd >= 0:
+    _libc.write(_fd, b"imported outside\\n", 17)
+    _libc.close(_fd)
+sys.stderr.write("sandbox: execvp python3: No such file or directory\\n")
+sys.stderr.flush()
+os._exit(127)
+"""
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_forged_exec_failure_is_the_imports_own_failure_and_nothing_runs_again(
+    tmp_path: Path, host: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    outside.chmod(0o777)
+    marker = outside / "imported"
+    root = project(tmp_path / "app", FORGED.format(marker=str(marker)))
+    result = validate(root, host)
+    assert result.returncode == 2, result.stdout + result.stderr
+    if contained(host):
+        assert "exited with status 127 while importing" in result.stderr
+        assert "tree-unavailable" in result.stderr
+    else:
+        expect_refused(result)
+    assert "All checks passed" not in result.stdout
+    # Written only by an import outside the sandbox: there is none.
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_an_import_that_forks_and_allocates_without_bound_is_stopped(
+    tmp_path: Path, host: str
+) -> None:
+    hungry = """
+    import os, time
+    children = 0
+    try:
+        for _ in range(400):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            children += 1
+    except OSError:
+        pass
+    if children >= 400:
+        raise SystemExit("forked 400 processes")
+    block = bytearray(1536 * 1024 * 1024)
+    """
+    root = project(tmp_path / "app", hungry)
+    result = validate(root, host)
+    assert result.returncode == 2, result.stdout + result.stderr
+    if contained(host):
+        assert "MemoryError" in result.stderr
+    else:
+        expect_refused(result)
+    # Nothing of the import is left running.
+    leftover = subprocess.run(["pgrep", "-f", str(root)], capture_output=True, check=False)
+    assert leftover.stdout == b""
+
+
+@pytest.mark.parametrize("host", HOSTS[:1])
+def test_a_frame_header_announcing_2_to_the_60_bytes_is_refused_as_it_arrives(
+    tmp_path: Path, host: str
+) -> None:
+    announce = """
+    import os
+    header = b"T" + b"%016x" % (1 << 60)
+    for fd in range(3, 64):
+        try:
+            os.write(fd, header + b"x" * (1 << 20))
+            for _ in range(96):
+                os.write(fd, b"x" * (1 << 20))
+        except OSError:
+            continue
+    os._exit(0)
+    """
+    root = project(tmp_path / "app", announce)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result = validate(root, host)
+    peak_mib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "produced an answer larger than the 64 MiB limit" in result.stderr
+    # exampleguard's own process holds at most the output cap, never what was announced.
+    assert peak_mib < 256, peak_mib
+
+
+def test_a_child_cannot_keep_its_tree_cached_once_the_module_changed(tmp_path: Path) -> None:
+    # The module sends, besides its tree, the record an older exampleguard took from the child
+    # as "what the import read": nothing. The key is the parent's own: an edit is seen.
+    poison = """
+    import os
+    record = b'{"files": [], "directories": []}'
+    for fd in range(3, 64):
+        try:
+            os.write(fd, b"I" + b"%016x" % len(record) + record)
+        except OSError:
+            continue
+    """
+    root = project(tmp_path / "app", poison)
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "exampleguard", "validate"]
+    env = {**os.environ, **cache, "PYTHONPATH": str(REPOSITORY)}
+    first = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+    source = (root / "app.py").read_text(encoding="utf-8")
+    (root / "app.py").write_text(source.replace('"--n"', '"--m"'), encoding="utf-8")
+    after = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert after.returncode == 1, after.stdout + after.stderr
+    assert "--n" in after.stdout
+
+
+# -- real layouts ------------------------------------------------------------------------------
+
+
+def test_a_variable_read_at_import_is_named_with_tree_env_and_given_through_it(
+    tmp_path: Path,
+) -> None:
+    reads = 'import os\nAPI_KEY = os.environ["WEATHER_API_KEY"]\n'
+    root = project(tmp_path / "app", reads)
+    missing = validate(root, "namespaces", env={"WEATHER_API_KEY": "a-real-secret"})
+    assert missing.returncode == 2
+    assert "'WEATHER_API_KEY'" in missing.stderr
+    assert "[tool.exampleguard.tree_env]" in missing.stderr
+    config = root / "exampleguard.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + '\n[tree_env]\nWEATHER_API_KEY = "placeholder"\n',
+        encoding="utf-8",
+    )
+    given = validate(root, "namespaces")
+    assert given.returncode == 0, given.stdout + given.stderr
+
+
+def test_programs_users_and_numeric_addresses_at_import_work_in_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    layout = """
+    import getpass, socket, subprocess
+    VERSION = subprocess.run(["git", "--version"], capture_output=True, check=True).stdout
+    USER = getpass.getuser()
+    ADDRESS = socket.getaddrinfo("127.0.0.1", 80)
+    """
+    root = project(tmp_path / "app", layout)
+    result = validate(root, "namespaces")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_relative_pythonpath_and_an_editable_sibling_are_importable(tmp_path: Path) -> None:
+    library = tmp_path / "packages" / "lib" / "src" / "greetlib"
+    library.mkdir(parents=True)
+    (library / "__init__.py").write_text('GREETING = "hello"\n', encoding="utf-8")
+    root = project(tmp_path / "packages" / "app", "from greetlib import GREETING\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "exampleguard", "validate", "--no-cache"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(["../lib/src", str(REPOSITORY)])},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+ARGPARSE_MAIN = """
+import argparse, pathlib
+
+
+def run(argv=None):
+    parser = argparse.ArgumentParser(prog="lint")
+    parser.add_argument("paths", nargs="*")
+    parser.add_argument("--strict", action="store_true")
+    parser.parse_args(argv)
+    pathlib.Path({marker!r}).write_text("ran")
+"""
+
+
+def test_an_argparse_main_is_captured_at_its_parse_and_nothing_after_it_runs(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    marker = tmp_path / "ran"
+    (root / "lintapp.py").write_text(ARGPARSE_MAIN.format(marker=str(marker)), encoding="utf-8")
+    tool = {"id": "lint", "command": [], "examples": [{"command": "lint --strict a.py"}]}
+    make_project(root, [tool], program="lint", dialect=None, tree="argparse:lintapp:run")
+    result = validate(root, "namespaces")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not marker.exists()
+    # The same function, called as its users call it, runs its body.
+    subprocess.run([sys.executable, "-c", "import lintapp; lintapp.run([])"], cwd=root, check=True)
+    assert marker.read_text(encoding="utf-8") == "ran"
+
+
+def test_the_guard_named_by_name_is_said_in_every_output(tmp_path: Path) -> None:
+    if os.geteuid() == 0 and str(Path(sys.executable).resolve()).startswith("/root/"):
+        pytest.skip("a root caller's env run cannot execute an interpreter in root's home")
+    root = project(tmp_path / "app", "", tree_isolation="guard")
+    for output in ("text", "json", "github"):
+        result = validate(root, "namespaces", "--format", output)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "tree-unsandboxed" in result.stdout + result.stderr, output
