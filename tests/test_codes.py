@@ -109,7 +109,9 @@ def test_warnings_are_exactly_the_ones_that_make_a_decision_visible() -> None:
     warnings = {name for name, entry in CODES.items() if entry.severity is Severity.WARNING}
     # model-mismatch (SPEC 4): the real parser's verdict stands; the warning makes it visible.
     # doc-example-excepted: a reviewed exception is reported on every run, never silent.
+    # tree-unsandboxed: an import under the guard alone, asked for by name, is never silent.
     assert warnings == {
+        "tree-unsandboxed",
         "shell-expansion",
         "repeated-option",
         "model-mismatch",

@@ -669,6 +669,7 @@ PRODUCED_ELSEWHERE = {
     "file-unreadable": "input files",
     "file-invalid": "input files",
     "tree-unavailable": "tree import",
+    "tree-unsandboxed": "tree import (test_live_tree_containment)",
     "executable-missing": "dry run",
     "isolation-unavailable": "dry run / sandbox",
     # dry runs

@@ -764,6 +764,8 @@ def tree_snapshot(name: str) -> str:
     """The fixture app's snapshot, extracted once by the real CLI."""
     if name not in TREES:
         with tempfile.TemporaryDirectory() as folder:
+            # The sandbox's uid (a root caller's) reads the project as every user may.
+            Path(folder).chmod(0o755)
             result = run_cli(
                 ["tree", "--tree", FIXTURE_SPECS[name], "--program", "notes", "--format", "json"],
                 cwd=Path(folder),
