@@ -19,11 +19,15 @@ import platform
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.support.project import REPOSITORY, make_project
+from tests.support.project import ONE_EXAMPLE_COUNTS, REPOSITORY, make_project
+from tests.support.runuid import public_dir
 
 HOSTS = ["namespaces", "userns-refused", "all-refused"]
 pytestmark = [
@@ -56,31 +60,95 @@ def project(root: Path, prelude: str, **settings: object) -> Path:
     table = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
     config = root / "exampleguard.toml"
     config.write_text(config.read_text(encoding="utf-8") + table, encoding="utf-8")
-    counts = {
-        "format": "exampleguard.counts/v1",
-        "tools": 1,
-        "examples": 1,
-        "contract_validated": 1,
-        "dry_run_eligible": 0,
-        "dry_run_narrowed": 0,
-        "excluded": 0,
-    }
-    (root / "exampleguard-counts.json").write_text(json.dumps(counts), encoding="utf-8")
+    # Written, not counted by the CLI: counting would import the module outside these tests.
+    counts = json.dumps(ONE_EXAMPLE_COUNTS)
+    (root / "exampleguard-counts.json").write_text(counts, encoding="utf-8")
     return root
 
 
+PUBLIC_PYTHON = os.environ.get("EXAMPLEGUARD_PUBLIC_PYTHON")
+"""An interpreter with exampleguard installed that every user may run (``.ci/run`` builds one
+from the system's Python): the one an unprivileged caller runs exampleguard with."""
+NOBODY = 65534
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who runs exampleguard: this test's own user, or an unprivileged uid (``nobody``)."""
+
+    name: str
+    folder: Path
+    """Where its projects and its home are: its own, writable by it without any sandbox."""
+
+    @property
+    def unprivileged(self) -> bool:
+        return self.name == "nobody" or os.geteuid() != 0
+
+    def make(self, name: str) -> Path:
+        """A directory of the caller's own, as a user's project or home is."""
+        path = self.folder / name
+        path.mkdir(parents=True, exist_ok=True)
+        if self.name == "nobody":
+            os.chown(path, NOBODY, NOBODY)
+        return path
+
+    def own(self, root: Path) -> None:
+        """Give everything under ``root`` to the caller."""
+        if self.name == "nobody":
+            for path in [root, *root.rglob("*")]:
+                os.chown(path, NOBODY, NOBODY)
+
+    def python(self) -> list[str]:
+        """The interpreter this caller runs, as this caller."""
+        if self.name == "caller":
+            return [sys.executable]
+        assert PUBLIC_PYTHON is not None
+        drop = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
+        return [*drop, PUBLIC_PYTHON]
+
+    def command(self, host: str, *args: str) -> list[str]:
+        """``exampleguard ARGS`` run by this caller on the simulated ``host``."""
+        command = [*self.python(), "-m", "exampleguard", *args]
+        if host != "namespaces":
+            # The filter is installed first, and kept across the drop to nobody.
+            mode = "userns" if host == "userns-refused" else "all"
+            command = [sys.executable, "-m", "tests.support.nonamespaces", mode, "--", *command]
+        return command
+
+    def env(self, **extra: str) -> dict[str, str]:
+        if self.name == "nobody":
+            base = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(self.make("home"))}
+        else:
+            base = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+        return {**base, **extra}
+
+
+CALLERS = ["caller", "nobody"]
+
+
+@pytest.fixture(params=CALLERS)
+def caller(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Caller]:
+    """Each test runs as this user (root in CI) and, from root, as nobody."""
+    if request.param == "caller":
+        yield Caller("caller", tmp_path)
+        return
+    if os.geteuid() != 0:
+        pytest.skip("only root can run exampleguard as nobody")
+    if PUBLIC_PYTHON is None:
+        pytest.skip("EXAMPLEGUARD_PUBLIC_PYTHON names no interpreter every user may run")
+    with public_dir("exampleguard-live-") as folder:
+        yield Caller("nobody", folder)
+
+
 def validate(
-    root: Path, host: str, *args: str, env: dict[str, str] | None = None
+    caller: Caller, root: Path, host: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``exampleguard validate ARGS`` in ``root`` on the simulated ``host``."""
-    command = [sys.executable, "-m", "exampleguard", "validate", "--no-cache", *args]
-    if host != "namespaces":
-        mode = "userns" if host == "userns-refused" else "all"
-        command = [sys.executable, "-m", "tests.support.nonamespaces", mode, "--", *command]
+    """``exampleguard validate ARGS`` in ``root``, run by ``caller`` on the simulated ``host``."""
+    caller.own(root)
     return subprocess.run(
-        command,
+        caller.command(host, "validate", "--no-cache", *args),
         cwd=root,
-        env={**os.environ, **(env or {}), "PYTHONPATH": str(REPOSITORY)},
+        env=caller.env(**(env or {})),
         capture_output=True,
         text=True,
         timeout=180,
@@ -88,9 +156,9 @@ def validate(
     )
 
 
-def contained(host: str) -> bool:
-    """Whether the sandbox can run on ``host`` for this caller (root makes namespaces itself)."""
-    return host == "namespaces" or (host == "userns-refused" and os.geteuid() == 0)
+def contained(caller: Caller, host: str) -> bool:
+    """Whether the sandbox can run on ``host`` for ``caller`` (root needs no user namespace)."""
+    return host == "namespaces" or (host == "userns-refused" and not caller.unprivileged)
 
 
 def expect_refused(result: subprocess.CompletedProcess[str]) -> None:
@@ -112,35 +180,30 @@ for _path in {targets!r}:
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_libc_write_to_the_project_and_the_callers_home_never_lands(
-    tmp_path: Path, host: str
+    caller: Caller, host: str
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    targets = [str(tmp_path / "app" / "escaped"), str(home / "escaped")]
-    root = project(tmp_path / "app", LIBC_WRITES.format(targets=targets))
-    result = validate(root, host, env={"HOME": str(home)})
-    if contained(host):
+    home = caller.make("home")
+    root = caller.make("app")
+    targets = [str(root / "escaped"), str(home / "escaped")]
+    project(root, LIBC_WRITES.format(targets=targets))
+    result = validate(caller, root, host, env={"HOME": str(home)})
+    if contained(caller, host):
         assert result.returncode == 0, result.stdout + result.stderr
     else:
         expect_refused(result)
     assert [path for path in targets if Path(path).exists()] == []
 
 
-def test_the_same_libc_write_lands_without_the_sandbox(tmp_path: Path) -> None:
-    # What the test above refuses, done by a plain import: the attempt itself works.
-    target = tmp_path / "escaped"
+def test_the_same_libc_write_lands_without_the_sandbox(caller: Caller) -> None:
+    # What the test above refuses, done by a plain import as the same caller: it works.
+    target = caller.make("home") / "escaped"
     source = LIBC_WRITES.format(targets=[str(target)])
-    subprocess.run([sys.executable, "-c", source], check=True)
+    subprocess.run([*caller.python(), "-c", source], env=caller.env(), check=True)
     assert target.read_text(encoding="utf-8") == "escaped\n"
 
 
 FORGED = """
-import ctypes, os, sys
-_libc = ctypes.CDLL(None, use_errno=True)
-_fd = _libc.open({marker!r}.encode(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
-if _fd >= 0:
-    _libc.write(_fd, b"imported outside\\n", 17)
-    _libc.close(_fd)
+import sys
 sys.stderr.write("sandbox: execvp python3: No such file or directory\\n")
 sys.stderr.flush()
 os._exit(127)
@@ -149,16 +212,13 @@ os._exit(127)
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_forged_exec_failure_is_the_imports_own_failure_and_nothing_runs_again(
-    tmp_path: Path, host: str
+    caller: Caller, host: str
 ) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    outside.chmod(0o777)
-    marker = outside / "imported"
-    root = project(tmp_path / "app", FORGED.format(marker=str(marker)))
-    result = validate(root, host)
+    marker = caller.make("outside") / "imported"
+    root = project(caller.make("app"), LIBC_WRITES.format(targets=[str(marker)]) + FORGED)
+    result = validate(caller, root, host)
     assert result.returncode == 2, result.stdout + result.stderr
-    if contained(host):
+    if contained(caller, host):
         assert "exited with status 127 while importing" in result.stderr
         assert "tree-unavailable" in result.stderr
     else:
@@ -170,7 +230,7 @@ def test_a_forged_exec_failure_is_the_imports_own_failure_and_nothing_runs_again
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_an_import_that_forks_and_allocates_without_bound_is_stopped(
-    tmp_path: Path, host: str
+    caller: Caller, host: str
 ) -> None:
     hungry = """
     import os, time
@@ -187,10 +247,10 @@ def test_an_import_that_forks_and_allocates_without_bound_is_stopped(
         raise SystemExit("forked 400 processes")
     block = bytearray(1536 * 1024 * 1024)
     """
-    root = project(tmp_path / "app", hungry)
-    result = validate(root, host)
+    root = project(caller.make("app"), hungry)
+    result = validate(caller, root, host)
     assert result.returncode == 2, result.stdout + result.stderr
-    if contained(host):
+    if contained(caller, host):
         assert "MemoryError" in result.stderr
     else:
         expect_refused(result)
@@ -199,9 +259,8 @@ def test_an_import_that_forks_and_allocates_without_bound_is_stopped(
     assert leftover.stdout == b""
 
 
-@pytest.mark.parametrize("host", HOSTS[:1])
 def test_a_frame_header_announcing_2_to_the_60_bytes_is_refused_as_it_arrives(
-    tmp_path: Path, host: str
+    caller: Caller,
 ) -> None:
     announce = """
     import os
@@ -215,19 +274,20 @@ def test_a_frame_header_announcing_2_to_the_60_bytes_is_refused_as_it_arrives(
             continue
     os._exit(0)
     """
-    root = project(tmp_path / "app", announce)
-    measured = tmp_path / "peak"
+    root = project(caller.make("app"), announce)
+    measured = caller.make("peak") / "kib"
     # A process of its own measures the run's peak, apart from this worker's other children.
     measure = (
         "import resource, subprocess, sys; done = subprocess.run(sys.argv[2:]); "
         "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))"
         "; sys.exit(done.returncode)"
     )
-    command = [sys.executable, "-c", measure, str(measured), sys.executable, "-m"]
+    run = caller.command("namespaces", "validate", "--no-cache")
+    caller.own(root)
     result = subprocess.run(
-        [*command, "exampleguard", "validate", "--no-cache"],
+        [sys.executable, "-c", measure, str(measured), *run],
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        env=caller.env(),
         capture_output=True,
         text=True,
         check=False,
@@ -239,7 +299,7 @@ def test_a_frame_header_announcing_2_to_the_60_bytes_is_refused_as_it_arrives(
     assert peak_mib < 256, peak_mib
 
 
-def test_a_child_cannot_keep_its_tree_cached_once_the_module_changed(tmp_path: Path) -> None:
+def test_a_child_cannot_keep_its_tree_cached_once_the_module_changed(caller: Caller) -> None:
     # The module sends, besides its tree, the record an older exampleguard took from the child
     # as "what the import read": nothing. The key is the parent's own: an edit is seen.
     poison = """
@@ -251,12 +311,18 @@ def test_a_child_cannot_keep_its_tree_cached_once_the_module_changed(tmp_path: P
         except OSError:
             continue
     """
-    root = project(tmp_path / "app", poison)
-    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "exampleguard", "validate"]
-    env = {**os.environ, **cache, "PYTHONPATH": str(REPOSITORY)}
+    root = project(caller.make("app"), poison)
+    cache = caller.make("cache")
+    caller.own(root)
+    # Dated a minute back: a run does not keep a tree whose files changed as it began.
+    moment = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (moment, moment))
+    command = caller.command("namespaces", "validate")
+    env = caller.env(XDG_CACHE_HOME=str(cache))
     first = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     assert first.returncode == 0, first.stdout + first.stderr
+    assert list(cache.rglob("trees/*.json")), "the first run keeps the tree"
     source = (root / "app.py").read_text(encoding="utf-8")
     (root / "app.py").write_text(source.replace('"--n"', '"--m"'), encoding="utf-8")
     after = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
@@ -272,7 +338,9 @@ def test_a_variable_read_at_import_is_named_with_tree_env_and_given_through_it(
 ) -> None:
     reads = 'import os\nAPI_KEY = os.environ["WEATHER_API_KEY"]\n'
     root = project(tmp_path / "app", reads)
-    missing = validate(root, "namespaces", env={"WEATHER_API_KEY": "a-real-secret"})
+    missing = validate(
+        Caller("caller", tmp_path), root, "namespaces", env={"WEATHER_API_KEY": "a-real-secret"}
+    )
     assert missing.returncode == 2
     assert "'WEATHER_API_KEY'" in missing.stderr
     assert "[tool.exampleguard.tree_env]" in missing.stderr
@@ -281,7 +349,7 @@ def test_a_variable_read_at_import_is_named_with_tree_env_and_given_through_it(
         config.read_text(encoding="utf-8") + '\n[tree_env]\nWEATHER_API_KEY = "placeholder"\n',
         encoding="utf-8",
     )
-    given = validate(root, "namespaces")
+    given = validate(Caller("caller", tmp_path), root, "namespaces")
     assert given.returncode == 0, given.stdout + given.stderr
 
 
@@ -295,7 +363,7 @@ def test_programs_users_and_numeric_addresses_at_import_work_in_the_sandbox(
     ADDRESS = socket.getaddrinfo("127.0.0.1", 80)
     """
     root = project(tmp_path / "app", layout)
-    result = validate(root, "namespaces")
+    result = validate(Caller("caller", tmp_path), root, "namespaces")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -337,7 +405,7 @@ def test_an_argparse_main_is_captured_at_its_parse_and_nothing_after_it_runs(
     (root / "lintapp.py").write_text(ARGPARSE_MAIN.format(marker=str(marker)), encoding="utf-8")
     tool = {"id": "lint", "command": [], "examples": [{"command": "lint --strict a.py"}]}
     make_project(root, [tool], program="lint", dialect=None, tree="argparse:lintapp:run")
-    result = validate(root, "namespaces")
+    result = validate(Caller("caller", tmp_path), root, "namespaces")
     assert result.returncode == 0, result.stdout + result.stderr
     assert not marker.exists()
     # The same function, called as its users call it, runs its body.
@@ -350,6 +418,6 @@ def test_the_guard_named_by_name_is_said_in_every_output(tmp_path: Path) -> None
         pytest.skip("a root caller's env run cannot execute an interpreter in root's home")
     root = project(tmp_path / "app", "", tree_isolation="guard")
     for output in ("text", "json", "github"):
-        result = validate(root, "namespaces", "--format", output)
+        result = validate(Caller("caller", tmp_path), root, "namespaces", "--format", output)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "tree-unsandboxed" in result.stdout + result.stderr, output

@@ -38,6 +38,18 @@ NOTES_TREE = {
 """A tree snapshot of one command, ``notes add TITLE [--tag T]... [--limit N] [--format F]``."""
 
 
+ONE_EXAMPLE_COUNTS = {
+    "format": "exampleguard.counts/v1",
+    "tools": 1,
+    "examples": 1,
+    "contract_validated": 1,
+    "dry_run_eligible": 0,
+    "dry_run_narrowed": 0,
+    "excluded": 0,
+}
+"""The counts of a catalog of one tool with one example and no dry run (written, not run)."""
+
+
 def toml_value(value: Any) -> str:
     """A TOML literal for a plain value (strings, numbers, booleans, lists, inline tables)."""
     if isinstance(value, bool):
@@ -222,21 +234,12 @@ def app_project_files(
         "program": "app",
         "tools": [{"id": "app", "command": [], "examples": [{"command": "app --x 1"}]}],
     }
-    counts = {
-        "format": "exampleguard.counts/v1",
-        "tools": 1,
-        "examples": 1,
-        "contract_validated": 1,
-        "dry_run_eligible": 0,
-        "dry_run_narrowed": 0,
-        "excluded": 0,
-    }
     return {
         "exampleguard.toml": (
             f'catalog = "catalog.json"\ntree = "click:{module}:cli"\ntree_timeout = {timeout}\n'
             f'tree_isolation = "{isolation}"\n'
         ),
         "catalog.json": json.dumps(catalog),
-        "exampleguard-counts.json": json.dumps(counts),
+        "exampleguard-counts.json": json.dumps(ONE_EXAMPLE_COUNTS),
         f"{module}.py": source + APP_MODULE_TAIL,
     }
