@@ -421,3 +421,46 @@ def test_the_guard_named_by_name_is_said_in_every_output(tmp_path: Path) -> None
         result = validate(Caller("caller", tmp_path), root, "namespaces", "--format", output)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "tree-unsandboxed" in result.stdout + result.stderr, output
+
+
+def test_a_sibling_package_installed_editable_is_importable(tmp_path: Path) -> None:
+    # A monorepo: the configuration in packages/app, the library in packages/lib installed
+    # editable into the environment exampleguard runs in. Its package directory is named
+    # otherwise than the package, so setuptools maps it with an import finder, not a .pth line.
+    library = tmp_path / "packages" / "lib"
+    (library / "lib_src").mkdir(parents=True)
+    (library / "lib_src" / "__init__.py").write_text('GREETING = "hello"\n', encoding="utf-8")
+    (library / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "greetlib"\nversion = "1.0"\n'
+        '[tool.setuptools]\npackages = ["greetlib"]\npackage-dir = {greetlib = "lib_src"}\n',
+        encoding="utf-8",
+    )
+    environment = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(environment)], check=True)
+    python = environment / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    # exampleguard, its dependencies and setuptools, from the environment of this test.
+    ours = [entry for entry in sys.path if entry.endswith("site-packages")]
+    Path(site, "ours.pth").write_text("\n".join([*ours, str(REPOSITORY)]) + "\n", "utf-8")
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q"]
+    subprocess.run(
+        [*install, "--no-deps", "--no-build-isolation", "--no-index", "-e", str(library)],
+        check=True,
+    )
+    assert list(Path(site).glob("__editable__*finder.py")), "setuptools maps it with a finder"
+    root = project(tmp_path / "packages" / "app", "from greetlib import GREETING\n")
+    result = subprocess.run(
+        [python, "-m", "exampleguard", "validate", "--no-cache"],
+        cwd=root,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
