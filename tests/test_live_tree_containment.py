@@ -408,6 +408,23 @@ def test_an_argparse_main_is_captured_at_its_parse_and_nothing_after_it_runs(
     result = validate(Caller("caller", tmp_path), root, "namespaces")
     assert result.returncode == 0, result.stdout + result.stderr
     assert not marker.exists()
+    # init captures it the same way.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "lintapp.py").write_text(ARGPARSE_MAIN.format(marker=str(marker)), encoding="utf-8")
+    started = subprocess.run(
+        [sys.executable, "-m", "exampleguard", "init", "--tree", "argparse:lintapp:run"],
+        cwd=fresh,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert (
+        json.loads((fresh / "agent-catalog.json").read_text(encoding="utf-8"))["program"] == "lint"
+    )
+    assert not marker.exists()
     # The same function, called as its users call it, runs its body.
     subprocess.run([sys.executable, "-c", "import lintapp; lintapp.run([])"], cwd=root, check=True)
     assert marker.read_text(encoding="utf-8") == "ran"
