@@ -63,7 +63,10 @@ CATALOG_FORMAT = "exampleguard.catalog/v1"
 
 @pydantic_dataclass(frozen=True, slots=True, config=RECORD)
 class Safety(StrictRecord):
-    """Informational safety metadata. Nothing is inferred from it, least of all a dry run."""
+    """Safety metadata, checked against the real command's gate (:mod:`exampleguard.safety`).
+
+    It never creates, widens or implies a dry-run capability.
+    """
 
     effect: Literal["read", "write", "destructive", "exec"] | None = None
     risk: Literal["low", "medium", "high"] | None = None

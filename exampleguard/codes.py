@@ -47,6 +47,9 @@ __all__ = [
     "EXTRA_POSITIONAL",
     "FILE_INVALID",
     "FILE_UNREADABLE",
+    "GATE_DUPLICATE",
+    "GATE_INVALID",
+    "GATE_STALE",
     "ISOLATION_UNAVAILABLE",
     "MISSING_REQUIRED",
     "MISSING_VALUE",
@@ -58,6 +61,7 @@ __all__ = [
     "REPEATED_OPTION",
     "REQUIRE_ONE_OF",
     "REQUIRE_TOGETHER",
+    "SAFETY_DRIFT",
     "SCHEMA_MISMATCH",
     "SHELL_COMMENT",
     "SHELL_CONSTRUCT",
@@ -708,6 +712,60 @@ DISPOSITION_STALE = _code(
     example="the disposition recorded `notes rm --tag draft` but example 1 is now `notes rm 4`",
     fix="Review the current example: run it, or write a new disposition for it with "
     "`exampleguard dispositions add`, and delete the stale one.",
+)
+SAFETY_DRIFT = _code(
+    "safety-drift",
+    Stage.CATALOG,
+    "A tool's safety metadata disagrees with its command's confirmation gate",
+    what="With a tree configured, a tool's `safety` is checked against the command: "
+    '`confirmation` is `"none"` or absent although the command asks for confirmation (a '
+    'Click `confirmation_option`, a prompted yes/no flag); it is `"required"` although '
+    "the command shows no gate and has no bypass flag (and no reviewed record in "
+    "`dispositions/gates.toml` says where the gate is); `bypass_flags` names a flag the "
+    "command does not have; or the flag that answers the command's confirmation is not among "
+    "the banned bypass flags (the tool's and the configuration's).",
+    why="Agents decide from `safety` whether to ask their user first. A command that prompts "
+    "while its metadata says it does not hangs an agent on the prompt; one that never asks "
+    'while its metadata says "required" teaches agents that "required" means nothing; a '
+    "bypass ban on a flag that does not exist protects nothing while the real bypass goes "
+    "unbanned.",
+    example='"safety": {"confirmation": "none"} on `notes purge`, which has --yes from '
+    "click.confirmation_option",
+    fix='Say what the command does: `"confirmation": "required"` and list the flag that '
+    "answers the prompt in `bypass_flags`; remove flags the command does not have. A gate "
+    "that lives in application code (`click.confirm` in the body) is recorded with its "
+    "evidence in `dispositions/gates.toml`.",
+)
+GATE_INVALID = _code(
+    "gate-invalid",
+    Stage.REVIEW,
+    "A gate record names no tool, or says nothing concrete",
+    what="A `[[gate]]` record of `dispositions/gates.toml` names a tool the catalog does not "
+    "have, gives a placeholder reason, or there is no tree to check it against.",
+    why="A gate record silences a safety check; one that points nowhere or says nothing "
+    "cannot have been reviewed.",
+    example='[[gate]] tool = "notes.purg"   # the tool is notes.purge',
+    fix="Name the tool's exact id, say in a sentence where the command asks, and list the "
+    "evidence (a file and line, an issue).",
+)
+GATE_STALE = _code(
+    "gate-stale",
+    Stage.REVIEW,
+    "A gate record silences nothing",
+    what='The tool\'s `confirmation` is no longer `"required"`, or its command now shows a '
+    "gate or a bypass flag the tree can see, so the record is not needed.",
+    why="A record that silences nothing would silently silence a future, unreviewed case.",
+    example='[[gate]] tool = "notes.purge"   # but purge now has a confirmation_option',
+    fix="Delete the record.",
+)
+GATE_DUPLICATE = _code(
+    "gate-duplicate",
+    Stage.REVIEW,
+    "Two gate records name the same tool",
+    what="More than one `[[gate]]` record names one tool.",
+    why="One reviewed decision per tool: two can disagree, and editing one leaves the other.",
+    example='two [[gate]] records with tool = "notes.purge"',
+    fix="Keep one record per tool.",
 )
 DOC_EXCEPTION_STALE = _code(
     "doc-exception-stale",

@@ -4,7 +4,9 @@ A *disposition* removes one exact example of a tool with a reviewed dry-run capa
 dry-run set, for an approved, reason-coded, concrete reason. It never removes anything from
 contract validation. An *exclusion* (``dispositions/exclusions.toml``) says why one exact
 runnable command is not offered to agents. A *doc exception* (``dispositions/doc-exceptions.toml``)
-says why one exact command text of a documentation file is wrong on purpose. All are checked on
+says why one exact command text of a documentation file is wrong on purpose. A *gate record*
+(``dispositions/gates.toml``) says where a command asks for confirmation in application code
+that no tree can see (:mod:`exampleguard.safety` checks it). All are checked on
 every ``validate``: invalid, stale and duplicate records fail the run.
 """
 
@@ -49,6 +51,7 @@ __all__ = [
     "DOC_EXCEPTIONS_FILE",
     "DOC_REASON_CODES",
     "EXCLUSIONS_FILE",
+    "GATES_FILE",
     "Disposition",
     "DispositionFile",
     "DocException",
@@ -56,6 +59,8 @@ __all__ = [
     "DocReview",
     "Exclusion",
     "ExclusionFile",
+    "Gate",
+    "GateFile",
     "LoadedDispositions",
     "Record",
     "RecordError",
@@ -79,6 +84,7 @@ __all__ = [
 ]
 
 EXCLUSIONS_FILE = "exclusions.toml"
+GATES_FILE = "gates.toml"
 DOC_EXCEPTIONS_FILE = "doc-exceptions.toml"
 
 BUILTIN_REASON_CODES: dict[str, str] = {
@@ -161,6 +167,26 @@ class ExclusionFile(StrictModel):
     exclusion: list[Exclusion] = Field(default_factory=list)
 
 
+class Gate(StrictModel):
+    """One reviewed statement that a tool's command asks for confirmation in application code.
+
+    It silences exactly one tool's ``safety-drift`` for ``"confirmation": "required"`` on a
+    command whose tree shows no gate (a ``click.confirm`` in the command's body, an argparse
+    program's own prompt): ``evidence`` says where the gate is.
+    """
+
+    tool: NonEmpty
+    reason: str
+    reviewer: NonEmpty | None = None
+    evidence: Annotated[list[NonEmpty], Field(min_length=1)]
+
+
+class GateFile(StrictModel):
+    """``dispositions/gates.toml``: any number of ``[[gate]]`` records."""
+
+    gate: list[Gate] = Field(default_factory=list)
+
+
 DocReasonCode = Literal["counter-example", "migration-note", "error-demo"]
 DOC_REASON_CODES: dict[str, str] = {
     "counter-example": "The docs show the command as what not to do.",
@@ -203,7 +229,7 @@ class DocExceptionFile(StrictModel):
     doc_exception: list[DocException] = Field(default_factory=list)
 
 
-T = TypeVar("T", Disposition, Exclusion, DocException)
+T = TypeVar("T", Disposition, Exclusion, DocException, Gate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +249,7 @@ class Record(Generic[T]):
         """Where the record starts in its file."""
         if self.document is None:
             return Location(self.file)
-        kind = {Disposition: "disposition", Exclusion: "exclusion"}.get(
+        kind = {Disposition: "disposition", Exclusion: "exclusion", Gate: "gate"}.get(
             type(self.value), "doc_exception"
         )
         return self.document.location((kind, self.index), at_key=False)
@@ -237,6 +263,13 @@ class Record(Generic[T]):
                 hint=hint,
                 tool=value.tool,
                 example=value.example,
+                location=self.location,
+            )
+        if isinstance(value, Gate):
+            return code.diagnostic(
+                f"gate record for {value.tool}: {message}",
+                hint=hint,
+                tool=value.tool,
                 location=self.location,
             )
         if isinstance(value, DocException):
@@ -259,6 +292,7 @@ class LoadedDispositions:
     dispositions: list[Record[Disposition]] = field(default_factory=list)
     exclusions: list[Record[Exclusion]] = field(default_factory=list)
     doc_exceptions: list[Record[DocException]] = field(default_factory=list)
+    gates: list[Record[Gate]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -301,6 +335,9 @@ def load_dispositions(folder: Path, root: Path, display: str) -> LoadedDispositi
                 loaded.doc_exceptions.extend(
                     Record(value, document, i) for i, value in enumerate(doc.doc_exception)
                 )
+            elif path.name == GATES_FILE:
+                gates = validate_model(GateFile, document)
+                loaded.gates.extend(Record(v, document, i) for i, v in enumerate(gates.gate))
             elif path.name == EXCLUSIONS_FILE:
                 exclusions = validate_model(ExclusionFile, document)
                 loaded.exclusions.extend(

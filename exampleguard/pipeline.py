@@ -49,6 +49,7 @@ from exampleguard.rules import (
     arguments_of,
     word_span,
 )
+from exampleguard.safety import check_safety
 from exampleguard.sources import (
     ExampleRecord,
 )
@@ -201,6 +202,14 @@ def _evaluate(
     if repository_checks:
         diagnostics.extend(review.diagnostics)
         diagnostics.extend(_unsandboxed(config))
+        diagnostics.extend(
+            check_safety(
+                contract,
+                inputs.catalog.document,
+                inputs.records.gates,
+                config.settings.bypass_flags,
+            )
+        )
     counts = _count(inputs, contract, examples, review, selected=select is None)
     if check_counts and repository_checks and select is None:
         diagnostics.extend(

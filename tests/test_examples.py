@@ -670,6 +670,10 @@ PRODUCED_ELSEWHERE = {
     "file-invalid": "input files",
     "tree-unavailable": "tree import",
     "tree-unsandboxed": "tree import (test_live_tree_containment)",
+    "safety-drift": "safety against a real command (test_safety)",
+    "gate-invalid": "gate records (test_safety)",
+    "gate-stale": "gate records (test_safety)",
+    "gate-duplicate": "gate records (test_safety)",
     "executable-missing": "dry run",
     "isolation-unavailable": "dry run / sandbox",
     # dry runs
