@@ -112,7 +112,8 @@ class Caller:
         if host != "namespaces":
             # The filter is installed first, and kept across the drop to nobody.
             mode = "userns" if host == "userns-refused" else "all"
-            command = [sys.executable, "-m", "tests.support.nonamespaces", mode, "--", *command]
+            launcher = str(REPOSITORY / "tests" / "support" / "nonamespaces.py")
+            command = [sys.executable, launcher, mode, "--", *command]
         return command
 
     def env(self, **extra: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Run a command the way a container's default seccomp profile, or Ubuntu's AppArmor, would.
 
-``python -m tests.support.nonamespaces MODE -- ARGV...`` installs a seccomp filter, then execs
+``python tests/support/nonamespaces.py MODE -- ARGV...`` installs a seccomp filter, then execs
 ``ARGV``; the filter is inherited by everything it starts and cannot be removed:
 
 - ``userns``: creating a user namespace (``unshare`` or ``clone`` with ``CLONE_NEWUSER``) fails
