@@ -210,9 +210,18 @@ def _fail_with(
     diagnostics: list[Diagnostic],
     code: int = EXIT_UNUSABLE,
     summary: str = _COULD_NOT_EVALUATE,
+    *,
+    view: _View | None = None,
 ) -> NoReturn:
-    from exampleguard.report import diagnostic_entry
+    """Say why the run could not be evaluated, on stderr; ``view``: a report command's output.
+
+    A machine format still gets a well-formed report (SPEC 6): ``ok`` false, every reason.
+    """
+    from exampleguard.report import diagnostic_entry, unusable_report
     from exampleguard.report.text import diagnostic_lines
+
+    if view is not None and view.output_format not in _TEXT_FORMATS and not view.statistics:
+        _emit(_render(unusable_report(diagnostics), view, None), view.output)
 
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     for diagnostic in diagnostics:
@@ -231,7 +240,11 @@ def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoRetur
 
 
 def _load_config(
-    path: Path | None, *, no_cache: bool = False, check_jobs: int | None = None
+    path: Path | None,
+    *,
+    no_cache: bool = False,
+    check_jobs: int | None = None,
+    view: _View | None = None,
 ) -> Config:
     from dataclasses import replace
 
@@ -240,7 +253,7 @@ def _load_config(
     try:
         loaded = load_config(path, Path.cwd())
     except ConfigError as error:
-        _fail_with([error.diagnostic])
+        _fail_with([error.diagnostic], view=view)
     return replace(loaded, tree_cache=not no_cache, check_jobs=check_jobs)
 
 
@@ -484,7 +497,7 @@ def validate(
     with cache.recording if cache is not None else contextlib.nullcontext():
         from exampleguard.commands import validate as command
 
-        loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs)
+        loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs, view=view)
         with _progress(enabled=not quiet) as progress:
             outcome = command.validate(
                 loaded, shard=shard_spec, progress=progress.checked if progress else None
@@ -556,7 +569,7 @@ def _finish_report(
     """
     _retain(outcome)
     if outcome.unusable or outcome.report is None:
-        _fail_with(outcome.unusable, summary=summary)
+        _fail_with(outcome.unusable, summary=summary, view=view)
     _refuse_an_input(view.output, config, outcome.report, inputs)
     rendered = _render(outcome.report, view, config)
     written = _Collected(rendered, cache.limit) if cache is not None else None
@@ -641,7 +654,7 @@ def dryrun(
     view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
     addresses = [_example_address(value) for value in example or []]
     shard_spec = _parse_shard(shard)
-    loaded = _load_config(config, no_cache=no_cache)
+    loaded = _load_config(config, no_cache=no_cache, view=view)
     # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
     # the report is marked interrupted, and the exit code is 130.
     with _progress(enabled=not quiet) as progress:

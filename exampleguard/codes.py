@@ -14,7 +14,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
+from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span, neutralise
 
 __all__ = [
     "ALIAS_COLLISION",
@@ -128,12 +128,17 @@ class Code:
         span: Span | None = None,
         related: tuple[Related, ...] = (),
     ) -> Diagnostic:
-        """A diagnostic of this code, with the severity the registry gives it."""
+        r"""A diagnostic of this code, with the severity the registry gives it.
+
+        The message and hint may carry another process's words (an import's error, a parser's
+        message, a dry run's last line): they are :func:`neutralise`\ d here, once for every
+        output.
+        """
         return Diagnostic(
             code=self.name,
             severity=self.severity,
-            message=message,
-            hint=hint,
+            message=neutralise(message),
+            hint=None if hint is None else neutralise(hint),
             suggestion=suggestion,
             tool=tool,
             example=example,

@@ -8,9 +8,37 @@ diagnostics; they never print them.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
-__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span"]
+__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span", "neutralise"]
+
+# Every C0 control but tab and newline, DEL, every C1 control, lone surrogates, and the two
+# noncharacters XML refuses: a terminal acts on them (ESC starts CSI and OSC sequences: colours,
+# window titles, the clipboard), and XML cannot carry them.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# A line that a CI runner reads as a command: GitHub Actions' workflow commands (::error,
+# ::add-mask::, ::stop-commands::), however indented.
+_COMMAND_LINE = re.compile(r"^([ \t]*):(?=:)", re.MULTILINE)
+
+
+def neutralise(text: str) -> str:
+    r"""``text`` as data, fit for any output: controls escaped, no line a CI runner obeys.
+
+    Text that came from another process (an import's error, a parser's message, a dry run's
+    output) reaches terminals, CI logs and XML. Each control character becomes its Python
+    escape (``\x1b``), and a line that starts with ``::`` gets its first colon escaped
+    (``\x3a:``); everything else, newlines and tabs included, is kept as it is.
+    """
+    if not _CONTROL.search(text) and "::" not in text:
+        return text
+    escaped = _CONTROL.sub(lambda match: _escape(match.group()), text)
+    return _COMMAND_LINE.sub(lambda match: match.group(1) + "\\x3a", escaped)
+
+
+def _escape(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 class Severity(enum.StrEnum):

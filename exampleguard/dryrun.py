@@ -415,6 +415,27 @@ def execute(
     return [future.result() for future in futures], interrupted
 
 
+_MISSING_FILE = re.compile(
+    r"No such file or directory|FileNotFoundError|does not exist|not found: |cannot find|"
+    r"could not (?:open|find|read)",
+    re.IGNORECASE,
+)
+# A line of nothing but box-drawing, rules and punctuation (rich's panels, separators).
+_DECORATION = re.compile(r"^[\s\u2500-\u257f\u2580-\u259f|+\-=_*#~.:;'\"`<>()\[\]{}]*$")
+
+
+def reason_line(output: str) -> str:
+    """The line of a failed run's output that says most: the last one that is not decoration.
+
+    A CLI that frames its errors in a panel (rich-click's box) ends with the box's bottom
+    border; the message is the last line with words in it, its border characters trimmed.
+    """
+    for line in reversed(output.strip().splitlines()):
+        if not _DECORATION.match(line):
+            return line.strip().strip("\u2502\u2503|").strip()
+    return ""
+
+
 def _record(run: PlannedRun, outcome: sandbox.Outcome, interrupted: bool) -> RunRecord:
     entry = dry_run_entry(run.tool, run.index, run.argv, outcome)
     if interrupted and entry.interrupted:
@@ -436,12 +457,21 @@ def _record(run: PlannedRun, outcome: sandbox.Outcome, interrupted: bool) -> Run
         case _:
             assert_never(outcome.status)
     code = DRYRUN_TIMEOUT if outcome.status is sandbox.Status.TIMED_OUT else DRYRUN_FAILED
-    tail = (outcome.stderr or outcome.stdout).strip().splitlines()[-1:]
+    reason = reason_line(outcome.stderr or outcome.stdout)
+    hint = "The report's dry_runs entry has the full output."
+    if outcome.status is sandbox.Status.FAILED and _MISSING_FILE.search(
+        f"{outcome.stderr}\n{outcome.stdout}"
+    ):
+        hint = (
+            "The run starts in an empty work dir: a file of the project it reads (a config, "
+            "a database) must be copied in with `fixtures` (the tool's dry_run.fixtures, or "
+            "[dryrun] fixtures). " + hint
+        )
     return RunRecord(
         entry,
         code.diagnostic(
-            message=f"the dry run {what}" + (f": {tail[0][:200]}" if tail else ""),
-            hint="The report's dry_runs entry has the full output.",
+            message=f"the dry run {what}" + (f": {reason[:200]}" if reason else ""),
+            hint=hint,
             tool=run.tool,
             example=run.index,
             location=run.location,

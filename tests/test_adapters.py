@@ -22,7 +22,7 @@ import pytest
 from exampleguard.model import Parameter
 from exampleguard.tree import Tree, TreeCommand, TreeSpec, load_tree, parse_tree_spec
 from tests.support.frameworks import argparse_accepts, click_accepts
-from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
+from tests.support.project import FIXTURE_APPS, REPOSITORY, assert_unusable_report, run_cli
 from tests.support.unguarded import UNGUARDED
 
 
@@ -690,7 +690,7 @@ def test_an_application_that_fails_to_import(tmp_path: Path, name: str) -> None:
     assert "tree-unavailable" in result.stderr
     assert "click:app_module:cli" in result.stderr
     assert message in result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     assert "Traceback" not in result.stderr
 
 

@@ -59,6 +59,14 @@ APP = textwrap.dedent(
 )
 
 
+SAFETY: dict[str, dict[str, Any]] = {
+    "purge": {"confirmation": "required"},
+    "wipe": {"confirmation": "required", "bypass_flags": ["--i-am-sure"]},
+    "prune": {"confirmation": "none"},
+    "rename": {"confirmation": "none"},
+}
+
+
 def _project(tmp_path: Path, examples: dict[str, list[str]]) -> Path:
     (tmp_path / "purgeapp.py").write_text(APP, encoding="utf-8")
     tools: list[dict[str, Any]] = [
@@ -66,6 +74,8 @@ def _project(tmp_path: Path, examples: dict[str, list[str]]) -> Path:
             "id": f"notes.{name}",
             "command": [name],
             "examples": [{"command": command} for command in examples.get(name, [])],
+            # What each command does (checked as safety-drift, which is not under test here).
+            "safety": SAFETY[name],
         }
         for name in ("purge", "wipe", "prune", "rename")
     ]

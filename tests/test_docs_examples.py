@@ -29,7 +29,7 @@ from exampleguard.commands.validate import validate
 from exampleguard.config import load_config
 from exampleguard.report import Report, render
 from exampleguard.sources.markdown import _may_hold_examples, doc_files, markdown_examples
-from tests.support.project import REPOSITORY, run_cli, write_config
+from tests.support.project import REPOSITORY, assert_unusable_report, run_cli, write_config
 from tests.support.sarif import sarif_errors
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -545,7 +545,7 @@ def test_a_docs_glob_outside_the_project_is_a_config_error(
     result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     assert "config-invalid" in result.stderr
     assert f"docs[1]: value error, {pattern!r} {reason}" in result.stderr
 

@@ -32,7 +32,14 @@ from typing import Any
 import pytest
 
 from tests.support.processes import host_processes, kill_processes_with
-from tests.support.project import FIXTURE_APPS, REPOSITORY, make_project, run_cli, write_config
+from tests.support.project import (
+    FIXTURE_APPS,
+    REPOSITORY,
+    assert_unusable_report,
+    make_project,
+    run_cli,
+    write_config,
+)
 from tests.support.runuid import python_for, reachable_by_runs
 from tests.support.terminal import CTRL_C, Terminal
 
@@ -591,7 +598,7 @@ def test_no_namespace_backend_fails_closed(gate: Path, tmp_path: Path, isolation
     assert result.returncode == 2, result.explain()
     assert "isolation-unavailable" in result.stderr
     assert "exampleguard dryrun ran nothing" in result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     # A silent fall back to "env" would have let the fake leave its marker.
     assert markers(gate) == set()
 
@@ -622,7 +629,7 @@ def test_a_credential_like_pass_env_is_refused_before_anything_runs(gate: Path, 
     assert name in result.stderr
     assert "exampleguard.toml" in result.stderr
     assert planted not in result.stdout + result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     assert markers(gate) == set()
 
 
@@ -646,7 +653,7 @@ def test_a_missing_executable_exits_2_before_anything_runs(
     assert result.returncode == 2, result.explain()
     assert "executable-missing" in result.stderr
     assert "exampleguard.toml" in result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     assert markers(gate) == set()
 
 
@@ -659,7 +666,7 @@ def test_an_empty_executable_is_a_configuration_error(gate: Path) -> None:
     assert result.returncode == 2, result.explain()
     assert "config-invalid" in result.stderr
     assert "dryrun.executable: list should have at least 1 item" in result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     assert markers(gate) == set()
 
 
@@ -725,7 +732,11 @@ def test_an_unknown_selection_exits_2_and_runs_nothing(
 
     assert result.returncode == 2, result.explain()
     assert named in result.stderr
-    assert result.stdout == ""
+    if named == "first":
+        # Not an address at all: a usage error, before there is a run to report.
+        assert result.stdout == ""
+    else:
+        assert_unusable_report(result.stdout)
 
 
 NOTHING_TO_RUN_TOOLS = [
@@ -777,7 +788,7 @@ def test_a_selection_that_selects_nothing_exits_2_naming_it(
 
     assert result.returncode == 2, result.explain()
     assert named in result.stderr, result.stderr
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
 
 
 def test_when_no_dry_run_runs_the_summary_says_so(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.project import assert_unusable_report
 from tests.support.runuid import public_dir, python_for, reachable_by_runs
 from tests.test_dryrun import build, dryrun, markers, needs_bwrap, reconfigure, tool
 
@@ -81,7 +82,7 @@ def _fixtures_key(root: Path) -> str:
 
 def _refused(result: object, first: str) -> None:
     assert result.returncode == 2, result.explain()  # type: ignore[attr-defined]
-    assert result.stdout == ""  # type: ignore[attr-defined]
+    assert_unusable_report(result.stdout)  # type: ignore[attr-defined]
     lines = result.stderr.splitlines()  # type: ignore[attr-defined]
     assert lines[0] == first, result.stderr  # type: ignore[attr-defined]
 

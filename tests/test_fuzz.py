@@ -49,7 +49,7 @@ from exampleguard.dispositions import load_dispositions
 from exampleguard.documents import SourceError, load_document
 from exampleguard.pipeline import load_inputs
 from exampleguard.tree import TreeSpec, load_tree
-from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli
+from tests.support.project import FIXTURE_APPS, REPOSITORY, assert_unusable_report, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 FIXTURE_SPECS = {
@@ -874,7 +874,7 @@ def check_validate_result(code: int | None, stdout: bytes, stderr: bytes) -> Non
     assert "Traceback" not in output, output[-3000:]
     assert code in (0, 1, 2), output[-3000:]
     if code == 2:
-        assert stdout == b"", "a machine format carries nothing else on stdout"
+        assert_unusable_report(stdout.decode("utf-8"))
         assert b"exampleguard could not evaluate the run" in stderr
         return
     report = json.loads(stdout)

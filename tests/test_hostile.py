@@ -36,7 +36,13 @@ import pytest
 
 from exampleguard.documents import MAX_FILE_BYTES
 from tests.support.cases import collected_cases, workers
-from tests.support.project import REPOSITORY, _environment, app_project_files, run_cli
+from tests.support.project import (
+    REPOSITORY,
+    _environment,
+    app_project_files,
+    assert_unusable_report,
+    run_cli,
+)
 from tests.support.unguarded import UNGUARDED
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
@@ -1033,7 +1039,7 @@ def test_hostile_input(case: Case, outcomes: dict[str, Future[Outcome]]) -> None
         f"exit {outcome.returncode}, expected {case.exit}:\n{output[-3000:]}"
     )
     if outcome.returncode == 2:
-        assert outcome.stdout == "", "a machine format carries nothing else on stdout"
+        assert_unusable_report(outcome.stdout, case.args)
         expected = [code for exit_code, code in accepted if exit_code == 2]
         assert any(f": {code} " in outcome.stderr for code in expected if code), outcome.stderr
         assert case.message in outcome.stderr, outcome.stderr

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cases import collected_cases, run_in_parallel
-from tests.support.project import run_cli
+from tests.support.project import assert_unusable_report, run_cli
 
 # -- the valid project every case starts from ----------------------------------------------------
 
@@ -538,7 +538,7 @@ def check(outcome: Outcome, case: Case) -> None:
     output = result.stdout + result.stderr
     assert "Traceback" not in output, output
     assert result.returncode == 2, output
-    assert result.stdout == "", "a machine format carries nothing else on stdout"
+    assert_unusable_report(result.stdout, case.args)
     for item in case.expect:
         text = item.resolve(outcome.texts[item.file]) if isinstance(item, At | DecoderAt) else item
         assert text in result.stderr, f"{text!r} not in stderr:\n{result.stderr}"

@@ -23,7 +23,14 @@ import pytest
 
 from exampleguard.report.model import Report
 from exampleguard.schemas import committed_schema_path
-from tests.support.project import FIXTURE_APPS, REPOSITORY, make_project, run_cli, write_config
+from tests.support.project import (
+    FIXTURE_APPS,
+    REPOSITORY,
+    assert_unusable_report,
+    make_project,
+    run_cli,
+    write_config,
+)
 
 SAMPLE_PROJECT = REPOSITORY / "tests" / "fixtures" / "sample-project"
 
@@ -388,14 +395,14 @@ def test_exit_codes(
     if stderr_mentions is not None:
         assert stderr_mentions in result.stderr, result.stderr
     if code == 2:
-        assert result.stdout == ""
+        assert_unusable_report(result.stdout, args)
 
 
-def test_json_exit_code_2_writes_nothing_on_stdout(tmp_path: Path) -> None:
+def test_json_exit_code_2_writes_a_report_that_is_not_ok(tmp_path: Path) -> None:
     _malformed_catalog(tmp_path)
     result = run_cli(["validate", "--format", "json"], cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stdout == ""
+    assert_unusable_report(result.stdout)
     assert "catalog.json" in result.stderr
 
 

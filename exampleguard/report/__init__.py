@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from exampleguard.report import json_format
-from exampleguard.report.build import build_report, diagnostic_entry, dry_run_entry, merge_report
+from exampleguard.report.build import (
+    build_report,
+    diagnostic_entry,
+    dry_run_entry,
+    merge_report,
+    unusable_report,
+)
 from exampleguard.report.data import REPORT_FORMAT, DiagnosticEntry, DryRunEntry, Report
 from exampleguard.report.frame import SourceLookup
 from exampleguard.report.github import render_github
@@ -35,6 +41,7 @@ __all__ = [
     "render",
     "render_pieces",
     "render_statistics",
+    "unusable_report",
 ]
 
 FORMATS = ("text", "json", "junit", "sarif", "github", "full", "concise")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
-from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
+from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span, neutralise
 from exampleguard.report.data import (
     DiagnosticEntry,
     DryRunEntry,
@@ -40,6 +40,7 @@ __all__ = [
     "diagnostic_entry",
     "dry_run_entry",
     "merge_report",
+    "unusable_report",
 ]
 
 
@@ -80,6 +81,23 @@ def assemble(
         shard=shard,
         tally=tally,
     )
+
+
+def unusable_report(diagnostics: Iterable[Diagnostic], catalog: str | None = None) -> Report:
+    """The report of a run that could not be evaluated (exit 2): nothing checked, ``ok`` false."""
+    # A model module: imported on this path alone.
+    from exampleguard.counts import Counts  # noqa: PLC0415
+
+    empty = Counts(
+        tools=0,
+        examples=0,
+        contract_validated=0,
+        dry_run_eligible=0,
+        dry_run_narrowed=0,
+        excluded=0,
+    )
+    entries = [diagnostic_entry(d) for d in diagnostics]
+    return assemble(catalog=catalog, counts=empty, examples=[], diagnostics=entries)
 
 
 def build_report(
@@ -170,8 +188,9 @@ def dry_run_entry(
         status=_run_status(outcome.status),
         exit_code=outcome.exit_code,
         duration_s=round(outcome.duration_s, 4),
-        stdout=outcome.stdout,
-        stderr=outcome.stderr,
+        # The run's output is data: a terminal, a CI log or an XML report must not act on it.
+        stdout=neutralise(outcome.stdout),
+        stderr=neutralise(outcome.stderr),
         stdout_truncated=outcome.stdout_truncated,
         stderr_truncated=outcome.stderr_truncated,
         isolation=IsolationEntry(
@@ -181,7 +200,7 @@ def dry_run_entry(
             bound=tuple(outcome.bound),
             refused=tuple(outcome.refused),
         ),
-        detail=outcome.detail,
+        detail=None if outcome.detail is None else neutralise(outcome.detail),
     )
 
 

@@ -6,13 +6,17 @@ Property values and messages are escaped as the workflow-command syntax requires
 
 from __future__ import annotations
 
+from exampleguard.diagnostics import neutralise
 from exampleguard.report.data import DiagnosticEntry, Report
 
 __all__ = ["render_github"]
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # The syntax's own escapes first (a line break becomes %0A, so the data stays on the
+    # command's line); then any other control is made visible, never passed to the log.
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return neutralise(escaped)
 
 
 def _escape_property(text: str) -> str:

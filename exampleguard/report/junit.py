@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from xml.etree import ElementTree as ET
 
+from exampleguard.diagnostics import neutralise
 from exampleguard.report.data import (
     FULL_BACKEND,
     DiagnosticEntry,
@@ -159,6 +160,12 @@ def render_junit(report: Report) -> str:
     suite.set("skipped", str(skipped))
     suites.set("tests", tests)
     suites.set("failures", failures)
+    # Whatever reached the tree (a catalog's text, a run's output), the XML stays well-formed.
+    for element in suites.iter():
+        if element.text:
+            element.text = neutralise(element.text)
+        for name, value in element.attrib.items():
+            element.set(name, neutralise(value))
     ET.indent(suites)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 FIXTURE_APPS = REPOSITORY / "tests" / "fixtures" / "apps"
@@ -243,3 +244,36 @@ def app_project_files(
         "exampleguard-counts.json": json.dumps(ONE_EXAMPLE_COUNTS),
         f"{module}.py": source + APP_MODULE_TAIL,
     }
+
+
+def assert_unusable_report(
+    stdout: str, args: Sequence[str] = ("validate", "--format", "json")
+) -> None:
+    """What ``exampleguard ARGS`` that could not be evaluated (exit 2) writes on stdout.
+
+    A report command (``validate``, ``dryrun``, ``report merge``) in a machine format still
+    writes its report
+    (SPEC 6): well-formed, ``ok`` false, nothing checked, an error saying why. Anything else
+    (text, a listing, a usage error) writes nothing there: the reasons are on stderr.
+    """
+    words = list(args)
+    chosen = words[words.index("--format") + 1] if "--format" in words[:-1] else "full"
+    reporting = words[:1] in (["validate"], ["dryrun"]) or words[:2] == ["report", "merge"]
+    # A usage error (an unknown format among them) comes before any report.
+    if not reporting or chosen not in ("json", "sarif", "junit", "github"):
+        assert stdout == "", "the reasons are on stderr"
+        return
+    if chosen == "junit":
+        ElementTree.fromstring(stdout)
+        return
+    if chosen == "github":
+        assert stdout.startswith("::error "), stdout
+        return
+    report: dict[str, Any] = json.loads(stdout)
+    if chosen == "sarif":
+        assert report["runs"][0]["results"], report
+        return
+    assert report["format"] == "exampleguard.report/v1"
+    assert report["ok"] is False
+    assert report["examples"] == []
+    assert any(d["severity"] == "error" for d in report["diagnostics"]), report
