@@ -71,7 +71,8 @@ def choose(isolation: Isolation, path: str) -> tuple[Backend, Probe]:
             return backend, probe
         if probe.detail:
             reasons.append(probe.detail)
-    raise IsolationUnavailable(tuple(reasons))
+    # Where namespaces are refused, that is the reason, whatever else was missing.
+    raise IsolationUnavailable(tuple(reasons), host.refusal)
 
 
 def require(backend: Backend, probe: Probe, policy: Policy) -> None:

@@ -850,6 +850,9 @@ def probe_host(*, path: str | None = None) -> HostReport:
         run_uid=RUN_UID if host.euid == 0 else None,
         run_uids=(RUN_UIDS.start, RUN_UIDS.stop - 1) if host.euid == 0 else None,
         lease_dir=str(LEASE_DIR) if host.euid == 0 else None,
+        namespaces_refused=None
+        if host.refusal is None
+        else f"{host.refusal.cause}; what you can do: {host.refusal.options}",
         unprivileged_userns=host.unprivileged_userns,
         landlock_abi=host.landlock_abi,
         seccomp=syscall_filter() is not None,

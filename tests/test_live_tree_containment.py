@@ -331,6 +331,35 @@ def test_a_child_cannot_keep_its_tree_cached_once_the_module_changed(caller: Cal
     assert "--n" in after.stdout
 
 
+@pytest.mark.parametrize("host", HOSTS[1:])
+def test_where_namespaces_are_refused_every_output_names_the_cause(
+    caller: Caller, host: str
+) -> None:
+    if contained(caller, host):
+        pytest.skip("the sandbox runs here for this caller")
+    root = project(caller.make("app"), "")
+    cause = "seccomp profile refuses"
+    result = validate(caller, root, host, "--format", "json")
+    expect_refused(result)
+    assert cause in result.stderr
+    assert "--security-opt seccomp=unconfined" in result.stderr
+    [refused] = json.loads(result.stdout)["diagnostics"]
+    assert refused["code"] == "isolation-unavailable"
+    assert cause in refused["message"]
+    shown = subprocess.run(
+        caller.command(host, "sandbox"),
+        cwd=root,
+        env=caller.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    # Root is refused every namespace; an unprivileged caller, already the user namespace.
+    said = "namespace creation" if not caller.unprivileged else "a seccomp profile"
+    assert f"namespaces refused: {said}" in shown.stdout
+    assert "unprivileged user namespaces: no" in shown.stdout
+
+
 # -- real layouts ------------------------------------------------------------------------------
 
 

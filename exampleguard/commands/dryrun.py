@@ -133,6 +133,8 @@ def _unavailable(config: Config, key: str, error: sandbox.IsolationUnavailable) 
     if key == "isolation":
         message = str(error).removeprefix("isolation-unavailable: ")
         hint = 'Install bubblewrap, or set isolation = "unshare" or "env" knowingly.'
+        if error.refusal is not None:
+            hint = f"This host: {error.refusal.cause}. What you can do: {error.refusal.options}."
     else:
         message = "; ".join(error.reasons) + " that `require` names; nothing was run"
         hint = "Run where the backend gives every guarantee in `require`, or require fewer."
@@ -296,6 +298,7 @@ def _host_lines(host: sandbox.HostReport) -> list[str]:
     lines += [
         f"full isolation (auto, namespace): {_yes(host.full_isolation)}",
         f"unprivileged user namespaces: {_yes(host.unprivileged_userns)}",
+        f"namespaces refused: {host.namespaces_refused or 'no'}",
         f"Landlock: {landlock}",
         f"seccomp filter: {_yes(host.seccomp)}",
         "memory cgroup: "
