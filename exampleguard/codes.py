@@ -253,13 +253,17 @@ ISOLATION_UNAVAILABLE = _code(
     "isolation-unavailable",
     Stage.DRYRUN,
     "No sandbox backend that gives the requested isolation is available",
-    what="Isolation `auto` or `namespace` was asked for, but neither bubblewrap nor a working "
-    "util-linux `unshare` can create namespaces on this machine.",
+    what="Isolation `auto` was asked for, but neither bubblewrap (namespaces) nor the "
+    "`landlock` backend (Landlock ABI 6 or later) can run here, or `namespace` was asked for "
+    "and namespaces are refused; or `require` names a guarantee the backend cannot give. The "
+    "message names what the host refused (a seccomp profile, AppArmor's restriction of user "
+    "namespaces, a sysctl) and what can be done there.",
     why="Dry runs execute real commands. exampleguard fails closed rather than running them "
     "unisolated (exit 2, nothing is run).",
     example="exampleguard dryrun   # on a machine without bwrap and without user namespaces",
-    fix="Install bubblewrap (`apt-get install -y bubblewrap`), or, knowingly, ask for the "
-    'best-effort `env` isolation by name (`isolation = "env"`).',
+    fix="Follow the message: install bubblewrap, run as root where only user namespaces are "
+    "refused, give the container a seccomp profile that allows namespaces, or, knowingly, "
+    'ask for the best-effort `env` isolation by name (`isolation = "env"`).',
     exit_code=2,
 )
 

@@ -108,7 +108,7 @@ class DryRunSettings(StrictModel):
     executable: Annotated[list[NonEmpty], Field(min_length=1)] | NonEmpty | None = None
     timeout: Seconds = 30.0
     jobs: PositiveInt | None = None
-    isolation: Literal["auto", "namespace", "unshare", "env"] = "auto"
+    isolation: Literal["auto", "namespace", "landlock", "unshare", "env"] = "auto"
     pass_env: list[NonEmpty] = Field(default_factory=list)
     fixtures: NonEmpty | None = None
     memory_mb: PositiveInt | None = None

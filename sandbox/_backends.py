@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 
-from sandbox import _bubblewrap, _envbackend, _unshare
+from sandbox import _bubblewrap, _envbackend, _landlock, _unshare
 from sandbox._backend import Backend, Probe
 from sandbox._host import HostInfo, cached, host_info
 from sandbox._types import (
@@ -32,7 +32,12 @@ __all__ = [
     "select_backend",
 ]
 
-BACKENDS: tuple[Backend, ...] = (_bubblewrap.BACKEND, _unshare.BACKEND, _envbackend.BACKEND)
+BACKENDS: tuple[Backend, ...] = (
+    _bubblewrap.BACKEND,
+    _landlock.BACKEND,
+    _unshare.BACKEND,
+    _envbackend.BACKEND,
+)
 """Every backend, strongest first: selection takes the first that works and may be chosen."""
 
 

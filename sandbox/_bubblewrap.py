@@ -70,7 +70,14 @@ from sandbox._types import (
 )
 from sandbox._workdir import LAYOUT, in_sandbox_work_dir
 
-__all__ = ["BACKEND", "BubblewrapProbe", "probe_host"]
+__all__ = [
+    "BACKEND",
+    "BubblewrapProbe",
+    "parse_report",
+    "probe_host",
+    "stage_code",
+    "stage_loader",
+]
 
 G = Guarantee
 
@@ -237,7 +244,7 @@ class Bubblewrap:
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """Judge by the stage's report alone; bubblewrap's own status only explains a failure."""
-        report = _parse_report(execution.report)
+        report = parse_report(execution.report)
         layers = set(report.get("layers", "").split())
         withheld = frozenset(g for g in LANDLOCK_GUARANTEES if g.value not in layers)
         if "error" in report:
@@ -323,7 +330,7 @@ def _launcher(base: Path, stage_fd: int | None, memory: int) -> Launcher | None:
     return LAUNCHERS.take(base, stage_fd, memory, _HELPER_ENV)
 
 
-def _parse_report(data: bytes) -> dict[str, str]:
+def parse_report(data: bytes) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in data.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")

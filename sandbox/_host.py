@@ -20,7 +20,16 @@ from typing import TypeVar
 
 from sandbox._limits import find_memory_cgroup, find_pids_cgroup
 
-__all__ = ["NAMESPACE_KINDS", "REPORT_NAMESPACES", "HostInfo", "cached", "host_info", "try_run"]
+__all__ = [
+    "NAMESPACE_KINDS",
+    "REPORT_NAMESPACES",
+    "HostInfo",
+    "Refusal",
+    "cached",
+    "host_info",
+    "refusal",
+    "try_run",
+]
 
 PROBE_TIMEOUT_S = 10.0
 _PROBE_PATH = "/usr/local/bin:/usr/bin:/bin"

@@ -40,6 +40,7 @@ __all__ = [
     "kill_uid",
     "lease_uid",
     "needed_by_run",
+    "shebang_interpreter",
     "within",
 ]
 

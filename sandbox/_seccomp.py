@@ -59,7 +59,8 @@ AF_INET = 2
 AF_INET6 = 10
 AF_NETLINK = 16
 _SOCKET_FAMILIES = (AF_INET, AF_INET6, AF_NETLINK)
-_PAIR_TYPES = (1, 5)  # SOCK_STREAM, SOCK_SEQPACKET
+_SOCK_STREAM = 1
+_PAIR_TYPES = (_SOCK_STREAM, 5)  # SOCK_STREAM, SOCK_SEQPACKET
 _SOCK_TYPE_MASK = 0xF
 _CLONE_NEWUSER = 0x10000000
 _STAGE_PID = 1  # bubblewrap --as-pid-1: the sandbox's own process, and the group it leads
@@ -232,6 +233,22 @@ def _not_the_stage() -> list[bytes]:
     ]
 
 
+def _only_itself(process: int) -> list[bytes]:
+    """Allow ``(which, who)`` only for the calling process itself: ``(process, 0)``.
+
+    Without a PID namespace the sandbox's own process has an ordinary pid, of the run's uid
+    and process group: no other target is known to be safe.
+    """
+    return [
+        _insn(_LD_W_ABS, _ARG0),
+        _insn(_JEQ_K, process, jt=0, jf=2),
+        _insn(_LD_W_ABS, _ARG1),
+        _insn(_JEQ_K, 0, jt=1, jf=0),
+        _insn(_RET_K, RET_EPERM),
+        _insn(_RET_K, RET_ALLOW),
+    ]
+
+
 def _on_syscall(nr: int, body: list[bytes]) -> list[bytes]:
     """Run ``body`` (which always returns) for syscall ``nr``; skip it for any other."""
     return [_insn(_JEQ_K, nr, jt=0, jf=len(body)), *body]
@@ -239,8 +256,15 @@ def _on_syscall(nr: int, body: list[bytes]) -> list[bytes]:
 
 # Cached so that every run hands bwrap the very bytes the host probe saw it load.
 @functools.cache
-def syscall_filter(machine: str | None = None) -> bytes | None:
-    """Build the filter for this machine's architecture; ``None`` where it is not supported."""
+def syscall_filter(machine: str | None = None, *, own_network: bool = True) -> bytes | None:
+    """Build the filter for this machine's architecture; ``None`` where it is not supported.
+
+    ``own_network`` false (a run without namespaces, the ``landlock`` backend): of the inet
+    families only stream sockets, whose bind and connect Landlock refuses; datagram and raw
+    sockets (UDP, ICMP, DNS) are refused here, as no Landlock rule covers them. And priority,
+    I/O priority and scheduling may be set for the calling process alone: the sandbox's own
+    process is no pid 1 to spare, but a process of the run's uid and group.
+    """
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
         return None
@@ -257,7 +281,23 @@ def syscall_filter(machine: str | None = None) -> bytes | None:
     for nr in arch.denied:
         prog += _on_syscall(nr, [_insn(_RET_K, RET_EPERM)])
     prog += _on_syscall(_CLONE3, [_insn(_RET_K, RET_ENOSYS)])
-    prog += _on_syscall(arch.socket, [_insn(_LD_W_ABS, _ARG0), *_one_of(_SOCKET_FAMILIES)])
+    if own_network:
+        prog += _on_syscall(arch.socket, [_insn(_LD_W_ABS, _ARG0), *_one_of(_SOCKET_FAMILIES)])
+    else:
+        prog += _on_syscall(
+            arch.socket,
+            [
+                _insn(_LD_W_ABS, _ARG0),
+                _insn(_JEQ_K, AF_NETLINK, jt=6, jf=0),
+                _insn(_JEQ_K, AF_INET, jt=1, jf=0),
+                _insn(_JEQ_K, AF_INET6, jt=0, jf=3),
+                _insn(_LD_W_ABS, _ARG1),
+                _insn(_AND_K, _SOCK_TYPE_MASK),
+                _insn(_JEQ_K, _SOCK_STREAM, jt=1, jf=0),
+                _insn(_RET_K, RET_EPERM),
+                _insn(_RET_K, RET_ALLOW),
+            ],
+        )
     prog += _on_syscall(
         arch.socketpair,
         [
@@ -289,10 +329,16 @@ def syscall_filter(machine: str | None = None) -> bytes | None:
     # Another process's rlimits (even reading them) need only the same uid: the stage's could
     # be lowered under it. pid_t is 32 bits wide; the kernel ignores the upper half.
     prog += _on_syscall(arch.prlimit64, [_insn(_LD_W_ABS, _ARG0), *_one_of((0,))])
-    prog += _on_syscall(arch.setpriority, _spares_the_stage(_PRIORITY_WHICH))
-    prog += _on_syscall(arch.ioprio_set, _spares_the_stage(_IOPRIO_WHICH))
-    for nr in arch.sched_set:
-        prog += _on_syscall(nr, _not_the_stage())
+    if own_network:
+        prog += _on_syscall(arch.setpriority, _spares_the_stage(_PRIORITY_WHICH))
+        prog += _on_syscall(arch.ioprio_set, _spares_the_stage(_IOPRIO_WHICH))
+        for nr in arch.sched_set:
+            prog += _on_syscall(nr, _not_the_stage())
+    else:
+        prog += _on_syscall(arch.setpriority, _only_itself(_PRIORITY_WHICH[0]))
+        prog += _on_syscall(arch.ioprio_set, _only_itself(_IOPRIO_WHICH[0]))
+        for nr in arch.sched_set:
+            prog += _on_syscall(nr, [_insn(_LD_W_ABS, _ARG0), *_one_of((0,))])
     prog.append(_insn(_RET_K, RET_ALLOW))
     # Classic BPF jumps are 8 bits wide; every jump above stays within its own small block.
     return b"".join(prog)

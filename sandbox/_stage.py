@@ -77,6 +77,7 @@ _FS_READ_FILE = 1 << 2
 _FS_READ_DIR = 1 << 3
 _FS_TRUNCATE = 1 << 14
 _FS_IOCTL_DEV = 1 << 15
+_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS_IOCTL_DEV
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
 _NET_TCP = 0b11  # BIND_TCP | CONNECT_TCP
 _SCOPES = 0b11  # ABSTRACT_UNIX_SOCKET | SIGNAL
@@ -154,8 +155,14 @@ def _fs_rights(abi: int) -> int:
     return _FS_BY_ABI[max(k for k in _FS_BY_ABI if k <= abi)]
 
 
-def landlock_ruleset(libc: Libc, abi: int, writable: list[str]) -> tuple[int, list[str]]:
-    """Build the run's ruleset for this ABI; return its fd and the layers it holds."""
+def landlock_ruleset(
+    libc: Libc, abi: int, writable: list[str], readable: "list[str] | None" = None
+) -> tuple[int, list[str]]:
+    """Build the run's ruleset for this ABI; return its fd and the layers it holds.
+
+    ``readable``: the only paths the run may read (a run without a mount namespace, whose
+    homes no mount masks); ``None`` reads everything, as inside bubblewrap's mounts.
+    """
     handled_fs = _fs_rights(abi)
     fields = [handled_fs]
     layers = ["landlock-fs"]
@@ -171,13 +178,24 @@ def landlock_ruleset(libc: Libc, abi: int, writable: list[str]) -> tuple[int, li
     ruleset = libc.call("syscall", _SYS_CREATE_RULESET, attr, len(attr), 0)
     read_only = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
     device = _FS_READ_FILE | _FS_WRITE_FILE | (handled_fs & (_FS_TRUNCATE | _FS_IOCTL_DEV))
-    rules = [("/", read_only), *((p, handled_fs) for p in writable)]
+    rules = [(p, read_only) for p in (readable if readable is not None else ["/"])]
+    rules += [(p, handled_fs) for p in writable]
     rules += [(d, device) for d in _DEVICES if _exists(d)]
     for path, rights in rules:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except (FileNotFoundError, PermissionError):
+            if readable is not None and rights == read_only:
+                # A system directory this host does not have (/lib32), or one this uid cannot
+                # reach (a root caller's home): nothing to allow.
+                continue
+            raise
+        try:
+            # A file takes only the rights of a file (a directory's are refused with EINVAL).
+            is_dir = os.fstat(fd).st_mode & _S_IFMT == _S_IFDIR
+            allowed = rights if is_dir else rights & _FILE_RIGHTS
             # struct landlock_path_beneath_attr is packed: u64 allowed_access, s32 parent_fd.
-            raw = rights.to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
+            raw = allowed.to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
             libc.call("syscall", _SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, raw, 0)
         finally:
             os.close(fd)
@@ -359,7 +377,13 @@ def _reset_ignored_signals(libc: Libc) -> None:
 
 
 def _child(
-    argv: list[str], config: dict[str, str], libc: Libc, ruleset: int | None, failed: int
+    argv: list[str],
+    config: dict[str, str],
+    libc: Libc,
+    ruleset: int | None,
+    failed: int,
+    *,
+    seccomp: "Any" = None,
 ) -> None:
     """In the forked run: limits, Landlock, a clean descriptor table, then exec.
 
@@ -385,6 +409,9 @@ def _child(
         if ruleset is not None:
             libc.call("syscall", _SYS_RESTRICT_SELF, ruleset, 0)
         _close_from_three(libc, keep=failed)
+        if seccomp is not None:
+            # Last: the filter refuses calls the steps above make.
+            seccomp()
     except (OSError, StageError) as exc:
         os.write(failed, f"cannot prepare the run: {exc}".encode("utf-8", "replace"))
         os._exit(126)
@@ -461,7 +488,87 @@ def _end_with_caller(control: int) -> None:
     try:
         os.read(control, 1)
     finally:
+        if _SUBREAPER[0]:
+            # No namespace dies with this process: what the run left must die first.
+            kill_descendants()
         os._exit(1)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_SUBREAPER = [False]
+"""Whether this process is the run's subreaper (a run without a PID namespace)."""
+
+
+def kill_descendants() -> None:
+    """Kill every process below this one (its subreaper), until none is left.
+
+    Orphans of the run are re-parented to this process (``PR_SET_CHILD_SUBREAPER``), setsid()
+    daemons included; each round kills this process's children and waits for them, so that
+    their own children come up to it for the next round.
+    """
+    while True:
+        children: list[int] = []
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/children", "rb") as listing:
+                    children += [int(pid) for pid in listing.read().split()]
+            except OSError:
+                continue
+        if not children:
+            return
+        for pid in children:
+            try:  # noqa: SIM105 - contextlib is one more import per run
+                os.kill(pid, _SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in children:
+            try:  # noqa: SIM105
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def seccomp_installer(fd: int, libc: Libc) -> "Any":
+    """Read a classic-BPF program from ``fd``; return what installs it on the calling process.
+
+    Built before the fork, with ``_ctypes`` alone (the ``ctypes`` package costs every run its
+    import); the forked run calls it last before its exec, under ``no_new_privs``.
+    """
+    data = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    import _ctypes  # noqa: PLC0415 - only a run without bubblewrap loads its own filter
+
+    core: Any = _ctypes
+
+    class _Char(core._SimpleCData):  # type: ignore[misc]
+        _type_ = "c"
+
+    class _Program(core.Array):  # type: ignore[misc]
+        _type_ = _Char
+        _length_ = len(data)
+
+    program = _Program.from_buffer_copy(data)
+    # struct sock_fprog: unsigned short len, padding, then the filter's address.
+    fprog = (
+        (len(data) // 8).to_bytes(2, sys.byteorder)
+        + bytes(6)
+        + core.addressof(program).to_bytes(8, sys.byteorder)
+    )
+
+    def install() -> None:
+        libc.call("prctl", _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, fprog, 0, 0)
+
+    install.keep = program  # type: ignore[attr-defined]
+    return install
+
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
 
 
 def _report(fd: int, line: str) -> None:
@@ -497,7 +604,7 @@ def main(args: list[str]) -> int:
     """Prepare, run and report; ``args`` is ``KEY=VALUE... -- ARGV``."""
     split = args.index("--")
     config: dict[str, str] = {}
-    lists: dict[str, list[str]] = {"write": [], "dir": []}
+    lists: dict[str, list[str]] = {"write": [], "dir": [], "read": []}
     for word in args[:split]:
         key, _, value = word.partition("=")
         if key in lists:
@@ -514,6 +621,7 @@ def main(args: list[str]) -> int:
         if "cgroup" in config:
             _join_cgroup(int(config["cgroup"]))
         libc = Libc()
+        seccomp = seccomp_installer(int(config["seccomp"]), libc) if "seccomp" in config else None
         libc.call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
         libc.call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _own_process_group()
@@ -532,17 +640,22 @@ def main(args: list[str]) -> int:
         ruleset = None
         abi = int(config.get("landlock", "0"))
         if abi > 0:
-            ruleset, layers = landlock_ruleset(libc, abi, lists["write"])
+            readable = lists["read"] or None
+            ruleset, layers = landlock_ruleset(libc, abi, lists["write"], readable)
             _report(report, "layers " + " ".join(layers))
         os.chdir(work)
     except (OSError, StageError) as exc:
         _report(report, f"error {exc}")
         return 1
+    if config.get("subreaper") == "1":
+        # No PID namespace: what the run leaves comes up to this process, which kills it.
+        libc.call("prctl", _PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _SUBREAPER[0] = True
     reading, failed = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
         os.close(reading)
-        _child(argv, config, libc, ruleset, failed)
+        _child(argv, config, libc, ruleset, failed, seccomp=seccomp)
     os.close(failed)
     if ruleset is not None:
         os.close(ruleset)
@@ -554,6 +667,8 @@ def main(args: list[str]) -> int:
         _report(report, "error " + why.decode("utf-8", "replace"))
         return 1
     status = _supervise(pid, control)
+    if _SUBREAPER[0]:
+        kill_descendants()
     if status is None:
         return 1
     if os.WIFSIGNALED(status):

@@ -33,14 +33,18 @@ __all__ = [
 class Isolation(enum.StrEnum):
     """How strongly a run is isolated.
 
-    ``auto`` and ``namespace`` mean the full guarantee set: bubblewrap with its seccomp filter,
-    the sandbox's own init, and Landlock where the kernel has it. Without it they fail closed
-    with :class:`IsolationUnavailable`; they never fall back to util-linux ``unshare`` or to
-    ``env``, which are used only when asked for by name and report what they do not guarantee.
+    ``namespace`` means the full guarantee set: bubblewrap with its seccomp filter, the
+    sandbox's own init, and Landlock where the kernel has it. ``auto`` takes that, else the
+    ``landlock`` backend (no namespaces; Landlock ABI 6 or later, seccomp, rlimits, a
+    subreaper), which holds the threat model's set but a PID namespace, a private /tmp and
+    in-memory work dirs. Without either they fail closed with :class:`IsolationUnavailable`;
+    they never fall back to util-linux ``unshare`` or to ``env``, which are used only when
+    asked for by name and report what they do not guarantee.
     """
 
     AUTO = "auto"
     NAMESPACE = "namespace"
+    LANDLOCK = "landlock"
     UNSHARE = "unshare"
     ENV = "env"
 

@@ -152,6 +152,13 @@ def no_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox._bubblewrap, "wheel_bwrap", lambda: None)
 
 
+@pytest.fixture
+def no_landlock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a kernel without Landlock: no ``landlock`` backend either, so that without
+    bubblewrap nothing can isolate a run (a fresh PATH gets a fresh probe)."""
+    monkeypatch.setattr(sandbox._host, "landlock_abi", lambda: 0)
+
+
 @pytest.fixture(scope="session")
 def host_dns() -> bool:
     """Whether the host resolves public names; without it the DNS attempt has no teeth."""

@@ -425,10 +425,21 @@ def unshare_only_path(tmp_path: Path) -> str:
     return only_on_path(tmp_path / "bin", "unshare", "prlimit", "setpriv")
 
 
-def run_as_nobody(spec: dict[str, Any], python: str) -> dict[str, Any]:
-    """Run ``sandbox.run`` as uid 65534 through the driver; return the outcome as a dict."""
+NONAMESPACES = REPO / "tests" / "support" / "nonamespaces.py"
+
+
+def run_as_nobody(
+    spec: dict[str, Any], python: str, *, refused: str | None = None
+) -> dict[str, Any]:
+    """Run ``sandbox.run`` as uid 65534 through the driver; return the outcome as a dict.
+
+    ``refused`` (``userns`` or ``all``): on a host that refuses those namespaces, as the
+    namespace-refusing launcher simulates it.
+    """
+    launcher = [sys.executable, str(NONAMESPACES), refused, "--"] if refused else []
+    driver = [python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)]
     done = subprocess.run(
-        [*as_nobody(), python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)],
+        [*launcher, *as_nobody(), *driver],
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "LANG": "C.UTF-8", **stage_env()},
         cwd="/",
         capture_output=True,

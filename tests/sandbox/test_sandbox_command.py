@@ -21,6 +21,7 @@ from sbx_support import REPO, as_nobody, nobody_python
 
 import sandbox
 from sandbox._bubblewrap import wheel_bwrap
+from sandbox._landlock import MIN_ABI
 
 pytestmark = pytest.mark.sandbox
 
@@ -112,7 +113,7 @@ def test_the_json_form_carries_the_same_facts() -> None:
     if host["bwrap"] is not None:
         assert host["bwrap_version"] == _version(host["bwrap"])
         assert data["auto"] == "bwrap"
-    assert [b["name"] for b in data["backends"]] == ["bwrap", "unshare", "env"]
+    assert [b["name"] for b in data["backends"]] == ["bwrap", "landlock", "unshare", "env"]
     if os.geteuid() == 0:
         assert host["run_uids"] == [1879113728, 1879179263]
         assert host["lease_dir"] == "/run/sandbox-uids"
@@ -153,10 +154,14 @@ def test_with_no_bubblewrap_at_all_auto_is_said_to_be_unavailable(tmp_path: Path
     lines = result.stdout.splitlines()
     assert lines[0] == "bwrap: none gives the full guarantee set here"
     assert "full isolation (auto, namespace): no" in lines
-    assert any(
-        line.startswith("isolation-unavailable: ") and "bwrap not found on PATH" in line
-        for line in lines
-    )
+    if sandbox.probe_host().landlock_abi >= MIN_ABI:
+        # Where the kernel's Landlock scopes signals and sockets, auto takes that backend.
+        assert "isolation 'auto' uses: landlock" in lines
+    else:
+        assert any(
+            line.startswith("isolation-unavailable: ") and "bwrap not found on PATH" in line
+            for line in lines
+        )
 
 
 def test_an_unprivileged_caller_leases_no_uid() -> None:

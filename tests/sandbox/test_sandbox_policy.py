@@ -74,7 +74,7 @@ def test_the_public_surface() -> None:
 
 def test_closed_choices_have_the_contract_values() -> None:
     assert [s.value for s in Status] == ["passed", "failed", "timed-out", "crashed", "not-started"]
-    assert [i.value for i in Isolation] == ["auto", "namespace", "unshare", "env"]
+    assert [i.value for i in Isolation] == ["auto", "namespace", "landlock", "unshare", "env"]
     assert Guarantee.PYTHON_SOCKET_GUARD not in CONTRACT_GUARANTEES
     assert set(CONTRACT_GUARANTEES) | {Guarantee.PYTHON_SOCKET_GUARD} == set(Guarantee)
 
@@ -229,7 +229,7 @@ def test_env_is_chosen_only_by_name() -> None:
 
 @pytest.mark.parametrize("isolation", [Isolation.AUTO, Isolation.NAMESPACE])
 def test_no_bubblewrap_fails_closed_even_with_unshare_on_path(
-    isolation: Isolation, tmp_path: Path, no_wheel: None
+    isolation: Isolation, tmp_path: Path, no_wheel: None, no_landlock: None
 ) -> None:
     with pytest.raises(IsolationUnavailable) as caught:
         sandbox.select_backend(isolation, path=unshare_only_path(tmp_path))
@@ -256,20 +256,24 @@ def _fake(directory: Path, name: str) -> None:
     script.chmod(0o755)
 
 
-def test_binaries_that_create_no_namespace_do_not_count(tmp_path: Path, no_wheel: None) -> None:
+def test_binaries_that_create_no_namespace_do_not_count(
+    tmp_path: Path, no_wheel: None, no_landlock: None
+) -> None:
     _fake(tmp_path, "bwrap")
     _fake(tmp_path, "unshare")
     with pytest.raises(IsolationUnavailable) as caught:
         sandbox.select_backend(Isolation.AUTO, path=str(tmp_path))
-    assert caught.value.reasons == (
-        f"{tmp_path / 'bwrap'}: bwrap ran but did not create a net namespace",
+    assert caught.value.reasons[0] == (
+        f"{tmp_path / 'bwrap'}: bwrap ran but did not create a net namespace"
     )
     with pytest.raises(IsolationUnavailable) as caught:
         sandbox.select_backend(Isolation.UNSHARE, path=str(tmp_path))
     assert caught.value.reasons == ("unshare ran but did not create a net namespace",)
 
 
-def test_run_fails_closed_and_starts_nothing(tmp_path: Path, no_wheel: None) -> None:
+def test_run_fails_closed_and_starts_nothing(
+    tmp_path: Path, no_wheel: None, no_landlock: None
+) -> None:
     marker = tmp_path / "ran"
     policy = Policy(
         argv=("/bin/sh", "-c", f"touch {marker}"),
@@ -280,10 +284,14 @@ def test_run_fails_closed_and_starts_nothing(tmp_path: Path, no_wheel: None) -> 
     assert not marker.exists()
 
 
-def test_reports_without_any_namespace_backend(tmp_path: Path, no_wheel: None) -> None:
+def test_reports_without_any_namespace_backend(
+    tmp_path: Path, no_wheel: None, no_landlock: None
+) -> None:
     reports = {r.name: r for r in sandbox.probe_backends(path=str(tmp_path))}
-    assert list(reports) == ["bwrap", "unshare", "env"]
+    assert list(reports) == ["bwrap", "landlock", "unshare", "env"]
     assert not reports["bwrap"].available
+    assert not reports["landlock"].available
+    assert "no Landlock" in (reports["landlock"].detail or "")
     assert reports["bwrap"].guarantees == ()
     assert reports["bwrap"].not_guaranteed == CONTRACT_GUARANTEES
     assert reports["env"].available

@@ -21,7 +21,7 @@ import pytest
 
 from sandbox._runuid import RUN_UID, check_reachable
 
-HOST_ISOLATIONS = ("unshare", "env")
+HOST_ISOLATIONS = ("unshare", "env", "landlock")
 
 
 def runs_as_run_uid(isolation: str | None) -> bool:

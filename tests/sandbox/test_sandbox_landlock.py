@@ -1,0 +1,198 @@
+"""The ``landlock`` backend: every escape attempt, where no namespace can be made.
+
+The same attempts as ``test_sandbox_escapes`` (writes outside the work dir, the caller's home,
+loopback TCP, UDP and abstract sockets, signals, ptrace, another process's memory and
+environment, a root caller's sysctl, /etc/shadow and setuid attempts, a double-forked
+daemon), run through the backend that Landlock, seccomp, rlimits and a subreaper make. Each
+attempt that reaches its target must be one whose guarantee the outcome does not claim.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from sbx_support import (
+    NONAMESPACES,
+    PROBE,
+    PW_ATTEMPTS,
+    REPO,
+    ROOT_ONLY_ATTEMPTS,
+    Listeners,
+    World,
+    disagreements,
+    escape_attempts,
+    escaped,
+    kill_token,
+    needs_root,
+    nobody_python,
+    probe_argv,
+    processes_with,
+    run_as_nobody,
+    verdicts,
+)
+
+import sandbox
+from sandbox import Guarantee, Status
+from sandbox._landlock import MIN_ABI
+from tests.support.runuid import python_for
+
+needs_landlock = pytest.mark.skipif(
+    sandbox.probe_host().landlock_abi < MIN_ABI,
+    reason=f"the kernel's Landlock is older than ABI {MIN_ABI}",
+)
+NOT_HELD = {
+    Guarantee.WORK_DIR_ONLY_WRITABLE,
+    Guarantee.OWN_PID_NAMESPACE,
+    Guarantee.PRIVATE_TMP,
+    Guarantee.READ_ONLY_ROOT,
+    Guarantee.DISK_LIMIT,
+    Guarantee.MEMORY_CGROUP,
+}
+
+
+@needs_landlock
+@pytest.mark.enable_socket
+def test_landlock_blocks_every_escape_it_claims(
+    world: World, listeners: Listeners, host_dns: bool
+) -> None:
+    attempts = escape_attempts(world, dns=host_dns)
+    config = world.config(attempts, **listeners.config())
+    # A root caller's run is another uid: it needs an interpreter every user may run.
+    python = python_for("landlock")
+    argv = probe_argv("attempts", config, python=python)
+    outcome = sandbox.run(world.policy(argv, isolation="landlock"))
+    assert (outcome.backend, outcome.status) == ("landlock", Status.PASSED), (
+        outcome.detail,
+        outcome.stderr,
+    )
+    found = verdicts(outcome.stdout)
+    assert set(found) == set(attempts)
+    wrong = disagreements(found, outcome.guarantees)
+    # Blocked without being claimed is on the safe side (Landlock's own rules hold more than
+    # the guarantees that name them); escaped although claimed never is.
+    assert {k: v for k, v in wrong.items() if v.startswith("escaped")} == {}
+    assert listeners.total() == 0
+    assert set(outcome.not_guaranteed) <= NOT_HELD | {Guarantee.PYTHON_SOCKET_GUARD}
+    assert NOT_HELD & set(outcome.guarantees) == set()
+    # The attempts that matter most, by name: nothing of the host was reached.
+    for name in ("write_home", "read_home_secret", "tcp", "udp", "abstract_unix", "ptrace"):
+        if name in found:
+            assert name not in escaped(found), found[name]
+
+
+@needs_landlock
+def test_landlock_kills_a_double_forked_setsid_daemon(world: World) -> None:
+    marker = world.host_tmp / "marker"
+    config = world.config([], marker=str(marker), delay=0.5)
+    argv = probe_argv("grandchild", config, python=python_for("landlock"))
+    try:
+        outcome = sandbox.run(world.policy(argv, isolation="landlock"))
+        assert (outcome.backend, outcome.status) == ("landlock", Status.PASSED), outcome.stderr
+        assert Guarantee.TREE_KILLED in outcome.guarantees
+        assert processes_with(world.token) == []
+        time.sleep(1.0)
+        assert not marker.exists()
+    finally:
+        kill_token(world.token)
+
+
+@needs_landlock
+def test_under_landlock_the_run_cannot_forge_its_exit_status(world: World) -> None:
+    # It signals, stops and traces its parent (the sandbox's own process) where it can, and
+    # prints the sandbox's old exec-failure line; then exits 3: the verdict stays 3.
+    script = (
+        "import ctypes, os, signal, sys\n"
+        "parent = os.getppid()\n"
+        "for sig in (signal.SIGSTOP, signal.SIGKILL, signal.SIGTERM):\n"
+        "    try: os.kill(parent, sig)\n"
+        "    except OSError: pass\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.syscall(101, 16, parent, 0, 0)\n"  # PTRACE_ATTACH
+        "sys.stderr.write('sandbox: execvp python3: No such file or directory\\n')\n"
+        "raise SystemExit(3)\n"
+    )
+    python = python_for("landlock")
+    outcome = sandbox.run(world.policy((python, "-c", script), isolation="landlock"))
+    assert (outcome.status, outcome.exit_code) == (Status.FAILED, 3), outcome
+    assert Guarantee.TRUSTED_EXIT_STATUS in outcome.guarantees
+
+
+@needs_landlock
+def test_a_guarantee_only_namespaces_give_fails_closed_under_landlock(world: World) -> None:
+    policy = world.policy(
+        ("/bin/true",), isolation="landlock", require=frozenset({Guarantee.OWN_PID_NAMESPACE})
+    )
+    with pytest.raises(sandbox.IsolationUnavailable, match="own-pid-namespace"):
+        sandbox.run(policy)
+
+
+HOSTS = ["userns", "all"]
+
+
+@needs_landlock
+@needs_root
+@pytest.mark.enable_socket
+@pytest.mark.parametrize("refused", HOSTS)
+def test_where_namespaces_are_refused_auto_takes_landlock_for_a_non_root_caller(
+    world: World, listeners: Listeners, host_dns: bool, refused: str
+) -> None:
+    python = nobody_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ that uid 65534 can run")
+    attempts = [a for a in escape_attempts(world, dns=host_dns) if a not in PW_ATTEMPTS]
+    attempts = [a for a in attempts if a not in ROOT_ONLY_ATTEMPTS]
+    config = world.config(attempts, **listeners.config())
+    spec = {
+        "argv": probe_argv("attempts", config, python=python),
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "pass_env": ["EXAMPLE_SETTING"],
+        "source_env": {**world.source_env, "PATH": "/usr/bin:/bin"},
+    }
+    outcome = run_as_nobody(spec, python, refused=refused)
+    assert (outcome["backend"], outcome["status"]) == ("landlock", "passed"), outcome
+    found = verdicts(outcome["stdout"])
+    assert set(found) == set(attempts)
+    wrong = disagreements(found, tuple(Guarantee(g) for g in outcome["guarantees"]))
+    assert {k: v for k, v in wrong.items() if v.startswith("escaped")} == {}
+    assert listeners.total() == 0
+
+
+@needs_landlock
+@needs_root
+@pytest.mark.enable_socket
+@pytest.mark.parametrize("refused", HOSTS)
+def test_where_namespaces_are_refused_auto_takes_landlock_for_root(
+    world: World, listeners: Listeners, host_dns: bool, refused: str
+) -> None:
+    attempts = escape_attempts(world, dns=host_dns)
+    config = world.config(attempts, **listeners.config())
+    spec = {
+        "argv": probe_argv("attempts", config, python=python_for("landlock")),
+        "project_dir": str(world.project),
+        "probe_dir": str(PROBE.parent),
+        "pass_env": ["EXAMPLE_SETTING"],
+        "source_env": {**world.source_env, "PATH": "/usr/bin:/bin"},
+    }
+    command = [sys.executable, str(NONAMESPACES), refused, "--", sys.executable]
+    done = subprocess.run(
+        [*command, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    # Root makes namespaces without a user namespace: only a seccomp profile stops bubblewrap.
+    assert outcome["backend"] == ("bwrap" if refused == "userns" else "landlock"), outcome
+    assert outcome["status"] == "passed", outcome
+    found = verdicts(outcome["stdout"])
+    wrong = disagreements(found, tuple(Guarantee(g) for g in outcome["guarantees"]))
+    assert {k: v for k, v in wrong.items() if v.startswith("escaped")} == {}
+    assert listeners.total() == 0
