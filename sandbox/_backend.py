@@ -103,6 +103,10 @@ class Launch:
     """The backend forks the namespace's init as its only child (util-linux unshare --fork)."""
     kill_group_on_exit: bool = False
     """Whatever stayed in the backend's process group dies with it (no PID namespace does it)."""
+    stop_by_control: bool = False
+    """Ended by closing ``control_fd`` before any signal: the sandbox's own process then kills
+    what the run left (a subreaper without a PID namespace, whose daemons a signal to its
+    process group would miss), and exits."""
     sweep_uid: int | None = None
     """A uid the run has alone, without a PID namespace: every process of it is killed when the
     run ends, which kills the whole tree (setsid() daemons included)."""

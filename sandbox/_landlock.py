@@ -174,6 +174,7 @@ class Landlock:
             report_fd=report_read,
             control_fd=control_write,
             kill_group_on_exit=True,
+            stop_by_control=True,
             sweep_uid=request.run_uid,
         )
         launch._close_after_spawn += [report_write, control_read, filter_read, code_read]

@@ -190,6 +190,25 @@ def _spawn(launch: Launch) -> subprocess.Popen[bytes] | Execution:
         launch.spawned()
 
 
+_STOP_GRACE_S = 1.0
+"""How long the sandbox's own process may take to kill what the run left, once told to stop."""
+
+
+def _stop_by_control(launch: Launch, pid: int) -> None:
+    """Close the control pipe and give the sandbox's own process a moment to end the run."""
+    assert launch.control_fd is not None
+    with contextlib.suppress(OSError):
+        os.close(launch.control_fd)
+    launch.control_fd = None
+    deadline = time.monotonic() + _STOP_GRACE_S
+    while time.monotonic() < deadline:
+        # WNOWAIT: seen to exit, left to be reaped where every run is.
+        found = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if found is not None:
+            return
+        time.sleep(0.005)
+
+
 def _finish(
     proc: subprocess.Popen[bytes],
     live: LiveRun,
@@ -273,6 +292,8 @@ def _supervise(
                 elif now >= deadline:
                     result.ended_by = "timeout"
                 if result.ended_by != "exit":
+                    if launch.stop_by_control and launch.control_fd is not None:
+                        _stop_by_control(launch, proc.pid)
                     live.kill(interrupt=result.ended_by == "interrupt")
                     stop_draining = now + _KILL_GRACE_S
                 elif exited:

@@ -10,6 +10,7 @@ attempt that reaches its target must be one whose guarantee the outcome does not
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -196,3 +197,43 @@ def test_where_namespaces_are_refused_auto_takes_landlock_for_root(
     wrong = disagreements(found, tuple(Guarantee(g) for g in outcome["guarantees"]))
     assert {k: v for k, v in wrong.items() if v.startswith("escaped")} == {}
     assert listeners.total() == 0
+
+
+def _setsid_sleepers(seconds: str) -> list[str]:
+    found = ["pgrep", "-f", f"sleep {seconds}"]
+    done = subprocess.run(found, capture_output=True, text=True, check=False)
+    return done.stdout.split()
+
+
+@needs_landlock
+@pytest.mark.parametrize("caller", ["this user", "nobody"])
+def test_a_timed_out_run_leaves_no_setsid_daemon_behind(world: World, caller: str) -> None:
+    # A daemon in a session of its own is out of reach of a signal to the run's process group;
+    # without a PID namespace only the subreaper can end it.
+    seconds = f"{os.getpid() % 1000}.{time.monotonic_ns() % 1000:03d}"
+    script = f"setsid sleep {seconds} & sleep 60"
+    if caller == "nobody":
+        python = nobody_python()
+        if python is None:
+            pytest.skip("no Python 3.11+ that uid 65534 can run")
+        spec = {
+            "argv": ["/bin/sh", "-c", script],
+            "project_dir": str(world.project),
+            "probe_dir": str(PROBE.parent),
+            "source_env": {"PATH": "/usr/bin:/bin"},
+            "limits": {"timeout_s": 1},
+            "isolation": "landlock",
+        }
+        outcome = run_as_nobody(spec, python)
+        status, backend = outcome["status"], outcome["backend"]
+    else:
+        policy = world.policy(
+            ("/bin/sh", "-c", script), isolation="landlock", limits=sandbox.Limits(timeout_s=1)
+        )
+        result = sandbox.run(policy)
+        status, backend = result.status.value, result.backend
+    try:
+        assert (backend, status) == ("landlock", "timed-out")
+        assert _setsid_sleepers(seconds) == []
+    finally:
+        subprocess.run(["pkill", "-f", f"sleep {seconds}"], check=False)
