@@ -14,8 +14,10 @@ cannot run there. What needs no namespace still can. The sandbox's own process (
 - becomes the run's subreaper, so that whatever the run leaves (``setsid()`` daemons
   included) comes up to it and is killed when the run ends or the caller goes;
 - forks the run, which takes its rlimits, enters the domain and, last, the seccomp filter
-  (``_seccomp``, without a network namespace: datagram and raw inet sockets refused, unix
-  sockets only as connected pairs), then execs the program;
+  (``_seccomp`` without namespaces: only TCP of the inet sockets, netlink only for routing,
+  unix sockets only as connected pairs, no ``listen``, no SysV IPC or POSIX queues; and for an
+  unprivileged caller, whose uid the run shares, no change to any file's mode, owner, times
+  or attributes, which Landlock does not guard), then execs the program;
 - reports how the run ended on a pipe the run never holds.
 
 It is available only where the kernel's Landlock ABI has signal and abstract-socket scoping
@@ -62,10 +64,17 @@ _SYSTEM = (
     "/var/lib",
     "/proc",
     "/sys",
-    "/dev",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
 )
-"""What every run may read: the system's programs, libraries and configuration. Not /home,
-/root, /tmp, /var/tmp, /run or /mnt: the homes and what other users leave there."""
+"""What every run may read: the system's programs, libraries and configuration, and the
+harmless devices. Not /home, /root, /tmp, /var/tmp, /dev/shm, /dev/pts, /run or /mnt: the homes,
+what other users leave there, and their terminals."""
+_SHARED = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
+"""World-writable places: what lies in them is other users', never shown whole."""
 
 _HELD = frozenset(
     {
@@ -98,6 +107,9 @@ class Landlock:
 
     def probe(self, host: HostInfo) -> Probe:
         """Available where the kernel's Landlock has scoping and the filter fits the machine."""
+        if not Path(f"/proc/self/task/{os.getpid()}/children").exists():
+            # Without it the subreaper cannot find what the run left (CONFIG_PROC_CHILDREN).
+            return Probe(host, False, None, "landlock: this kernel lists no children in /proc")
         if host.landlock_abi < MIN_ABI:
             found = f"ABI {host.landlock_abi}" if host.landlock_abi else "no Landlock"
             return Probe(
@@ -138,7 +150,9 @@ class Landlock:
         )
         report_read, report_write = os.pipe()
         control_read, control_write = os.pipe()
-        program = syscall_filter(own_network=False)
+        # A root caller's run is a uid that owns nothing outside it; anyone else's run is the
+        # caller's own uid, whose files' modes and owners Landlock does not guard.
+        program = syscall_filter(own_network=False, own_files=request.run_uid is not None)
         assert program is not None
         filter_read, filter_write = os.pipe()
         os.write(filter_write, program)
@@ -196,31 +210,46 @@ class Landlock:
 
 
 def _readable(request: Request) -> list[str]:
-    """What the run may read: the system, the project, the program and what was vouched for."""
+    """What the run may read: the system, the project, the program and what was vouched for.
+
+    Every path is resolved first. A home, a world-writable place or anything that holds one
+    is never shown whole: inside them only the project dir and vouched paths are, and a
+    program's installation (its directory's parent) is shown only outside them.
+    """
     policy = request.policy
-    paths = [p for p in _SYSTEM if Path(p).exists()]
+    homes = _homes(request)
+    shared = [Path(p) for p in _SHARED]
+    private = [*homes, *shared]
+
+    def holds_private(path: Path) -> bool:
+        return path == Path("/") or any(path == p or path in p.parents for p in private)
+
+    def inside_private(path: Path) -> bool:
+        return any(p in path.parents for p in private)
+
+    kept: list[Path] = [Path(p) for p in _SYSTEM if Path(p).exists()]
     programs = [request.executable]
     interpreter = shebang_interpreter(request.executable, request.env["PATH"])
     if interpreter is not None:
         programs.append(interpreter)
     for program in programs:
         real = Path(os.path.realpath(program))
-        # The program's own installation: a virtualenv's or a Python's prefix, a tool's tree.
-        paths += [str(real), str(real.parent.parent)]
+        kept.append(real)
+        prefix = real.parent.parent
+        # A tool's or a Python's own tree, where it is not someone's home or /tmp.
+        if not holds_private(prefix) and not inside_private(prefix):
+            kept.append(prefix)
+    vouched = [Path(os.path.realpath(p)) for p in policy.trusted_readable]
     if policy.project_dir is not None:
-        paths.append(str(policy.project_dir))
-    paths += [str(p) for p in (*policy.readable, *policy.trusted_readable)]
-    homes = _homes(request)
-    kept = []
-    for path in dict.fromkeys(paths):
-        resolved = Path(path)
-        if not resolved.exists() or resolved == Path("/"):
-            continue
-        # A home, or what holds one, would show all of it; a path inside one is shown alone.
-        if any(resolved == home or resolved in home.parents for home in homes):
-            continue
-        kept.append(path)
-    return kept
+        vouched.append(Path(os.path.realpath(policy.project_dir)))
+    kept += [p for p in vouched if not holds_private(p)]
+    for path in policy.readable:
+        real = Path(os.path.realpath(path))
+        # From a file's content: shown only outside homes and /tmp, or inside the project.
+        within_project = any(v == real or v in real.parents for v in vouched)
+        if not holds_private(real) and (within_project or not inside_private(real)):
+            kept.append(real)
+    return [str(p) for p in dict.fromkeys(kept) if p.exists()]
 
 
 def _homes(request: Request) -> list[Path]:
@@ -230,7 +259,7 @@ def _homes(request: Request) -> list[Path]:
     found = [request.source.get("HOME", ""), os.environ.get("HOME", "")]
     with contextlib.suppress(KeyError):
         found.append(pwd.getpwuid(os.geteuid()).pw_dir)
-    return [Path(home) for home in found if home and home != "/"]
+    return [Path(os.path.realpath(home)) for home in found if home and home != "/"]
 
 
 BACKEND = Landlock()

@@ -53,6 +53,7 @@ _NR = 0
 _ARCH = 4
 _ARG0 = 16
 _ARG1 = 24
+_ARG2 = 32
 
 AF_UNIX = 1
 AF_INET = 2
@@ -60,6 +61,8 @@ AF_INET6 = 10
 AF_NETLINK = 16
 _SOCKET_FAMILIES = (AF_INET, AF_INET6, AF_NETLINK)
 _SOCK_STREAM = 1
+_IPPROTO_TCP = 6
+_NETLINK_ROUTE = 0
 _PAIR_TYPES = (_SOCK_STREAM, 5)  # SOCK_STREAM, SOCK_SEQPACKET
 _SOCK_TYPE_MASK = 0xF
 _CLONE_NEWUSER = 0x10000000
@@ -85,6 +88,12 @@ class _Arch(NamedTuple):
     sched_set: tuple[int, ...]
     """sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr: pid first."""
     denied: tuple[int, ...]
+    hostwide: tuple[int, ...]
+    """Refused where the run shares the host's namespaces: ``listen`` (which binds an
+    ephemeral port no Landlock rule sees), SysV IPC and POSIX message queues (the host's)."""
+    metadata: tuple[int, ...]
+    """chmod, chown, utime and xattr calls, by path or descriptor: Landlock does not mediate
+    them, so a run of the caller's own uid could change any of the caller's files."""
 
 
 # Numbers shared by both architectures (the generic table's newer calls).
@@ -102,6 +111,7 @@ _COMMON_DENIED = (
     442,  # mount_setattr
 )
 _CLONE3 = 435
+_COMMON_METADATA = (452, 463, 466)  # fchmodat2, setxattrat, removexattrat
 
 _ARCHES = {
     "x86_64": _Arch(
@@ -145,6 +155,15 @@ _ARCHES = {
             323,  # userfaultfd
             *_COMMON_DENIED,
         ),
+        # listen; shmget, shmat, shmctl; semget, semop, semctl; msgget, msgsnd, msgrcv,
+        # msgctl; semtimedop; mq_open .. mq_getsetattr.
+        hostwide=(50, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, *range(240, 246)),
+        # chmod, fchmod, chown, fchown, lchown; utime; setxattr .. fremovexattr; utimes;
+        # fchownat, futimesat, fchmodat; utimensat; fchmodat2, setxattrat, removexattrat.
+        metadata=(
+            *(90, 91, 92, 93, 94, 132, *range(188, 191), *range(197, 200), 235, 260, 261),
+            *(268, 280, *_COMMON_METADATA),
+        ),
     ),
     "aarch64": _Arch(
         audit_arch=0xC00000B7,
@@ -187,6 +206,12 @@ _ARCHES = {
             294,  # kexec_file_load
             *_COMMON_DENIED,
         ),
+        # listen; mq_open .. mq_getsetattr, msgget .. msgsnd, semget .. semop, shmget ..
+        # shmat (the generic table keeps them in one block).
+        hostwide=(201, *range(180, 197)),
+        # setxattr .. fremovexattr; fchmod, fchmodat, fchownat, fchown; utimensat;
+        # fchmodat2, setxattrat, removexattrat.
+        metadata=(5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, *_COMMON_METADATA),
     ),
 }
 
@@ -256,14 +281,23 @@ def _on_syscall(nr: int, body: list[bytes]) -> list[bytes]:
 
 # Cached so that every run hands bwrap the very bytes the host probe saw it load.
 @functools.cache
-def syscall_filter(machine: str | None = None, *, own_network: bool = True) -> bytes | None:
+def syscall_filter(
+    machine: str | None = None, *, own_network: bool = True, own_files: bool = True
+) -> bytes | None:
     """Build the filter for this machine's architecture; ``None`` where it is not supported.
 
     ``own_network`` false (a run without namespaces, the ``landlock`` backend): of the inet
     families only stream sockets, whose bind and connect Landlock refuses; datagram and raw
     sockets (UDP, ICMP, DNS) are refused here, as no Landlock rule covers them. And priority,
     I/O priority and scheduling may be set for the calling process alone: the sandbox's own
-    process is no pid 1 to spare, but a process of the run's uid and group.
+    process is no pid 1 to spare, but a process of the run's uid and group. Refused too:
+    ``listen`` (an unbound socket would take an ephemeral port, unseen by Landlock), SysV IPC and
+    POSIX message queues (the host's, with no IPC namespace), and ``IPPROTO_MPTCP`` and other
+    stream protocols than TCP (Landlock's rules cover TCP alone); netlink only for routing.
+
+    ``own_files`` false (a run of the caller's own uid, without namespaces): changing a file's
+    mode, owner, times or extended attributes is refused wherever the file is, since Landlock
+    does not mediate it and the caller's files are the run's uid's.
     """
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
@@ -278,7 +312,12 @@ def syscall_filter(machine: str | None = None, *, own_network: bool = True) -> b
     ]
     if arch.x32:
         prog += [_insn(_JGE_K, _X32_SYSCALL_BIT, jt=0, jf=1), _insn(_RET_K, RET_EPERM)]
-    for nr in arch.denied:
+    refused = list(arch.denied)
+    if not own_network:
+        refused += arch.hostwide
+    if not own_files:
+        refused += arch.metadata
+    for nr in refused:
         prog += _on_syscall(nr, [_insn(_RET_K, RET_EPERM)])
     prog += _on_syscall(_CLONE3, [_insn(_RET_K, RET_ENOSYS)])
     if own_network:
@@ -288,12 +327,17 @@ def syscall_filter(machine: str | None = None, *, own_network: bool = True) -> b
             arch.socket,
             [
                 _insn(_LD_W_ABS, _ARG0),
-                _insn(_JEQ_K, AF_NETLINK, jt=6, jf=0),
+                _insn(_JEQ_K, AF_NETLINK, jt=0, jf=2),
+                _insn(_LD_W_ABS, _ARG2),
+                _insn(_JEQ_K, _NETLINK_ROUTE, jt=9, jf=8),
                 _insn(_JEQ_K, AF_INET, jt=1, jf=0),
-                _insn(_JEQ_K, AF_INET6, jt=0, jf=3),
+                _insn(_JEQ_K, AF_INET6, jt=0, jf=6),
                 _insn(_LD_W_ABS, _ARG1),
                 _insn(_AND_K, _SOCK_TYPE_MASK),
-                _insn(_JEQ_K, _SOCK_STREAM, jt=1, jf=0),
+                _insn(_JEQ_K, _SOCK_STREAM, jt=0, jf=3),
+                _insn(_LD_W_ABS, _ARG2),
+                _insn(_JEQ_K, 0, jt=2, jf=0),
+                _insn(_JEQ_K, _IPPROTO_TCP, jt=1, jf=0),
                 _insn(_RET_K, RET_EPERM),
                 _insn(_RET_K, RET_ALLOW),
             ],

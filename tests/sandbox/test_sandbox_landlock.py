@@ -237,3 +237,91 @@ def test_a_timed_out_run_leaves_no_setsid_daemon_behind(world: World, caller: st
         assert _setsid_sleepers(seconds) == []
     finally:
         subprocess.run(["pkill", "-f", f"sleep {seconds}"], check=False)
+
+
+# What a review of this backend found open, each tried the way it was found: the run prints
+# one word per attempt, "blocked" or what it reached.
+HOLES = r"""
+import ctypes, os, socket, sys
+port = int(sys.argv[1])
+def attempt(name, action):
+    try:
+        action()
+    except OSError:
+        print(name, "blocked")
+    else:
+        print(name, "reached")
+def mptcp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+    s.settimeout(2)
+    s.connect(("127.0.0.1", port))
+def autobind():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.listen(1)
+def sysv():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.shmget(0x5BD1E5, 4096, 0o1600) < 0:
+        raise OSError(ctypes.get_errno(), "shmget")
+def sock_diag():
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)
+def dev_shm():
+    os.listdir("/dev/shm")
+attempt("mptcp", mptcp)
+attempt("autobind", autobind)
+attempt("sysv", sysv)
+attempt("sock_diag", sock_diag)
+attempt("dev_shm", dev_shm)
+"""
+
+
+@needs_landlock
+@pytest.mark.enable_socket
+def test_what_a_review_found_open_is_closed(world: World, listeners: Listeners) -> None:
+    python = python_for("landlock")
+    port = listeners.config()["tcp_port"]
+    argv = (python, "-c", HOLES, str(port))
+    outcome = sandbox.run(world.policy(argv, isolation="landlock"))
+    assert (outcome.backend, outcome.status) == ("landlock", Status.PASSED), outcome.stderr
+    found = dict(line.split() for line in outcome.stdout.splitlines())
+    assert found == dict.fromkeys(("mptcp", "autobind", "sysv", "sock_diag", "dev_shm"), "blocked")
+    assert listeners.total() == 0
+
+
+@needs_landlock
+@needs_root
+def test_an_unprivileged_callers_run_changes_none_of_its_files(world: World) -> None:
+    # The run is the caller's own uid: Landlock guards writes, not modes, owners or times, nor
+    # what a path that leads into the home through ".." or a program's tree would uncover.
+    python = nobody_python()
+    if python is None:
+        pytest.skip("no Python 3.11+ that uid 65534 can run")
+    home = world.host_tmp / "nobody-home"
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    secret = home / "secret"
+    secret.write_text("topsecret", encoding="utf-8")
+    secret.chmod(0o600)
+    (home / ".cargo" / "credentials.toml").write_text("token", encoding="utf-8")
+    for path in [home, *home.rglob("*")]:
+        os.chown(path, 65534, 65534)
+    script = (
+        f"import os\n"
+        f"for what in ('chmod', 'read', 'cargo'):\n"
+        f"    try:\n"
+        f"        if what == 'chmod': os.chmod({str(secret)!r}, 0o666)\n"
+        f"        elif what == 'read': open({str(home / '..' / home.name / 'secret')!r}).read()\n"
+        f"        else: open({str(home / '.cargo' / 'credentials.toml')!r}).read()\n"
+        f"    except OSError: print(what, 'blocked')\n"
+        f"    else: print(what, 'reached')\n"
+    )
+    spec = {
+        "argv": [python, "-c", script],
+        "project_dir": str(home / ".." / home.name),
+        "probe_dir": str(PROBE.parent),
+        "source_env": {"PATH": "/usr/bin:/bin", "HOME": str(home)},
+        "isolation": "landlock",
+    }
+    outcome = run_as_nobody(spec, python)
+    assert outcome["status"] == "passed", outcome
+    found = dict(line.split() for line in outcome["stdout"].splitlines())
+    assert found == {"chmod": "blocked", "read": "blocked", "cargo": "blocked"}
+    assert secret.stat().st_mode & 0o777 == 0o600
