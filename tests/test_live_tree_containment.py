@@ -143,13 +143,13 @@ def caller(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Caller]:
         yield Caller("nobody", folder)
 
 
-def validate(
+def exampleguard(
     caller: Caller, root: Path, host: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``exampleguard validate ARGS`` in ``root``, run by ``caller`` on the simulated ``host``."""
+    """``exampleguard ARGS`` in ``root`` (the caller's), run by ``caller`` on ``host``."""
     caller.own(root)
     return subprocess.run(
-        caller.command(host, "validate", "--no-cache", *args),
+        caller.command(host, *args),
         cwd=root,
         env=caller.env(**(env or {})),
         capture_output=True,
@@ -157,6 +157,13 @@ def validate(
         timeout=180,
         check=False,
     )
+
+
+def validate(
+    caller: Caller, root: Path, host: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``exampleguard validate --no-cache ARGS`` in ``root``, run by ``caller`` on ``host``."""
+    return exampleguard(caller, root, host, "validate", "--no-cache", *args, env=env)
 
 
 LANDLOCK = sandbox.probe_host().landlock_abi >= MIN_ABI
@@ -366,15 +373,7 @@ def test_where_namespaces_are_refused_every_output_names_the_cause(
     settings = {"dryrun": {"isolation": "namespace"}}
     make_project(root, [TOOL], program="app", settings=settings, counts=False)
     (root / "exampleguard-counts.json").write_text(json.dumps(ONE_EXAMPLE_COUNTS), "utf-8")
-    caller.own(root)
-    result = subprocess.run(
-        caller.command(host, "dryrun", "--format", "json"),
-        cwd=root,
-        env=caller.env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = exampleguard(caller, root, host, "dryrun", "--format", "json")
     assert result.returncode == 2, result.stdout + result.stderr
     cause = "seccomp profile refuses"
     assert cause in result.stderr
@@ -383,14 +382,7 @@ def test_where_namespaces_are_refused_every_output_names_the_cause(
         d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "isolation-unavailable"
     ]
     assert cause in refused["hint"]
-    shown = subprocess.run(
-        caller.command(host, "sandbox"),
-        cwd=root,
-        env=caller.env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    shown = exampleguard(caller, root, host, "sandbox")
     # Root is refused every namespace; an unprivileged caller, already the user namespace.
     said = "namespace creation" if not caller.unprivileged else "a seccomp profile"
     assert f"namespaces refused: {said}" in shown.stdout
@@ -416,14 +408,7 @@ def test_a_benign_dry_run_passes_wherever_a_sandbox_can_run(caller: Caller, host
     caller.own(root)
     # A root caller's landlock run is another uid, which must reach the project by permission.
     reachable_by_runs(root)
-    result = subprocess.run(
-        caller.command(host, "dryrun", "--format", "json"),
-        cwd=root,
-        env=caller.env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = exampleguard(caller, root, host, "dryrun", "--format", "json")
     bubblewrap = host == "namespaces" or (host == "userns-refused" and not caller.unprivileged)
     if not (bubblewrap or LANDLOCK):
         expect_refused(result)

@@ -28,10 +28,9 @@ import exampleguard
 from exampleguard.codes import CODES
 from exampleguard.commands.validate import SourceFiles, validate
 from exampleguard.config import load_config, repository_root
-from exampleguard.counts import Counts
 from exampleguard.diagnostics import Diagnostic, Location, Severity
-from exampleguard.report import FORMATS, Report, SourceRoot, diagnostic_entry, render
-from exampleguard.report.build import assemble
+from exampleguard.report import FORMATS, Report, SourceRoot, render
+from exampleguard.report.build import unusable_report
 from exampleguard.report.github import render_github
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.sarif import sarif_errors, sarif_schema
@@ -253,19 +252,7 @@ def test_every_sarif_result_has_a_location_github_accepts(outputs: dict[str, str
 
 def _report_of(*diagnostics: Diagnostic, catalog: str | None = "agents.json") -> Report:
     """A report of nothing but ``diagnostics``, made by the builder."""
-    return assemble(
-        catalog=catalog,
-        counts=Counts(
-            tools=0,
-            examples=0,
-            contract_validated=0,
-            dry_run_eligible=0,
-            dry_run_narrowed=0,
-            excluded=0,
-        ),
-        examples=[],
-        diagnostics=[diagnostic_entry(d) for d in diagnostics],
-    )
+    return unusable_report(diagnostics, catalog)
 
 
 def test_a_finding_about_no_file_is_placed_on_the_catalog_in_sarif() -> None:
