@@ -22,8 +22,10 @@ cannot run there. What needs no namespace still can. The sandbox's own process (
 
 It is available only where the kernel's Landlock ABI has signal and abstract-socket scoping
 (6 and later): below that a run of the caller's uid could signal the caller's other processes.
-What it cannot give is named, never claimed: its own PID namespace and ``/proc``, a private
-``/tmp`` (the run cannot reach the host's at all), a read-only remount of the host, a work dir
+Landlock does not hide a path's existence and status (``stat`` of a file in a home works,
+reading it does not), nor the host's sockets listed in ``/proc/net``; both are information,
+not access. What it cannot give is named, never claimed: its own PID namespace and
+``/proc``, a private ``/tmp`` (the run cannot reach the host's at all), a read-only remount of the host, a work dir
 that is its own ``nosuid`` in-memory mount (``work-dir-only-writable``: Landlock's rule is
 ``landlock-fs``; ``no_new_privs`` makes a setuid file the run makes harmless), a disk limit.
 """

@@ -71,6 +71,10 @@ _STAGE_PID = 1  # bubblewrap --as-pid-1: the sandbox's own process, and the grou
 _PRIORITY_WHICH = (0, 1, 2)
 _IOPRIO_WHICH = (1, 2, 3)
 _TIOCSTI = 0x5412
+# FS_IOC_SETFLAGS (64- and 32-bit), FS_IOC_FSSETXATTR, FS_IOC_ENABLE_VERITY: a file's flags,
+# project id and verity, which an open descriptor changes whatever its mode.
+_FILE_IOCTLS = (0x40086602, 0x40046602, 0x401C5820, 0x40806685)
+_F_SETLEASE = 1024
 _X32_SYSCALL_BIT = 0x40000000
 
 
@@ -82,6 +86,7 @@ class _Arch(NamedTuple):
     clone: int
     unshare: int
     ioctl: int
+    fcntl: int
     prlimit64: int
     setpriority: int
     ioprio_set: int
@@ -90,7 +95,9 @@ class _Arch(NamedTuple):
     denied: tuple[int, ...]
     hostwide: tuple[int, ...]
     """Refused where the run shares the host's namespaces: ``listen`` (which binds an
-    ephemeral port no Landlock rule sees), SysV IPC and POSIX message queues (the host's)."""
+    ephemeral port no Landlock rule sees), ``bind`` (a unix socket of a pair could take a host
+    abstract name, which Landlock's scoping does not cover), SysV IPC and POSIX message queues
+    (the host's), inotify and fanotify (they watch directories the run may not read)."""
     metadata: tuple[int, ...]
     """chmod, chown, utime and xattr calls, by path or descriptor: Landlock does not mediate
     them, so a run of the caller's own uid could change any of the caller's files."""
@@ -122,6 +129,7 @@ _ARCHES = {
         clone=56,
         unshare=272,
         ioctl=16,
+        fcntl=72,
         prlimit64=302,
         setpriority=141,
         ioprio_set=251,
@@ -157,7 +165,11 @@ _ARCHES = {
         ),
         # listen; shmget, shmat, shmctl; semget, semop, semctl; msgget, msgsnd, msgrcv,
         # msgctl; semtimedop; mq_open .. mq_getsetattr.
-        hostwide=(50, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, *range(240, 246)),
+        # bind; inotify_init, inotify_add_watch, inotify_init1; fanotify_init, fanotify_mark.
+        hostwide=(
+            *(50, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, *range(240, 246)),
+            *(49, 253, 254, 294, 300, 301),
+        ),
         # chmod, fchmod, chown, fchown, lchown; utime; setxattr .. fremovexattr; utimes;
         # fchownat, futimesat, fchmodat; utimensat; fchmodat2, setxattrat, removexattrat.
         metadata=(
@@ -173,6 +185,7 @@ _ARCHES = {
         clone=220,
         unshare=97,
         ioctl=29,
+        fcntl=25,
         prlimit64=261,
         setpriority=140,
         ioprio_set=30,
@@ -208,7 +221,8 @@ _ARCHES = {
         ),
         # listen; mq_open .. mq_getsetattr, msgget .. msgsnd, semget .. semop, shmget ..
         # shmat (the generic table keeps them in one block).
-        hostwide=(201, *range(180, 197)),
+        # bind; inotify_init1, inotify_add_watch; fanotify_init, fanotify_mark.
+        hostwide=(201, *range(180, 197), 200, 26, 27, 262, 263),
         # setxattr .. fremovexattr; fchmod, fchmodat, fchownat, fchown; utimensat;
         # fchmodat2, setxattrat, removexattrat.
         metadata=(5, 6, 7, 14, 15, 16, 52, 53, 54, 55, 88, *_COMMON_METADATA),
@@ -224,6 +238,12 @@ def _one_of(values: tuple[int, ...]) -> list[bytes]:
     """Allow if the accumulator is one of ``values``, else refuse (ends in both returns)."""
     body = [_insn(_JEQ_K, v, jt=len(values) - i, jf=0) for i, v in enumerate(values)]
     return [*body, _insn(_RET_K, RET_EPERM), _insn(_RET_K, RET_ALLOW)]
+
+
+def _none_of(values: tuple[int, ...]) -> list[bytes]:
+    """Refuse if the accumulator is one of ``values``, else allow (ends in both returns)."""
+    body = [_insn(_JEQ_K, v, jt=len(values) - i, jf=0) for i, v in enumerate(values)]
+    return [*body, _insn(_RET_K, RET_ALLOW), _insn(_RET_K, RET_EPERM)]
 
 
 def _spares_the_stage(which: tuple[int, int, int]) -> list[bytes]:
@@ -361,15 +381,12 @@ def syscall_filter(
     ]
     prog += _on_syscall(arch.clone, new_user)
     prog += _on_syscall(arch.unshare, new_user)
-    prog += _on_syscall(
-        arch.ioctl,
-        [
-            _insn(_LD_W_ABS, _ARG1),
-            _insn(_JEQ_K, _TIOCSTI, jt=0, jf=1),
-            _insn(_RET_K, RET_EPERM),
-            _insn(_RET_K, RET_ALLOW),
-        ],
-    )
+    # A terminal's input, and (a run of the caller's uid) a readable file's flags.
+    ioctls = (_TIOCSTI,) if own_files else (_TIOCSTI, *_FILE_IOCTLS)
+    prog += _on_syscall(arch.ioctl, [_insn(_LD_W_ABS, _ARG1), *_none_of(ioctls)])
+    if not own_files:
+        # A lease on a readable file would hold up every other user of it.
+        prog += _on_syscall(arch.fcntl, [_insn(_LD_W_ABS, _ARG1), *_none_of((_F_SETLEASE,))])
     # Another process's rlimits (even reading them) need only the same uid: the stage's could
     # be lowered under it. pid_t is 32 bits wide; the kernel ignores the upper half.
     prog += _on_syscall(arch.prlimit64, [_insn(_LD_W_ABS, _ARG0), *_one_of((0,))])

@@ -266,11 +266,20 @@ def sock_diag():
     socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)
 def dev_shm():
     os.listdir("/dev/shm")
+def inotify():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.inotify_init1(0) < 0:
+        raise OSError(ctypes.get_errno(), "inotify_init1")
+def abstract_name():
+    a, b = socket.socketpair()
+    a.bind("\0exampleguard-squat")
 attempt("mptcp", mptcp)
 attempt("autobind", autobind)
 attempt("sysv", sysv)
 attempt("sock_diag", sock_diag)
 attempt("dev_shm", dev_shm)
+attempt("inotify", inotify)
+attempt("abstract_name", abstract_name)
 """
 
 
@@ -283,7 +292,8 @@ def test_what_a_review_found_open_is_closed(world: World, listeners: Listeners) 
     outcome = sandbox.run(world.policy(argv, isolation="landlock"))
     assert (outcome.backend, outcome.status) == ("landlock", Status.PASSED), outcome.stderr
     found = dict(line.split() for line in outcome.stdout.splitlines())
-    assert found == dict.fromkeys(("mptcp", "autobind", "sysv", "sock_diag", "dev_shm"), "blocked")
+    holes = ("mptcp", "autobind", "sysv", "sock_diag", "dev_shm", "inotify", "abstract_name")
+    assert found == dict.fromkeys(holes, "blocked")
     assert listeners.total() == 0
 
 
