@@ -24,10 +24,11 @@ It is available only where the kernel's Landlock ABI has signal and abstract-soc
 (6 and later): below that a run of the caller's uid could signal the caller's other processes.
 Landlock does not hide a path's existence and status (``stat`` of a file in a home works,
 reading it does not), nor the host's sockets listed in ``/proc/net``; both are information,
-not access. What it cannot give is named, never claimed: its own PID namespace and
-``/proc``, a private ``/tmp`` (the run cannot reach the host's at all), a read-only remount of the host, a work dir
-that is its own ``nosuid`` in-memory mount (``work-dir-only-writable``: Landlock's rule is
-``landlock-fs``; ``no_new_privs`` makes a setuid file the run makes harmless), a disk limit.
+not access. What it cannot give is named, never claimed: its own PID namespace and ``/proc``,
+a private ``/tmp`` (the run cannot reach the host's at all), a read-only remount of the host,
+a work dir that is its own ``nosuid`` in-memory mount (``work-dir-only-writable``: Landlock's
+rule is ``landlock-fs``; ``no_new_privs`` makes a setuid file the run makes harmless), a disk
+limit.
 """
 
 from __future__ import annotations
