@@ -42,7 +42,6 @@ __all__ = [
     "note_inputs",
     "note_scratch",
     "note_unknown_inputs",
-    "stop_recording",
     "unchanged",
 ]
 
@@ -432,15 +431,6 @@ def _hook(event: str, arguments: tuple[Any, ...]) -> None:
             # and finds the entry already made.
             recording.listed_as[kept] = None
             recording.listed_as[kept] = listing_digest(kept)
-
-
-def stop_recording() -> None:
-    """End the active :class:`Recording`'s noting in this process.
-
-    For a process forked from a run (a helper): what it reads is its own, not the run's.
-    """
-    global _active  # noqa: PLW0603
-    _active = None
 
 
 def note_inputs(files: Iterable[str], directories: Iterable[str]) -> None:
