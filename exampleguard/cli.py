@@ -9,7 +9,6 @@ Machine formats go to stdout (or ``--output``) and nothing else does; messages g
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -1166,13 +1165,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None, *, process: bool) -> int:
     """Run the CLI; as the ``process`` itself, an interrupted run stays deaf to more signals."""
-    # A run builds many objects and frees them by reference counting; the cyclic collector
-    # would scan the growing heap again and again for cycles that hardly exist (it costs a
-    # large catalog several times its parsing time). Off for the run, restored after it.
     from exampleguard.signals import Interrupted, interrupts_raise
 
-    collecting = gc.isenabled()
-    gc.disable()
     command = click_command(app, _plain_arguments)
     try:
         with interrupts_raise(hold_after=process):
@@ -1185,9 +1179,6 @@ def _run(argv: list[str] | None, *, process: bool) -> int:
     except (Interrupted, KeyboardInterrupt):
         _stderr("exampleguard: interrupted")
         return EXIT_INTERRUPTED
-    finally:
-        if collecting:
-            gc.enable()
     return EXIT_OK
 
 
@@ -1222,13 +1213,9 @@ def _retain(result: object) -> None:
 
 
 def entry_point() -> NoReturn:
-    """Console-script entry point."""
-    code = _run(None, process=True)
-    # The process ends here. What a large run built (millions of objects) is left to the
-    # operating system instead of being freed one object at a time, which costs a third of the
-    # run on a large catalog. The output is flushed first; exampleguard registers no exit
-    # handlers, and every file and child process was closed or stopped inside the run.
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
+    """Console-script entry point: ``sys.exit`` with :func:`main`'s code.
+
+    An ordinary exit: exit handlers run, and ``python -m cProfile`` or an embedding harness
+    sees the process end as any program's.
+    """
+    sys.exit(_run(None, process=True))
