@@ -10,8 +10,11 @@ later ones are absorbed until the run has cleaned up.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import signal
+import sys
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -29,13 +32,41 @@ def _hold(_signum: int, _frame: object) -> None:
     """Once interrupted, a further Ctrl-C or SIGTERM changes nothing: the cleanup goes on."""
 
 
-def _raise(_signum: int, _frame: object) -> None:
+def _raise(signum: int, _frame: object) -> None:
     # The first interrupt ends the run; what follows is cleanup that must finish (every
     # sandboxed process stopped, temporary files removed, the partial report written) before
     # exit 130, so a second Ctrl-C neither cuts it short nor ends in a traceback from threads
     # still being waited for.
     _install(_hold)
-    raise Interrupted
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _finalizers_redeliver() -> Iterator[None]:
+    """An interrupt raised inside a finalizer is delivered again once the finalizer is done.
+
+    The collector may run a ``__del__`` at any allocation; Python cannot propagate an exception
+    out of one, so it would print "Exception ignored" and the run go on as if never
+    interrupted. Re-arming and raising the same signal hands it to the next ordinary frame.
+    """
+    previous = sys.unraisablehook
+
+    def redeliver(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, Interrupted):
+            _install(_raise)
+            # Sent a moment later from another thread: a signal sent from here would run the
+            # handler inside this hook, where the exception would be dropped again.
+            later = threading.Timer(0.01, os.kill, (os.getpid(), unraisable.exc_value.args[0]))
+            later.daemon = True
+            later.start()
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = redeliver
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 def _install(handler: Any) -> dict[signal.Signals, Any]:
@@ -77,7 +108,11 @@ def interrupts_raise(*, hold_after: bool = False) -> Iterator[None]:
     """
     previous = _install(_raise)
     try:
-        yield
+        if previous:
+            with _finalizers_redeliver():
+                yield
+        else:
+            yield
     finally:
         if hold_after and signal.getsignal(signal.SIGINT) is _hold:
             # Ignored at the system level: the interpreter keeps an ignored signal ignored

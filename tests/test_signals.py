@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -38,3 +39,27 @@ def test_ctrl_c_ends_the_wait_with_interrupted() -> None:
         finally:
             timer.cancel()
             release.set()
+
+
+class _InterruptedWhileCollected:
+    """An object whose finalizer is running when SIGTERM arrives."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        # The handler runs at the next bytecode boundary: inside this finalizer.
+        sum(range(1000))
+
+
+def test_an_interrupt_that_lands_in_a_finalizer_still_ends_the_run(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    started = time.monotonic()
+
+    def collect_then_wait() -> None:
+        _InterruptedWhileCollected()
+        time.sleep(5)
+
+    with interrupts_raise(), pytest.raises(Interrupted):
+        collect_then_wait()
+    assert time.monotonic() - started < 4
+    assert "Exception ignored" not in capfd.readouterr().err
