@@ -410,8 +410,6 @@ def execute(
     finally:
         with held_interrupts():
             pool.shutdown(wait=True)
-            # The sandbox keeps launchers ready for more runs, each in a cgroup of its own.
-            sandbox.close_launchers()
     return [future.result() for future in futures], interrupted
 
 

@@ -19,7 +19,6 @@ from sandbox._env import (
     PassEnvError,
     check_pass_env,
 )
-from sandbox._launcher import close_launchers
 from sandbox._registry import ProcessRegistry, kill_all
 from sandbox._run import run
 from sandbox._runuid import RUN_UID, RUN_UIDS
@@ -63,7 +62,6 @@ __all__ = [
     "Status",
     "check_fixtures",
     "check_pass_env",
-    "close_launchers",
     "kill_all",
     "probe_backends",
     "probe_host",

@@ -20,7 +20,6 @@ from sandbox._types import Guarantee, Isolation, Policy, Status
 
 if TYPE_CHECKING:
     from sandbox._host import HostInfo
-    from sandbox._launcher import Launcher
     from sandbox._process import Execution
     from sandbox._workdir import WorkDir
 
@@ -123,8 +122,6 @@ class Launch:
     before :meth:`release`); None where the run has no cgroup of its own."""
     cleanups: list[Callable[[], None]] = field(default_factory=list)
     """What to undo once the run is over (a run's cgroup), called by :meth:`release`."""
-    launcher: Launcher | None = None
-    """A launcher already in the run's cgroup, to exec ``argv`` in place of a new process."""
     _close_after_spawn: list[int] = field(default_factory=list)
 
     def spawned(self) -> None:

@@ -50,13 +50,11 @@ from sandbox._host import (
     host_info,
     try_run,
 )
-from sandbox._launcher import LAUNCHERS, Launcher
 from sandbox._limits import RunCgroup
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
 from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS, check_reachable, lease_uid, within
 from sandbox._seccomp import syscall_filter
-from sandbox._stagebin import compiled_stage, python_stage_chosen
 from sandbox._types import (
     CONTRACT_GUARANTEES,
     LANDLOCK_GUARANTEES,
@@ -125,10 +123,8 @@ class BubblewrapProbe(Probe):
     python: str = ""
     python_prefix: str = ""
     candidates: tuple[BwrapCandidate, ...] = ()
-    stage_fd: int | None = None
-    """The compiled stage's descriptor (see ``_stagebin``) if it passed the trial run here."""
-    stage_detail: str = ""
-    """How the compiled stage was built, or why the Python stage runs."""
+    memory_cgroup_detail: str | None = None
+    """Why the host's memory cgroup is not used, where its trial run failed."""
     memory_cgroup: Path | None = None
     """Where each run with a memory limit gets a memory cgroup of its own (passed the trial)."""
     untried_memory_cgroup: Path | None = None
@@ -240,7 +236,7 @@ class Bubblewrap:
         assert isinstance(probe, BubblewrapProbe)
         if request.policy.limits.memory_mb is not None:
             probe = with_memory_cgroup(probe)
-        return _build(probe, request, stage_in_use(probe))
+        return _build(probe, request)
 
     def interpret(self, execution: Execution, expect_exit: int) -> ExitVerdict:
         """Judge by the stage's report alone; bubblewrap's own status only explains a failure."""
@@ -268,14 +264,14 @@ class Bubblewrap:
 
 
 def _with_stage(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
-    """The probe with the compiled stage if it passes a trial run, else with the Python one.
+    """The probe after a trial run of the whole launch, and why the trial failed (None: passed).
 
-    Also why the last trial failed (None: it passed). The trials run without the host's memory
-    cgroup, which waits as ``untried_memory_cgroup`` for the first run that needs it: a run
-    without a memory limit (a live tree's import) never pays for its trial.
+    The trial runs without the host's memory cgroup, which waits as ``untried_memory_cgroup``
+    for the first run that needs it: a run without a memory limit (a live tree's import) never
+    pays for its trial.
     """
-    found, why = _with_stage_as_probed(replace(probe, memory_cgroup=None))
-    return replace(found, untried_memory_cgroup=probe.memory_cgroup), why
+    found = replace(probe, memory_cgroup=None)
+    return replace(found, untried_memory_cgroup=probe.memory_cgroup), _trial(found)
 
 
 def with_memory_cgroup(probe: BubblewrapProbe) -> BubblewrapProbe:
@@ -297,37 +293,7 @@ def _tried(probe: BubblewrapProbe) -> BubblewrapProbe:
     if why is None:
         return with_cgroup
     note = f"memory cgroup {cgroup} not used: {why}"
-    return replace(probe, untried_memory_cgroup=None, stage_detail=f"{probe.stage_detail}; {note}")
-
-
-def _with_stage_as_probed(probe: BubblewrapProbe) -> tuple[BubblewrapProbe, str | None]:
-    """:func:`_with_stage` for the probe's memory cgroup as it is."""
-    compiled = compiled_stage()
-    if compiled.fd is not None:
-        with_compiled = replace(probe, stage_fd=compiled.fd, stage_detail=compiled.detail)
-        why = _trial(with_compiled)
-        if why is None:
-            return with_compiled, None
-        detail = f"the compiled stage {compiled.path} failed its trial run: {why}"
-    else:
-        detail = compiled.detail
-    python = replace(probe, stage_fd=None, stage_detail=detail)
-    return python, _trial(python)
-
-
-def stage_in_use(probe: BubblewrapProbe) -> int | None:
-    """The compiled stage's descriptor for a run now; None for the Python stage."""
-    return None if python_stage_chosen() else probe.stage_fd
-
-
-def _launcher(base: Path, stage_fd: int | None, memory: int) -> Launcher | None:
-    """A launcher already in a fresh cgroup under ``base``, limited to ``memory``; else None.
-
-    Only the compiled stage has a launcher mode.
-    """
-    if stage_fd is None:
-        return None
-    return LAUNCHERS.take(base, stage_fd, memory, _HELPER_ENV)
+    return replace(probe, untried_memory_cgroup=None, memory_cgroup_detail=note)
 
 
 def parse_report(data: bytes) -> dict[str, str]:
@@ -369,16 +335,13 @@ def _trial(probe: BubblewrapProbe) -> str | None:
         uid = lease.uid if lease is not None else None
         request = Request(policy, work, env, "/bin/true", _HELPER_ENV, uid)
         try:
-            launch = _build(probe, request, probe.stage_fd)
+            launch = _build(probe, request)
         except OSError as exc:
             return f"cannot prepare the trial run: {exc}"
         try:
             execution = execute(launch, policy.limits, None, ProcessRegistry())
         finally:
             launch.release()
-            # The trial's launcher is replaced for runs that may never come (validate only
-            # probes): let them go, and their thread, so that this process may still fork.
-            LAUNCHERS.close()
     finally:
         if lease is not None:
             lease.release()
@@ -392,8 +355,8 @@ def _trial(probe: BubblewrapProbe) -> str | None:
     return None
 
 
-def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> Launch:
-    """The launch of one run; ``stage_fd`` is the compiled stage's, None for the Python one."""
+def _build(probe: BubblewrapProbe, request: Request) -> Launch:
+    """The launch of one run."""
     assert probe.executable is not None
     policy, work, limits = request.policy, request.work, request.policy.limits
     guarantees = Bubblewrap().guarantees(
@@ -455,31 +418,16 @@ def _build(probe: BubblewrapProbe, request: Request, stage_fd: int | None) -> La
         pass_fds.append(control_read)
         stage.append(f"control={control_read}")
         if limits.memory_mb is not None and probe.memory_cgroup is not None:
-            memory = limits.memory_mb * 1024 * 1024
-            launcher = _launcher(probe.memory_cgroup, stage_fd, memory)
-            if launcher is not None:
-                # Born in its cgroup: bubblewrap, the stage and the run never join one.
-                launch.launcher = launcher
-                launch.cleanups.append(launcher.release)
-                launch.oom_kills = launcher.cgroup.oom_kills
-            else:
-                cgroup = RunCgroup(probe.memory_cgroup, memory)
-                launch.cleanups.append(cgroup.release)
-                launch.oom_kills = cgroup.oom_kills
-                assert cgroup.procs_fd is not None
-                pass_fds.append(cgroup.procs_fd)
-                stage.append(f"cgroup={cgroup.procs_fd}")
+            cgroup = RunCgroup(probe.memory_cgroup, limits.memory_mb * 1024 * 1024)
+            launch.cleanups.append(cgroup.release)
+            launch.oom_kills = cgroup.oom_kills
+            assert cgroup.procs_fd is not None
+            pass_fds.append(cgroup.procs_fd)
+            stage.append(f"cgroup={cgroup.procs_fd}")
         stage += _stage_settings(probe, request)
-        if stage_fd is not None:
-            # Exactly the file checked once per process (see _stagebin): bubblewrap execs it
-            # by descriptor, the binary needs no path inside. The descriptor is the process's:
-            # it stays open after the spawn.
-            pass_fds.append(stage_fd)
-            argv += ["--", f"/proc/self/fd/{stage_fd}", *stage, "--"]
-        else:
-            # Some 20 KB, far below a pipe's capacity: written whole before the spawn.
-            loader = stage_loader(_pipe_holding(stage_code(), launch, pass_fds))
-            argv += ["--", probe.python, "-I", "-S", "-c", loader, *stage, "--"]
+        # Some 20 KB, far below a pipe's capacity: written whole before the spawn.
+        loader = stage_loader(_pipe_holding(stage_code(), launch, pass_fds))
+        argv += ["--", probe.python, "-I", "-S", "-c", loader, *stage, "--"]
         launch.argv = [*argv, *policy.argv]
         launch.pass_fds = tuple(pass_fds)
     except BaseException:
@@ -866,12 +814,5 @@ def probe_host(*, path: str | None = None) -> HostReport:
         pids_cgroup=str(host.pids_cgroup) if host.pids_cgroup else None,
         memory_cgroup=str(probe.memory_cgroup) if probe.memory_cgroup else None,
         detail=probe.detail,
-        stage=_stage_name(probe),
-        stage_detail=probe.stage_detail or None,
+        memory_cgroup_detail=probe.memory_cgroup_detail,
     )
-
-
-def _stage_name(probe: BubblewrapProbe) -> str | None:
-    if not probe.available:
-        return None
-    return "python" if stage_in_use(probe) is None else "compiled"

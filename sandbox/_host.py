@@ -129,7 +129,7 @@ def _read(path: str) -> str | None:
 
 
 def _seccomp_filtered() -> bool:
-    """Whether this process runs under a seccomp filter (a container's profile, a launcher)."""
+    """Whether this process runs under a seccomp filter (a container's profile, say)."""
     status = _read("/proc/self/status") or ""
     return any(line.split() == ["Seccomp:", "2"] for line in status.splitlines())
 

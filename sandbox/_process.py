@@ -151,14 +151,6 @@ def execute(
 
 def _spawn(launch: Launch) -> subprocess.Popen[bytes] | Execution:
     """Start the backend; an :class:`Execution` saying why if it cannot be started."""
-    if launch.launcher is not None:
-        # Started ahead, in the run's cgroup: it execs the backend in place of itself.
-        try:
-            return launch.launcher.start(launch.argv, launch.env, launch.cwd, launch.pass_fds)
-        except OSError as exc:
-            return Execution(spawn_error=f"cannot start {launch.argv[0]}: {exc.strerror or exc}")
-        finally:
-            launch.spawned()
     try:
         return subprocess.Popen(
             launch.argv,

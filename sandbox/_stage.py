@@ -614,7 +614,7 @@ def main(args: list[str]) -> int:
     argv = args[split + 1 :]
     report = int(config["report"])
     # Python's own SIGINT handler would let the run interrupt this process (pid 1 of the
-    # namespace gets only the signals it handles from inside): none, as in the compiled stage.
+    # namespace gets only the signals it handles from inside): none.
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     os.set_inheritable(report, False)
     try:

@@ -422,11 +422,8 @@ class HostReport:
     namespaces_refused: str | None = None
     """Why this host refuses this caller the namespaces a sandbox needs, and what can be done
     there (an AppArmor restriction, a seccomp profile); ``None`` where it does not."""
-    stage: str | None = None
-    """The sandbox's own process bubblewrap runs start: ``compiled`` (built from ``_stage.c``)
-    or ``python`` (the fallback, same guarantees); ``None`` without bubblewrap."""
-    stage_detail: str | None = None
-    """How the compiled stage was built, or why the Python stage runs."""
+    memory_cgroup_detail: str | None = None
+    """Why the host's delegated memory cgroup is not used (its trial run failed)."""
 
 
 class IsolationUnavailable(RuntimeError):

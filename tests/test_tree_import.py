@@ -31,7 +31,6 @@ from typing import Any
 
 import pytest
 
-import sandbox
 from exampleguard.commands import validate as runner
 from exampleguard.config import load_config
 from tests.support.project import FIXTURE_APPS, REPOSITORY, app_project_files
@@ -109,8 +108,6 @@ def untouched(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURE_APPS), str(REPOSITORY)]))
     before = State.now()
     yield
-    # The sandbox's launcher threads serve every run of the process: let them go first.
-    sandbox.close_launchers()
     # A helper thread or a killed child may take a moment to finish; give them that moment.
     deadline = time.monotonic() + 5
     after = State.now()

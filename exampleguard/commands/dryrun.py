@@ -288,8 +288,6 @@ def _host_lines(host: sandbox.HostReport) -> list[str]:
                 f"  tried {candidate.path} ({candidate.origin or 'unknown origin'}, version "
                 f"{candidate.version or 'unknown'}): {candidate.detail or 'not usable'}"
             )
-    if host.stage is not None:
-        lines.append(f"sandbox stage: {host.stage} ({host.stage_detail or 'no detail'})")
     landlock = (
         f"ABI {host.landlock_abi}" + _landlock_layers(host.landlock_abi)
         if host.landlock_abi
@@ -305,7 +303,8 @@ def _host_lines(host: sandbox.HostReport) -> list[str]:
         + (
             f"{host.memory_cgroup} (each run with a memory limit gets one of its own there)"
             if host.memory_cgroup
-            else "none delegated (runs are bounded by rlimits and sized tmpfs alone)"
+            else host.memory_cgroup_detail
+            or "none delegated (runs are bounded by rlimits and sized tmpfs alone)"
         ),
         "pids cgroup: "
         + (

@@ -17,9 +17,8 @@ check), with its baseline measured in the same run, just before it:
 5. the same with the live tree, second run, sources unchanged, against the same baseline;
 6. the same with the live tree, first run (exampleguard's caches empty: the tree imported,
    the README parsed), against the child's own import of the CLI (``python -c "import
-   exampleguard.cli"``) plus 0.2 s. The sandbox's compiled stage, built once per machine and
-   compiler into the same cache directory, is built before; a run that builds it too (the
-   machine's very first) is printed beside the table;
+   exampleguard.cli"``) plus 0.2 s; a run with no cache directory at all (the machine's very
+   first) is printed beside the table;
 7. the real-parser check on 10,000 examples with a live Click tree, against Click's
    ``make_context`` alone on the same argvs (in one process), and end to end.
 
@@ -375,8 +374,7 @@ def _own_runs(
     warm = scratch / f"{prefix}cache-warm"
     validate = [*_exampleguard(), "validate"]
     _run(validate, checkout, {**base, "XDG_CACHE_HOME": str(warm)})
-    # Builds the sandbox's stage in the first run's cache directory; exampleguard's own caches
-    # there are emptied before each first run.
+    # exampleguard's own caches there are emptied before each first run.
     _run(validate, checkout, {**base, "XDG_CACHE_HOME": str(cold)})
     return {
         f"{prefix}cli": process([sys.executable, "-c", "import exampleguard.cli"], checkout, env),

@@ -1,8 +1,4 @@
-"""Fixtures of the sandbox tests: a planted host around the probe, and listeners on it.
-
-Every test that runs bubblewrap runs twice: with the compiled stage (``sandbox/_stage.c``) and
-with the Python one (``sandbox/_stage.py``), which must give the same guarantees.
-"""
+"""Fixtures of the sandbox tests: a planted host around the probe, and listeners on it."""
 
 from __future__ import annotations
 
@@ -20,60 +16,15 @@ import pytest
 from sbx_support import (
     CREDENTIALS,
     PROXIES,
-    STAGES,
     Listeners,
     World,
     host_resolves,
     kill_token,
-    needs_bwrap,
     serve,
 )
 
 import sandbox
 import sandbox._bubblewrap
-from sandbox._stagebin import STAGE_ENV, compiled_stage
-
-
-@pytest.fixture(autouse=True, params=STAGES)
-def sandbox_stage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Run the test with each stage; the compiled one only where it could be built.
-
-    The launchers kept ready for more runs are let go of after each test, as a dry-run
-    session lets go of them: a later test of the process may need to fork it.
-    """
-    stage: str = request.param
-    if stage == "python":
-        monkeypatch.setenv(STAGE_ENV, "python")
-    else:
-        monkeypatch.delenv(STAGE_ENV, raising=False)
-        built = compiled_stage()
-        if built.fd is None and _uses_bwrap(request.node):
-            pytest.skip(f"no compiled stage on this host: {built.detail}")
-    yield stage
-    sandbox.close_launchers()
-
-
-def _uses_bwrap(item: pytest.Item) -> bool:
-    """Whether the test runs bubblewrap: its backend is bwrap, or it is marked as needing it."""
-    callspec = getattr(item, "callspec", None)
-    backend = callspec.params.get("backend") if callspec is not None else None
-    if backend is not None:
-        return bool(backend == "bwrap")
-    return any(mark == needs_bwrap.mark for mark in item.iter_markers("skipif"))
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep the Python stage's copy only of the tests that run bubblewrap (the others never
-    start a stage, once is enough)."""
-    kept: list[pytest.Item] = []
-    dropped: list[pytest.Item] = []
-    for item in items:
-        callspec = getattr(item, "callspec", None)
-        stage = callspec.params.get("sandbox_stage") if callspec is not None else None
-        (dropped if stage == "python" and not _uses_bwrap(item) else kept).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 import sandbox
-from sandbox._stagebin import STAGE_ENV
 from tests.support.processes import host_processes, kill_processes_with
 
 PROBE = Path(__file__).with_name("probe.py")
@@ -39,8 +38,6 @@ BACKENDS = [
     "env",
 ]
 """Every backend by its isolation name, each skipped where this host cannot run it."""
-STAGES = ("compiled", "python")
-"""The sandbox's own process in bubblewrap runs: ``_stage.c`` compiled, or ``_stage.py``."""
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (CI runs as root)")
 
 CREDENTIALS = {
@@ -287,12 +284,6 @@ def nobody_python() -> str | None:
     return None
 
 
-def stage_env() -> dict[str, str]:
-    """The stage choice of this test (see conftest), for a sandbox caller in a subprocess."""
-    value = os.environ.get(STAGE_ENV)
-    return {STAGE_ENV: value} if value is not None else {}
-
-
 def as_nobody() -> list[str]:
     """The prefix that runs a command as nobody:nogroup with no supplementary groups."""
     return ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
@@ -440,7 +431,7 @@ def run_as_nobody(
     driver = [python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)]
     done = subprocess.run(
         [*launcher, *as_nobody(), *driver],
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "LANG": "C.UTF-8", **stage_env()},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"},
         cwd="/",
         capture_output=True,
         text=True,

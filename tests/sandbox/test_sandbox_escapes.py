@@ -44,7 +44,6 @@ from sbx_support import (
     processes_with,
     run_as_nobody,
     run_unsandboxed,
-    stage_env,
     unshare_only_path,
     verdicts,
 )
@@ -341,8 +340,6 @@ def test_memory_outside_the_address_space_is_held_without_a_sandbox(world: World
 
 
 def _run_cgroups(base: Path) -> set[str]:
-    # The launchers kept ready for the next runs are let go of first: each has a cgroup.
-    sandbox.close_launchers()
     return {p.name for p in base.iterdir() if p.name.startswith(f"sandbox-run-{os.getpid()}-")}
 
 
@@ -405,8 +402,8 @@ def test_a_memory_cgroup_the_trial_cannot_use_is_left_out_not_bubblewrap(
     report = sandbox.probe_host()
     assert report.full_isolation
     assert report.memory_cgroup is None
-    assert report.stage_detail is not None
-    assert f"memory cgroup {tmp_path} not used" in report.stage_detail
+    assert report.memory_cgroup_detail is not None
+    assert f"memory cgroup {tmp_path} not used" in report.memory_cgroup_detail
     outcome = sandbox.run(world.policy(("true",)))
     assert outcome.status is Status.PASSED, outcome.stderr
     assert Guarantee.MEMORY_CGROUP in outcome.not_guaranteed
@@ -656,7 +653,7 @@ def test_a_run_s_process_group_and_terminal_are_never_the_caller_s(
         "source_env": {**world.source_env, "PATH": "/usr/bin:/bin"},
     }
     argv = [*prefix, python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)]
-    env = {**_DRIVER_ENV, **stage_env()}
+    env = dict(_DRIVER_ENV)
     if on_terminal:
         terminal = Terminal(argv, cwd=Path("/"), env=env)
         try:
@@ -734,7 +731,7 @@ def test_a_run_cannot_set_its_caller_s_scheduling_group(
     # In this process's session, as a caller without a terminal is.
     done = subprocess.run(
         [*prefix, python, str(PROBE.with_name("nobody_driver.py")), json.dumps(spec)],
-        env={**_DRIVER_ENV, **stage_env()},
+        env=dict(_DRIVER_ENV),
         cwd="/",
         capture_output=True,
         text=True,

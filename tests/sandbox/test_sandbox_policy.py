@@ -62,7 +62,6 @@ def test_the_public_surface() -> None:
             "Status",
             "check_fixtures",
             "check_pass_env",
-            "close_launchers",
             "kill_all",
             "probe_backends",
             "probe_host",
