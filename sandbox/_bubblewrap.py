@@ -50,7 +50,7 @@ from sandbox._host import (
     host_info,
     try_run,
 )
-from sandbox._limits import RunCgroup
+from sandbox._limits import RunCgroup, open_files
 from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
 from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS, check_reachable, lease_uid, within
@@ -562,6 +562,7 @@ def _stage_settings(probe: BubblewrapProbe, request: Request) -> list[str]:
         stage.append(f"landlock={probe.landlock_abi}")
         stage += [f"write={p}" for p in (work.path, "/tmp", "/dev/shm")]
     stage += [f"dir={d}" for d in LAYOUT]
+    stage.append(f"files={open_files()}")
     return stage
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from sandbox._backend import ExitVerdict, Launch, Probe, Request, exit_verdict, first_line
 from sandbox._bubblewrap import parse_report, stage_code, stage_loader
 from sandbox._host import HostInfo
+from sandbox._limits import open_files
 from sandbox._process import Execution
 from sandbox._runuid import check_reachable, needed_by_run, shebang_interpreter
 from sandbox._seccomp import syscall_filter
@@ -178,6 +179,7 @@ class Landlock:
         if limits.max_processes is not None:
             # The stage and the run share the count: the stage is one more task.
             stage.append(f"nproc={limits.max_processes + 1}")
+        stage.append(f"files={open_files()}")
         # The stage's code, compiled once per process, read from a pipe (as under bubblewrap).
         code_read, code_write = os.pipe()
         os.write(code_write, stage_code())

@@ -3,7 +3,8 @@
 ``preexec_fn`` runs Python between fork and exec, which can deadlock when other threads hold
 locks (runs happen in parallel threads). Under bubblewrap the sandbox's own process inside sets
 the rlimits of the run before its exec; the ``unshare`` and ``env`` backends prefix the command
-with util-linux ``prlimit``, which sets RLIMIT_AS/RLIMIT_NPROC and execs it.
+with util-linux ``prlimit``, which sets RLIMIT_AS/RLIMIT_NPROC and execs it. Every run also
+gets RLIMIT_NOFILE (:func:`open_files`) and no core dumps.
 
 RLIMIT_NPROC binds because no run is root: a root caller's run has a uid of its own (see
 ``_runuid``), so its count is the run's alone. RLIMIT_AS bounds each process's address space,
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import threading
 import time
 import uuid
@@ -29,9 +31,24 @@ __all__ = [
     "RunCgroup",
     "find_memory_cgroup",
     "find_pids_cgroup",
+    "open_files",
     "pid_alive",
     "prlimit_prefix",
 ]
+
+OPEN_FILES = 4096
+"""The most descriptors a run's process may hold: each pins kernel memory (an open file, a
+socket with its buffers) that RLIMIT_AS does not count."""
+
+
+def open_files() -> int:
+    """RLIMIT_NOFILE for a run: :data:`OPEN_FILES`, or less where this process's own is lower.
+
+    A run starts from this process's limits and cannot raise a hard limit: a lower one is kept.
+    """
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+
 
 CGROUP_PREFIX = "sandbox-run-"
 _OWN_CGROUP = re.compile(re.escape(CGROUP_PREFIX) + r"([0-9]+)-[0-9a-f]+")
@@ -46,7 +63,7 @@ def prlimit_prefix(prlimit: str, memory_mb: int | None, nproc: int | None) -> li
     Core dumps are always off: a crash would otherwise hand the run's memory to the host's
     core handler (a ``|program`` core_pattern runs as root), or fill the disk.
     """
-    words = ["--core=0"]
+    words = ["--core=0", f"--nofile={open_files()}"]
     if memory_mb is not None:
         words.append(f"--as={memory_mb * 1024 * 1024}")
     if nproc is not None:

@@ -63,6 +63,7 @@ _CAP_LAST = 63
 # sys/resource.h, the same on every architecture this package supports.
 _RLIMIT_CORE = 4
 _RLIMIT_NPROC = 6
+_RLIMIT_NOFILE = 7
 _RLIMIT_AS = 9
 
 # Landlock (linux/landlock.h).
@@ -402,7 +403,11 @@ def _child(
             os.write(adj, b"1000")
         finally:
             os.close(adj)
-        for name, key in (("memory", _RLIMIT_AS), ("nproc", _RLIMIT_NPROC)):
+        for name, key in (
+            ("memory", _RLIMIT_AS),
+            ("nproc", _RLIMIT_NPROC),
+            ("files", _RLIMIT_NOFILE),
+        ):
             if config.get(name, "-1") != "-1":
                 _set_limit(libc, key, int(config[name]))
         _set_limit(libc, _RLIMIT_CORE, 0)

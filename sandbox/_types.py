@@ -147,11 +147,12 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
         "other guarantees"
     ),
     Guarantee.MEMORY_LIMIT: (
-        "each process's address space is capped at Limits.memory_mb, and the in-memory file "
-        "systems the sandbox mounts for the run (work dir, /tmp, /dev/shm) together stay "
-        "within it; memory the kernel holds for the run outside both (socket buffers, SysV "
-        "shared memory, the contents of memfds, the records of the files it makes) is bounded "
-        "only where memory-cgroup holds"
+        "each process's address space is capped at Limits.memory_mb (RLIMIT_AS) and its open "
+        "files at 4096; where disk-limit holds, the in-memory file systems the sandbox mounts "
+        "for the run (work dir, /tmp, /dev/shm) together stay within memory_mb too; memory the "
+        "kernel holds for the run outside these (socket buffers, SysV shared memory, the "
+        "contents of memfds, the records of the files it makes) is bounded only where "
+        "memory-cgroup holds"
     ),
     Guarantee.MEMORY_CGROUP: (
         "the whole run is charged to a memory cgroup of its own, limited to Limits.memory_mb "
@@ -188,7 +189,8 @@ _DESCRIPTIONS: dict[Guarantee, str] = {
     ),
     Guarantee.DISK_LIMIT: (
         "the work dir, /tmp and /dev/shm are in-memory file systems of at most "
-        "Limits.disk_mb each; they vanish with the run"
+        "Limits.disk_mb bytes each (how many files they hold is bounded only where "
+        "memory-cgroup holds); they vanish with the run"
     ),
     Guarantee.LANDLOCK_FS: (
         "Landlock: writes, also opening FIFOs and devices for writing, only beneath the work "

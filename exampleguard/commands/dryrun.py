@@ -304,7 +304,9 @@ def _host_lines(host: sandbox.HostReport) -> list[str]:
             f"{host.memory_cgroup} (each run with a memory limit gets one of its own there)"
             if host.memory_cgroup
             else host.memory_cgroup_detail
-            or "none delegated (runs are bounded by rlimits and sized tmpfs alone)"
+            or "none delegated: each process of a run is bounded by RLIMIT_AS and 4096 open "
+            "files, bubblewrap's in-memory file systems by size; what the kernel holds for a "
+            "run beyond that (socket buffers, SysV shared memory, memfds, file records) is not"
         ),
         "pids cgroup: "
         + (

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import sandbox
+from sandbox._landlock import MIN_ABI
 from tests.support.processes import host_processes, kill_processes_with
 
 PROBE = Path(__file__).with_name("probe.py")
@@ -31,6 +32,11 @@ needs_bwrap = pytest.mark.skipif(
     BWRAP is None, reason="bubblewrap is not installed (CI: apt-get install -y bubblewrap)"
 )
 needs_unshare = pytest.mark.skipif(UNSHARE is None, reason="util-linux unshare is not installed")
+
+needs_landlock = pytest.mark.skipif(
+    sandbox.probe_host().landlock_abi < MIN_ABI,
+    reason=f"the kernel's Landlock is older than ABI {MIN_ABI}",
+)
 
 BACKENDS = [
     pytest.param("bwrap", marks=needs_bwrap),

@@ -28,6 +28,7 @@ from sbx_support import (
     escape_attempts,
     escaped,
     kill_token,
+    needs_landlock,
     needs_root,
     nobody_python,
     probe_argv,
@@ -38,13 +39,8 @@ from sbx_support import (
 
 import sandbox
 from sandbox import Guarantee, Status
-from sandbox._landlock import MIN_ABI
 from tests.support.runuid import python_for
 
-needs_landlock = pytest.mark.skipif(
-    sandbox.probe_host().landlock_abi < MIN_ABI,
-    reason=f"the kernel's Landlock is older than ABI {MIN_ABI}",
-)
 NOT_HELD = {
     Guarantee.WORK_DIR_ONLY_WRITABLE,
     Guarantee.OWN_PID_NAMESPACE,

@@ -22,6 +22,7 @@ from sbx_support import (
     World,
     driver_spec,
     needs_bwrap,
+    needs_landlock,
     needs_root,
     nobody_python,
     probe_argv,
@@ -34,6 +35,7 @@ import sandbox
 import sandbox._backend
 import sandbox._process
 from sandbox import Guarantee, Isolation, Limits, Status
+from sandbox._limits import OPEN_FILES
 from sandbox._registry import wait_gone
 
 pytestmark = pytest.mark.sandbox
@@ -478,3 +480,42 @@ def test_on_start_is_told_once_the_run_is_under_way_before_it_ends(
     assert events[0] == "started"
     assert events.count("started") == 1
     assert "output" in events[1:]
+
+
+_OPEN_ALL = (
+    "import resource, os\n"
+    "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+    "try:\n"
+    "    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))\n"
+    "except (ValueError, OSError):\n"
+    "    pass\n"
+    "count = 0\n"
+    "try:\n"
+    "    while count < 6000:\n"
+    "        os.open('/dev/null', os.O_RDONLY)\n"
+    "        count += 1\n"
+    "except OSError:\n"
+    "    pass\n"
+    "print(count)\n"
+)
+
+
+@pytest.mark.parametrize("backend", [*BACKENDS, pytest.param("landlock", marks=needs_landlock)])
+def test_a_run_cannot_hold_more_open_files_than_the_sandbox_allows(
+    backend: str, world: World, tmp_path: Path
+) -> None:
+    if not os.access("/usr/bin/python3", os.X_OK):
+        pytest.skip("no /usr/bin/python3")
+    # Each descriptor pins kernel memory that no address-space limit counts.
+    # A Python every uid can run: a root caller's run has a uid of its own.
+    argv = ("/usr/bin/python3", "-I", "-c", _OPEN_ALL)
+    free = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
+    if int(free.stdout) < 6000:
+        pytest.skip(f"this process may hold only {free.stdout.strip()} files itself")
+    if backend == "landlock":
+        policy = world.policy(argv, isolation=Isolation.LANDLOCK)
+        outcome = sandbox.run(policy)
+    else:
+        outcome = _run(backend, world, tmp_path, argv)
+    assert outcome.status is Status.PASSED, outcome.stderr
+    assert int(outcome.stdout) < OPEN_FILES
