@@ -14,9 +14,7 @@ import difflib
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from exampleguard import dialects
 from exampleguard.catalog import Catalog, DryRun, LoadedCatalog, Tool
 from exampleguard.codes import (
     ALIAS_COLLISION,
@@ -28,11 +26,16 @@ from exampleguard.codes import (
     Code,
 )
 from exampleguard.diagnostics import Diagnostic
-from exampleguard.model import NO_CONSTRAINTS, Constraints, Dialect, Parameter
-from exampleguard.tree import ParserSettings, Tree, TreeCommand
-
-if TYPE_CHECKING:
-    from exampleguard.bind.dialect import Dialect as DialectRecord
+from exampleguard.model import (
+    DIALECTS,
+    NO_CONSTRAINTS,
+    Constraints,
+    Dialect,
+    DialectFacts,
+    Parameter,
+    ParserSettings,
+)
+from exampleguard.snapshot import Tree, TreeCommand
 
 __all__ = ["CommandNode", "Contract", "EffectiveTool", "build_contract"]
 
@@ -168,7 +171,7 @@ class Contract:
             return EffectiveTool(tool=tool, index=-1, node=node, parameters=list(node.parameters))
         parameters, origin = _visible(self.root, node.path)
         constraints = NO_CONSTRAINTS
-        if not dialects.dialect(self.dialect).enforces_constraints:
+        if not DIALECTS[self.dialect].enforces_constraints:
             constraints = node.framework_constraints
         return EffectiveTool(
             tool=tool,
@@ -242,7 +245,7 @@ class _Builder:
     def build(self, tree: Tree | None) -> Contract:
         if tree is None:
             dialect = self.catalog.dialect or "click"
-            root = self._routing_from_catalog(dialects.dialect(dialect))
+            root = self._routing_from_catalog(DIALECTS[dialect])
             value_syntax = "python"
         else:
             dialect = tree.dialect
@@ -268,7 +271,7 @@ class _Builder:
             tree=tree,
         )
 
-    def _routing_from_catalog(self, dialect: DialectRecord) -> CommandNode:
+    def _routing_from_catalog(self, dialect: DialectFacts) -> CommandNode:
         group_settings = dialect.catalog_group
         root = CommandNode(path=(), runnable=False, settings=group_settings)
         owner = self.owner
@@ -327,7 +330,7 @@ class _Builder:
         parent.names.append(path[-1])
         return node
 
-    def _settle_groups(self, node: CommandNode, dialect: DialectRecord) -> None:
+    def _settle_groups(self, node: CommandNode, dialect: DialectFacts) -> None:
         # A catalog node with children parses like a group of its dialect; without, like a
         # command. A group accepts the persistent options of the tools beneath it (as cobra
         # does); the binder later checks that the resolved tool really declares them.
@@ -489,7 +492,7 @@ class _Builder:
             overlays[target.name] = overlay
         parameters = [_with_overlay(p, overlays.get(p.name)) for p in visible]
         constraints = tool.constraints
-        if not dialects.dialect(tree.dialect).enforces_constraints:
+        if not DIALECTS[tree.dialect].enforces_constraints:
             # The framework's parser lets through what the snapshot's constraints forbid; the
             # rules stage checks them like the catalog's.
             constraints = node.framework_constraints.merged(constraints)

@@ -15,13 +15,13 @@ from exampleguard.catalog import LoadedCatalog, load_catalog
 from exampleguard.codes import CONFIG_INVALID, FILE_INVALID, TREE_UNAVAILABLE
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic
-from exampleguard.dialects import spoken_names
 from exampleguard.documents import Document, SourceError
+from exampleguard.model import spoken_dialects
+from exampleguard.snapshot import Tree
 from exampleguard.sources import Examples, LoadedTree, SourceContext, load_examples
 from exampleguard.tokenize import Tokens, tokenize
 from exampleguard.tree import (
     JudgedTree,
-    Tree,
     TreeSpec,
     Verdicts,
     containment_of,
@@ -140,7 +140,7 @@ def _load_tree(
             errors.append(
                 FILE_INVALID.diagnostic(
                     message=f"{catalog.document.display}: missing required key 'dialect' "
-                    f"({spoken_names()}): with no tree configured, the catalog must say whose "
+                    f"({spoken_dialects()}): with no tree configured, the catalog must say whose "
                     "parsing rules its examples follow",
                     location=catalog.document.location(()),
                 )

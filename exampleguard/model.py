@@ -10,6 +10,7 @@ let a tree snapshot say what Click, Typer and argparse really accept.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, cast
 
 from pydantic import (
@@ -24,23 +25,26 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from exampleguard.dialects import NAMES as DIALECT_NAMES
-
 __all__ = [
+    "DIALECTS",
+    "DIALECT_NAMES",
     "NO_CONSTRAINTS",
     "RECORD",
     "Alias",
     "Constraints",
     "Dialect",
+    "DialectFacts",
     "Flag",
     "Nargs",
     "NonEmpty",
     "ParamType",
     "Parameter",
+    "ParserSettings",
     "StrictModel",
     "StrictRecord",
     "Text",
     "Whole",
+    "spoken_dialects",
 ]
 
 # Strict by annotation as well as by configuration: the records below are pydantic dataclasses,
@@ -50,6 +54,10 @@ Flag = Annotated[bool, Strict()]
 Whole = Annotated[int, Strict()]
 Number = Annotated[int, Strict()] | Annotated[float, Strict()]
 # Literals need no marker: they match only their own values.
+DIALECT_NAMES: tuple[str, ...] = ("click", "argparse")
+"""The dialects, as catalogs and trees name them: whose parsing rules an example is bound with
+(Click and Typer share ``click``). Each has its facts below (:data:`DIALECTS`) and a binder in
+:mod:`exampleguard.bind`; adding one regenerates the committed JSON Schemas, which list them."""
 if TYPE_CHECKING:
     # A Literal built from the registry is opaque to a type checker; to it, a name is a name.
     Dialect = str
@@ -264,3 +272,60 @@ class Constraints(StrictRecord):
 
 NO_CONSTRAINTS = Constraints()
 """The constraints of a command that has none (shared: records are immutable)."""
+
+
+class ParserSettings(StrictModel):
+    """How one command's parser treats words, where it departs from its dialect's defaults.
+
+    Click reads these from the context settings (``allow_interspersed_args`` is false for every
+    group); argparse from the parser (``allow_abbrev``, ``prefix_chars``).
+    """
+
+    allow_interspersed_args: bool = True
+    ignore_unknown_options: bool = False
+    allow_extra_args: bool = False
+    no_args_is_help: bool = False
+    allow_abbrev: bool = True
+    prefix_chars: NonEmpty = "-"
+
+
+@dataclass(frozen=True, slots=True)
+class DialectFacts:
+    """What the contract needs to know of a dialect's framework, as plain data.
+
+    ``catalog_group`` and ``catalog_command`` are the parser settings of a catalog-only command
+    tree's nodes (with no tree, the catalog's command paths form the routing tree): how a node
+    with subcommands, and one without, treats its words. ``enforces_constraints`` says whether
+    the framework's parser itself rejects what a tree snapshot's constraints forbid (argparse's
+    mutually exclusive and required groups); if not, the rules stage checks them like the
+    catalog's own.
+    """
+
+    catalog_group: ParserSettings
+    catalog_command: ParserSettings
+    enforces_constraints: bool
+
+
+DIALECTS: dict[str, DialectFacts] = {
+    # A Click group keeps its options before the subcommand and passes the rest on.
+    "click": DialectFacts(
+        catalog_group=ParserSettings(allow_interspersed_args=False, allow_extra_args=True),
+        catalog_command=ParserSettings(),
+        enforces_constraints=False,
+    ),
+    # Every argparse parser, with subparsers or without, reads its words the same way, and
+    # parse_args itself rejects what a mutually exclusive or required group forbids.
+    "argparse": DialectFacts(
+        catalog_group=ParserSettings(),
+        catalog_command=ParserSettings(),
+        enforces_constraints=True,
+    ),
+}
+"""Each dialect's facts, by name, in :data:`DIALECT_NAMES` order."""
+
+
+def spoken_dialects() -> str:
+    """The dialect names as a sentence lists them: ``click or argparse``."""
+    if len(DIALECT_NAMES) == 1:
+        return DIALECT_NAMES[0]
+    return f"{', '.join(DIALECT_NAMES[:-1])} or {DIALECT_NAMES[-1]}"

@@ -13,9 +13,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
-
-from pydantic import Field, Strict
+from typing import TYPE_CHECKING, Any, Literal
 
 from exampleguard import treechild
 from exampleguard.adapters.verdict import ParseVerdict
@@ -31,15 +29,7 @@ from exampleguard.documents import (
     validate_model,
 )
 from exampleguard.fingerprint import note_unknown_inputs
-from exampleguard.model import (
-    NO_CONSTRAINTS,
-    Alias,
-    Constraints,
-    Dialect,
-    NonEmpty,
-    Parameter,
-    StrictModel,
-)
+from exampleguard.snapshot import TREE_FORMAT, Tree
 from exampleguard.treecache import TreeCache, import_inputs, tree_identity
 from exampleguard.treechild import ChildRun, Containment, run_child
 
@@ -48,14 +38,8 @@ if TYPE_CHECKING:
     from exampleguard.config import Settings
 
 __all__ = [
-    "TREE_FORMAT",
     "Containment",
-    "HelpExample",
     "JudgedTree",
-    "ParserSettings",
-    "SourcePlace",
-    "Tree",
-    "TreeCommand",
     "TreeIsolation",
     "TreeSpec",
     "Verdicts",
@@ -65,102 +49,10 @@ __all__ = [
     "parse_tree_spec",
 ]
 
-TREE_FORMAT = "exampleguard.tree/v1"
 _FRAMEWORKS = ("click", "typer", "argparse")
 # The largest tree accepted, from a snapshot file or an import: large CLIs have thousands of
 # commands, and the bound keeps a hostile import from exhausting memory.
 MAX_TREE_BYTES = 64 * 1024 * 1024
-
-
-class ParserSettings(StrictModel):
-    """How one command's parser treats words, where it departs from its dialect's defaults.
-
-    Click reads these from the context settings (``allow_interspersed_args`` is false for every
-    group); argparse from the parser (``allow_abbrev``, ``prefix_chars``).
-    """
-
-    allow_interspersed_args: bool = True
-    ignore_unknown_options: bool = False
-    allow_extra_args: bool = False
-    no_args_is_help: bool = False
-    allow_abbrev: bool = True
-    prefix_chars: NonEmpty = "-"
-
-
-class SourcePlace(StrictModel):
-    """Where a help text's line is written in the application's Python source (a live tree)."""
-
-    file: NonEmpty
-    line: Annotated[int, Strict(), Field(ge=1)]
-    column: Annotated[int, Strict(), Field(ge=1)] = 1
-    written: NonEmpty | None = None
-    """The first line as the source spells it, where that differs from the help text (a
-    docstring's doubled backslashes, argparse's ``%(prog)s``)."""
-
-
-class HelpExample(StrictModel):
-    """A command line the command's own help text shows (README, "Examples in help text").
-
-    ``command`` is the line as the help shows it, a continued command's physical lines joined
-    by newlines; ``field`` names the help text it is in (``help``, ``epilog``, ``description``,
-    ``usage``, ``help of --format``); ``line`` and ``column`` place it in that text. ``source``
-    is where a live tree's adapter found it written in the Python source, when it did.
-    """
-
-    command: NonEmpty
-    field: NonEmpty = "help"
-    line: Annotated[int, Strict(), Field(ge=1)] | None = None
-    column: Annotated[int, Strict(), Field(ge=1)] | None = None
-    source: SourcePlace | None = None
-
-
-class TreeCommand(StrictModel):
-    """One command or group of the executable tree.
-
-    ``help_examples`` (an addition to the format; absent in older snapshots) are the command
-    lines its help text shows, checked like documentation examples.
-    """
-
-    path: list[NonEmpty]
-    aliases: list[Alias] = Field(default_factory=list)
-    runnable: bool
-    hidden: bool = False
-    parameters: list[Parameter] = Field(default_factory=list)
-    constraints: Constraints = Field(default_factory=lambda: NO_CONSTRAINTS)
-    description: str | None = None
-    default_command: NonEmpty | None = None
-    default_if_no_args: bool = False
-    settings: ParserSettings = Field(default_factory=ParserSettings)
-    help_examples: list[HelpExample] = Field(default_factory=list)
-
-
-class Tree(StrictModel):
-    """A program's executable command tree: every command, its parameters and parsing rules.
-
-    ``value_syntax`` says whose rules convert numbers: ``python`` (``int()``/``float()``, as Click
-    and argparse do) or ``pydantic`` (Typer 0.26 and later, which validates through pydantic).
-    ``framework`` and ``framework_version`` say which parser the tree was read from (``click``,
-    ``typer`` or ``argparse``, and the version of Click, of Typer, or of CPython for argparse):
-    the binder follows that version's rules. Both are optional; a snapshot without them is bound
-    with the dialect's default rules (:meth:`~exampleguard.bind.dialect.Dialect.rules_for`).
-    """
-
-    format: Literal["exampleguard.tree/v1"]
-    program: NonEmpty
-    dialect: Dialect
-    value_syntax: Literal["python", "pydantic"] = "python"
-    framework: Literal["click", "typer", "argparse"] | None = None
-    framework_version: NonEmpty | None = None
-    option_values_drop_separator: bool | None = None
-    """argparse: whether ``--`` given as an option's own value (``--opt=--``) is dropped, as
-    measured on the parser the tree was read from (a patch release of 3.11 and of 3.12 changed
-    it, so the version alone does not tell); absent, the version table decides."""
-    commands: list[TreeCommand]
-
-    def command(self, path: list[str] | tuple[str, ...]) -> TreeCommand | None:
-        """The command at exactly ``path``, if the tree has one."""
-        wanted = list(path)
-        return next((c for c in self.commands if c.path == wanted), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from unittest.mock import ANY
 import pytest
 
 from exampleguard.model import Parameter
-from exampleguard.tree import Tree, TreeCommand, TreeSpec, load_tree, parse_tree_spec
+from exampleguard.snapshot import Tree, TreeCommand
+from exampleguard.tree import TreeSpec, load_tree, parse_tree_spec
 from tests.support.frameworks import argparse_accepts, click_accepts
 from tests.support.project import FIXTURE_APPS, REPOSITORY, assert_unusable_report, run_cli
 from tests.support.unguarded import UNGUARDED

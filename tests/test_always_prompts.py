@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from exampleguard.adapters.clickfamily import extract_click
-from exampleguard.tree import Tree
+from exampleguard.snapshot import Tree
 from tests.support.project import make_project, run_cli
 
 APP = textwrap.dedent(

@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from exampleguard import dialects
-from exampleguard.bind import Memo, bind
+from exampleguard.bind import Memo, bind, dialect
 from exampleguard.bind.dialect import SHARED_TABLES
 from exampleguard.catalog import Catalog, LoadedCatalog, load_catalog
 from exampleguard.config import load_config
 from exampleguard.contract import Contract, build_contract
 from exampleguard.documents import Document
+from exampleguard.model import DIALECT_NAMES, DIALECTS, spoken_dialects
 from exampleguard.pipeline import evaluate, load_inputs
 from exampleguard.schemas import committed_schema_path
-from exampleguard.tree import Tree
+from exampleguard.snapshot import Tree
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -67,11 +67,12 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def test_the_registry_names_the_two_dialects() -> None:
-    assert dialects.NAMES == ("click", "argparse")
-    assert dialects.spoken_names() == "click or argparse"
-    for name in dialects.NAMES:
-        assert dialects.dialect(name).name == name
+def test_every_dialect_has_its_facts_and_its_binder() -> None:
+    assert DIALECT_NAMES == ("click", "argparse")
+    assert spoken_dialects() == "click or argparse"
+    assert tuple(DIALECTS) == DIALECT_NAMES
+    for name in DIALECT_NAMES:
+        assert dialect(name).name == name
 
 
 @pytest.mark.parametrize("kind", ["catalog", "tree"])
@@ -80,7 +81,7 @@ def test_the_formats_accept_exactly_the_registered_names(kind: str) -> None:
     dialect = schema["properties"]["dialect"]
     # The catalog's is optional (a tree decides when there is one): a string or null.
     enums = [branch["enum"] for branch in dialect.get("anyOf", [dialect]) if "enum" in branch]
-    assert enums == [list(dialects.NAMES)]
+    assert enums == [list(DIALECT_NAMES)]
 
 
 def test_an_unregistered_dialect_is_refused_with_the_registered_names() -> None:
@@ -91,7 +92,7 @@ def test_an_unregistered_dialect_is_refused_with_the_registered_names() -> None:
 
 
 def test_the_models_do_not_import_any_binder() -> None:
-    # The formats take their names from the registry at import; the binders load on first use.
+    # The formats take the dialect names from the model; the binders load with the bind stage.
     code = (
         "import sys, exampleguard.catalog, exampleguard.tree; "
         "print([m for m in sys.modules if m.startswith('exampleguard.bind')])"
@@ -102,17 +103,17 @@ def test_the_models_do_not_import_any_binder() -> None:
     assert result.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("name", dialects.NAMES)
+@pytest.mark.parametrize("name", DIALECT_NAMES)
 def test_a_catalog_only_tree_routes_with_its_dialects_settings(name: str) -> None:
     contract = catalog_only(name, TOOLS)
-    dialect = dialects.dialect(name)
+    dialect = DIALECTS[name]
     group = contract.root.children["tag"]
     assert contract.root.settings is dialect.catalog_group
     assert group.settings is dialect.catalog_group
     assert group.children["add"].settings is dialect.catalog_command
 
 
-@pytest.mark.parametrize("name", dialects.NAMES)
+@pytest.mark.parametrize("name", DIALECT_NAMES)
 def test_a_choice_converts_as_the_dialect_converts_it(name: str) -> None:
     tools = [
         {
@@ -125,7 +126,7 @@ def test_a_choice_converts_as_the_dialect_converts_it(name: str) -> None:
     binding = bind(contract, ["notes", "run", "--level", "2"])
     # Click matches the text and gives back the choice itself; argparse converts the word with
     # the parameter's type (a string here), which is then not among the integer choices.
-    if dialects.dialect(name).rules.choices_by_text:
+    if dialect(name).rules.choices_by_text:
         assert binding.ok
         assert list(binding.typed.values()) == [2]
     else:
@@ -150,7 +151,7 @@ TREE_WITH_GROUP = {
 }
 
 
-@pytest.mark.parametrize("name", dialects.NAMES)
+@pytest.mark.parametrize("name", DIALECT_NAMES)
 def test_a_snapshots_constraints_are_the_rules_stages_unless_the_framework_enforces_them(
     name: str,
 ) -> None:
@@ -166,7 +167,7 @@ def test_a_snapshots_constraints_are_the_rules_stages_unless_the_framework_enfor
     contract = build_contract(LoadedCatalog(catalog, document), tree)
     [tool] = contract.tools
     binding = bind(contract, ["notes", "sync", "--push", "--pull"])
-    if dialects.dialect(name).enforces_constraints:
+    if DIALECTS[name].enforces_constraints:
         # argparse's own parse_args rejects the pair: the binder says so, the rules need not.
         assert [p.code for p in binding.problems] == ["mutually-exclusive"]
         assert tool.constraints.mutually_exclusive == []
@@ -178,7 +179,7 @@ def test_a_snapshots_constraints_are_the_rules_stages_unless_the_framework_enfor
 # -- the memo -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", dialects.NAMES)
+@pytest.mark.parametrize("name", DIALECT_NAMES)
 def test_a_memo_compiles_each_level_once_and_lets_a_command_go(name: str) -> None:
     contract = catalog_only(name, TOOLS)
     memo = Memo()
@@ -260,7 +261,7 @@ def test_a_memo_keeps_only_the_latest_shared_tables() -> None:
 # -- did-you-mean data ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", dialects.NAMES)
+@pytest.mark.parametrize("name", DIALECT_NAMES)
 @pytest.mark.parametrize(
     ("words", "code", "suggestion", "hint"),
     [

@@ -63,7 +63,7 @@ from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.documents import Document
 from exampleguard.model import Parameter
 from exampleguard.rules import arguments_of
-from exampleguard.tree import Tree, TreeCommand
+from exampleguard.snapshot import Tree, TreeCommand
 from exampleguard.verdicts import compare, real_arguments
 from tests.support.bound_values import (
     argparse_actions,

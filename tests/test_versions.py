@@ -25,14 +25,15 @@ from typing import Any
 
 import pytest
 
-from exampleguard import dialects
 from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import bind
+from exampleguard.bind import dialect as dialect_named
 from exampleguard.bind.dialect import parse_version
 from exampleguard.catalog import Catalog, LoadedCatalog
 from exampleguard.contract import build_contract
 from exampleguard.documents import Document
-from exampleguard.tree import Tree
+from exampleguard.model import DIALECT_NAMES
+from exampleguard.snapshot import Tree
 
 ROOT = Path(__file__).resolve().parent.parent
 CLICK_VARIABLES = {"8.1": "EXAMPLEGUARD_CLICK_8_1", "8.2": "EXAMPLEGUARD_CLICK_8_2"}
@@ -279,8 +280,8 @@ def test_version_row_against_the_real_parser(
 
 
 def test_every_row_has_a_version_and_a_change() -> None:
-    for name in dialects.NAMES:
-        dialect = dialects.dialect(name)
+    for name in DIALECT_NAMES:
+        dialect = dialect_named(name)
         assert dialect.versions, name
         for row in dialect.versions:
             assert row.since
@@ -309,14 +310,14 @@ def test_every_row_has_a_version_and_a_change() -> None:
 def test_rules_for_picks_the_last_row_reached(
     framework: str, version: str, expected: tuple[int, ...]
 ) -> None:
-    dialect = dialects.dialect("argparse" if framework == "argparse" else "click")
+    dialect = dialect_named("argparse" if framework == "argparse" else "click")
     row = next(r for r in dialect.versions if r.framework == framework and r.since == expected)
     assert dialect.rules_for(framework, version) is row.rules
 
 
 def test_a_tree_without_a_version_gets_the_documented_default() -> None:
-    for name in dialects.NAMES:
-        dialect = dialects.dialect(name)
+    for name in DIALECT_NAMES:
+        dialect = dialect_named(name)
         assert dialect.rules_for(None, None) is dialect.rules
     assert parse_version("3.13.0") == (3, 13, 0)
     assert parse_version("8.2.0.dev1") == (8, 2, 0)

@@ -2,7 +2,7 @@
 
 Each dialect is an exact model of one framework's parser, in a module of its own
 (:mod:`~exampleguard.bind.clickfamily` for Click and Typer, :mod:`~exampleguard.bind.argparser`
-for argparse), registered in :mod:`exampleguard.dialects`. :func:`bind` hands the words to the
+for argparse), registered below by name. :func:`bind` hands the words to the
 contract's dialect; the result is a :class:`Binding`: the resolved command path, every
 occurrence of every parameter, the role of each word, and every problem found.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from exampleguard import dialects
+from exampleguard.bind import argparser, clickfamily
 from exampleguard.bind._records import Binding, FrameworkRules, Occurrence, Piece, Problem, Role
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 
@@ -31,7 +31,20 @@ __all__ = [
     "Role",
     "RulesRow",
     "bind",
+    "dialect",
 ]
+
+_DIALECTS: dict[str, Dialect] = {d.name: d for d in (clickfamily.DIALECT, argparser.DIALECT)}
+"""Each dialect's binder and rules, by the name :data:`exampleguard.model.DIALECT_NAMES` gives."""
+
+
+def dialect(name: str) -> Dialect:
+    """The dialect called ``name``; ``KeyError`` if there is none.
+
+    The formats accept only the names of :data:`~exampleguard.model.DIALECT_NAMES`, each of
+    which has its binder here, so a loaded catalog or tree always finds its own.
+    """
+    return _DIALECTS[name]
 
 
 def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> Binding:
@@ -47,7 +60,7 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
         return binding
     roles[0] = Role.PROGRAM
     pieces = [Piece(text, index) for index, text in enumerate(words) if index > 0]
-    dialect = dialects.dialect(contract.dialect)
+    found = dialect(contract.dialect)
     tree = contract.tree
     rules = (
         _rules(
@@ -57,21 +70,21 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
             tree.option_values_drop_separator,
         )
         if tree is not None
-        else dialect.rules
+        else found.rules
     )
-    dialect.binder(contract, binding, Memo() if memo is None else memo, rules).run(pieces)
+    found.binder(contract, binding, Memo() if memo is None else memo, rules).run(pieces)
     return binding
 
 
 @functools.lru_cache(maxsize=16)
 def _rules(
-    dialect: str, framework: str | None, version: str | None, drops_separator: bool | None
+    name: str, framework: str | None, version: str | None, drops_separator: bool | None
 ) -> FrameworkRules:
     """The rules a tree's examples are bound with: its version's row, then what it measured.
 
     One object per tree setting, so that what is compiled per rules is compiled once.
     """
-    rules = dialects.dialect(dialect).rules_for(framework, version)
+    rules = dialect(name).rules_for(framework, version)
     if drops_separator is not None:
         # Measured where the tree was read: it wins over the version table.
         rules = replace(rules, option_values_drop_separator=drops_separator)

@@ -26,7 +26,6 @@ from exampleguard.bind._records import (
 )
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 from exampleguard.model import Parameter
-from exampleguard.tree import ParserSettings
 
 if TYPE_CHECKING:
     from exampleguard.contract import CommandNode, Contract
@@ -621,8 +620,6 @@ class _ArgparseState:
     extras: list[Piece] = field(default_factory=list)
 
 
-_SETTINGS = ParserSettings()
-
 _PYTHON_311 = FrameworkRules(
     choices_by_text=False,
     booleans=CLICK_BOOLEANS,
@@ -640,11 +637,6 @@ _PYTHON_313 = replace(
 DIALECT = Dialect(
     name="argparse",
     binder=_ArgparseBinder,
-    # Every argparse parser, with subparsers or without, reads its words the same way.
-    catalog_group=_SETTINGS,
-    catalog_command=_SETTINGS,
-    # parse_args itself rejects what a mutually exclusive or required group forbids.
-    enforces_constraints=True,
     # A tree that records no version: CPython 3.11's argparse, as exampleguard modelled it
     # before trees recorded their version.
     rules=_PYTHON_311,

@@ -26,7 +26,6 @@ from exampleguard.bind._records import (
     Role,
 )
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
-from exampleguard.tree import ParserSettings
 
 if TYPE_CHECKING:
     from exampleguard.contract import CommandNode
@@ -576,12 +575,6 @@ _CLICK_83 = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
 DIALECT = Dialect(
     name="click",
     binder=_ClickBinder,
-    # A Click group stops at its first non-option word (it names the subcommand) and hands
-    # what follows to that subcommand; a command takes its options anywhere.
-    catalog_group=ParserSettings(allow_interspersed_args=False, allow_extra_args=True),
-    catalog_command=ParserSettings(),
-    # Click has no constraint groups of its own; a snapshot's are the rules stage's to check.
-    enforces_constraints=False,
     # A tree that records no version: Click 8.2 and later, as exampleguard modelled Click
     # before trees recorded their version.
     rules=_CLICK_83,

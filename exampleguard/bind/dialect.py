@@ -1,11 +1,10 @@
 """What makes a dialect: the one record through which every dialect-specific decision is made.
 
 A dialect module (``clickfamily``, ``argparser``) defines its parser model and one
-:class:`Dialect` record named ``DIALECT``; :mod:`exampleguard.dialects` registers it by name.
-Nothing outside the dialect's own module asks which dialect it is dealing with: the contract
-asks the record how catalog-only commands parse and whether the framework enforces a
-snapshot's constraints, conversion asks its rules, and :func:`~exampleguard.bind.bind` asks
-it for the binder.
+:class:`Dialect` record named ``DIALECT``; :mod:`exampleguard.bind` registers it by name.
+Nothing outside the dialect's own module asks which dialect it is dealing with: conversion asks
+its rules, and :func:`~exampleguard.bind.bind` asks it for the binder. What the contract needs
+of a framework is plain data of the model (:data:`exampleguard.model.DIALECTS`).
 
 A binder compiles a lookup table per command node the first time it parses at that level. The
 tables live in a :class:`Memo` that the caller owns, not on the nodes: its lifetime is the
@@ -24,7 +23,6 @@ from exampleguard.bind._records import Binding, FrameworkRules, Piece
 
 if TYPE_CHECKING:
     from exampleguard.contract import CommandNode, Contract
-    from exampleguard.tree import ParserSettings
 
 __all__ = ["SHARED_TABLES", "Binder", "Dialect", "Memo", "RulesRow", "parse_version"]
 
@@ -74,23 +72,11 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
-    """One framework's parsing rules, as exampleguard models them.
-
-    ``catalog_group`` and ``catalog_command`` are the parser settings of a catalog-only command
-    tree's nodes (with no tree, the catalog's command paths form the routing tree): how a node
-    with subcommands, and one without, treats its words. They are shared by every node, so a
-    catalog of thousands of commands holds only these two.
-    """
+    """One framework's parsing rules, as exampleguard models them, and its binder."""
 
     name: str
     """The name catalogs and trees give (``dialect``), as registered."""
     binder: BinderFactory
-    catalog_group: ParserSettings
-    catalog_command: ParserSettings
-    enforces_constraints: bool
-    """Whether the framework's parser itself rejects what a tree snapshot's constraints forbid
-    (argparse's mutually exclusive and required groups); if not, the rules stage checks them
-    like the catalog's own."""
     rules: FrameworkRules
     """The switches where this framework's parser differs from the others', for a tree that
     does not say which version it came from (:class:`FrameworkRules`)."""

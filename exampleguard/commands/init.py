@@ -19,7 +19,8 @@ from exampleguard.documents import SourceError
 from exampleguard.files import write_atomically
 from exampleguard.model import Parameter
 from exampleguard.rules import PREVIEW_FLAGS
-from exampleguard.tree import Tree, load_tree, parse_tree_spec
+from exampleguard.snapshot import Tree
+from exampleguard.tree import load_tree, parse_tree_spec
 
 __all__ = ["init_project", "preview_flag"]
 

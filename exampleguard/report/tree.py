@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from exampleguard.model import Parameter
-from exampleguard.tree import Tree, TreeCommand
+from exampleguard.snapshot import Tree, TreeCommand
 
 __all__ = ["render_tree"]
 

@@ -43,7 +43,7 @@ _TITLES = {
 # `exampleguard --help` never pays for every model.
 _MODELS = {
     "catalog": ("exampleguard.catalog", "Catalog"),
-    "tree": ("exampleguard.tree", "Tree"),
+    "tree": ("exampleguard.snapshot", "Tree"),
     "dispositions": ("exampleguard.dispositions", "DispositionFile"),
     "exclusions": ("exampleguard.dispositions", "ExclusionFile"),
     "doc-exceptions": ("exampleguard.dispositions", "DocExceptionFile"),

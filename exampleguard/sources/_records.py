@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from exampleguard.catalog import LoadedCatalog
     from exampleguard.config import Config
     from exampleguard.documents import Document
-    from exampleguard.tree import Tree
+    from exampleguard.snapshot import Tree
 
 __all__ = [
     "ExampleList",

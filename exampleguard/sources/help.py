@@ -37,7 +37,7 @@ from exampleguard.sources._records import (
 )
 
 if TYPE_CHECKING:
-    from exampleguard.tree import HelpExample, TreeCommand
+    from exampleguard.snapshot import HelpExample, TreeCommand
 
 __all__ = ["HelpOrigin", "HelpSource", "help_records"]
 
