@@ -9,8 +9,7 @@ its own from :data:`RUN_UIDS` for its lifetime. :func:`probe_host` tells what th
 This package knows nothing about catalogs or examples and uses the standard library only.
 """
 
-from sandbox._backends import probe_backends, select_backend
-from sandbox._bubblewrap import probe_host
+from sandbox._backends import probe_backends, probe_host, select_backend
 from sandbox._env import (
     CREDENTIAL_PATTERNS,
     HOOK_PATTERNS,

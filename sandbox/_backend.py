@@ -14,17 +14,18 @@ import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from sandbox._types import Guarantee, Isolation, Policy, Status
 
 if TYPE_CHECKING:
     from sandbox._host import HostInfo
-    from sandbox._process import Execution
     from sandbox._workdir import WorkDir
 
 __all__ = [
     "Backend",
+    "EndedBy",
+    "Execution",
     "ExitVerdict",
     "Launch",
     "Probe",
@@ -33,6 +34,29 @@ __all__ = [
     "first_line",
     "signal_name",
 ]
+
+
+EndedBy = Literal["exit", "timeout", "interrupt"]
+
+
+@dataclass
+class Execution:
+    """The raw facts of one execution, before they are judged into an outcome."""
+
+    returncode: int | None = None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    duration_s: float = 0.0
+    ended_by: EndedBy = "exit"
+    spawn_error: str | None = None
+    report: bytes = b""
+    """What the sandbox's own process reported (bubblewrap backend)."""
+    status: dict[str, int] = field(default_factory=dict)
+    """bubblewrap's --json-status-fd reports: ``child-pid`` and, if the child ran, ``exit-code``."""
+    tree_confirmed: bool = True
+    """False when a killed tree could not be seen to die within the grace period."""
 
 
 @dataclass(frozen=True)

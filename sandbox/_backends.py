@@ -12,10 +12,13 @@ import os
 from sandbox import _bubblewrap, _envbackend, _landlock, _unshare
 from sandbox._backend import Backend, Probe
 from sandbox._host import HostInfo, cached, host_info
+from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS
+from sandbox._seccomp import syscall_filter
 from sandbox._types import (
     CONTRACT_GUARANTEES,
     BackendReport,
     Guarantee,
+    HostReport,
     Isolation,
     IsolationUnavailable,
     Limits,
@@ -27,6 +30,7 @@ __all__ = [
     "choose",
     "ordered",
     "probe_backends",
+    "probe_host",
     "probe_of",
     "require",
     "select_backend",
@@ -140,3 +144,35 @@ def probe_backends(*, path: str | None = None) -> list[BackendReport]:
             )
         )
     return reports
+
+
+def probe_host(*, path: str | None = None) -> HostReport:
+    """Measure what this host allows a sandbox (cached per PATH and euid); changes nothing.
+
+    ``path`` is the PATH searched for ``bwrap`` (default: this process's).
+    """
+    host = host_info(path if path is not None else os.environ.get("PATH", os.defpath))
+    probe = probe_of(_bubblewrap.BACKEND, host)
+    assert isinstance(probe, _bubblewrap.BubblewrapProbe)
+    if probe.available:
+        probe = _bubblewrap.with_memory_cgroup(probe)
+    return HostReport(
+        euid=host.euid,
+        full_isolation=probe.available,
+        bwrap=probe.executable,
+        bwrap_version=probe.version,
+        bwrap_candidates=probe.candidates,
+        run_uid=RUN_UID if host.euid == 0 else None,
+        run_uids=(RUN_UIDS.start, RUN_UIDS.stop - 1) if host.euid == 0 else None,
+        lease_dir=str(LEASE_DIR) if host.euid == 0 else None,
+        namespaces_refused=None
+        if host.refusal is None
+        else f"{host.refusal.cause}; what you can do: {host.refusal.options}",
+        unprivileged_userns=host.unprivileged_userns,
+        landlock_abi=host.landlock_abi,
+        seccomp=syscall_filter() is not None,
+        pids_cgroup=str(host.pids_cgroup) if host.pids_cgroup else None,
+        memory_cgroup=str(probe.memory_cgroup) if probe.memory_cgroup else None,
+        detail=probe.detail,
+        memory_cgroup_detail=probe.memory_cgroup_detail,
+    )

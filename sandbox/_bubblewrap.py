@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import marshal
 import os
 import pwd
 import subprocess
@@ -34,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandbox._backend import (
+    Execution,
     ExitVerdict,
     Launch,
     Probe,
@@ -47,20 +47,18 @@ from sandbox._host import (
     REPORT_NAMESPACES,
     HostInfo,
     cached,
-    host_info,
     try_run,
 )
 from sandbox._limits import RunCgroup, open_files
-from sandbox._process import Execution
 from sandbox._registry import ProcessRegistry
-from sandbox._runuid import LEASE_DIR, RUN_UID, RUN_UIDS, check_reachable, lease_uid, within
+from sandbox._runuid import check_reachable, lease_uid, within
 from sandbox._seccomp import syscall_filter
+from sandbox._stagecode import parse_report, stage_code, stage_loader
 from sandbox._types import (
     CONTRACT_GUARANTEES,
     LANDLOCK_GUARANTEES,
     BwrapCandidate,
     Guarantee,
-    HostReport,
     Isolation,
     Limits,
     Policy,
@@ -71,10 +69,6 @@ from sandbox._workdir import LAYOUT, in_sandbox_work_dir
 __all__ = [
     "BACKEND",
     "BubblewrapProbe",
-    "parse_report",
-    "probe_host",
-    "stage_code",
-    "stage_loader",
 ]
 
 G = Guarantee
@@ -294,14 +288,6 @@ def _tried(probe: BubblewrapProbe) -> BubblewrapProbe:
         return with_cgroup
     note = f"memory cgroup {cgroup} not used: {why}"
     return replace(probe, untried_memory_cgroup=None, memory_cgroup_detail=note)
-
-
-def parse_report(data: bytes) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, _, value = line.partition(" ")
-        found.setdefault(key, value)
-    return found
 
 
 def _version(bwrap: str) -> str | None:
@@ -598,23 +584,6 @@ def _tmpfs(path: str, size: int, perms: str) -> list[str]:
 
 
 @functools.cache
-def stage_code() -> bytes:
-    """The sandbox's own process, compiled (docstrings and asserts stripped) and marshalled once.
-
-    The stage runs in the interpreter that runs this module (``probe.python``), so the
-    marshal format is that interpreter's.
-    """
-    source = Path(__file__).with_name("_stage.py").read_text(encoding="utf-8")
-    code = compile(source, "sandbox-stage", "exec", dont_inherit=True, optimize=2)
-    return marshal.dumps(code)
-
-
-def stage_loader(fd: int) -> str:
-    """The ``-c`` program that runs the stage's code read from pipe ``fd`` as ``__main__``."""
-    return f"import marshal;exec(marshal.loads(open({fd},'rb').read()))"
-
-
-@functools.cache
 def _passwd_home(uid: int) -> str | None:
     """Look up the password database's home of ``uid`` once (each lookup parses a file)."""
     try:
@@ -782,38 +751,3 @@ def _to_bind_back(paths: Iterable[Path], homes: list[str]) -> list[str]:
 
 
 BACKEND = Bubblewrap()
-
-
-def probe_host(*, path: str | None = None) -> HostReport:
-    """Measure what this host allows a sandbox (cached per PATH and euid); changes nothing.
-
-    ``path`` is the PATH searched for ``bwrap`` (default: this process's).
-    """
-    # Deferred: the registry imports this module.
-    from sandbox._backends import probe_of  # noqa: PLC0415
-
-    host = host_info(path if path is not None else os.environ.get("PATH", os.defpath))
-    probe = probe_of(BACKEND, host)
-    assert isinstance(probe, BubblewrapProbe)
-    if probe.available:
-        probe = with_memory_cgroup(probe)
-    return HostReport(
-        euid=host.euid,
-        full_isolation=probe.available,
-        bwrap=probe.executable,
-        bwrap_version=probe.version,
-        bwrap_candidates=probe.candidates,
-        run_uid=RUN_UID if host.euid == 0 else None,
-        run_uids=(RUN_UIDS.start, RUN_UIDS.stop - 1) if host.euid == 0 else None,
-        lease_dir=str(LEASE_DIR) if host.euid == 0 else None,
-        namespaces_refused=None
-        if host.refusal is None
-        else f"{host.refusal.cause}; what you can do: {host.refusal.options}",
-        unprivileged_userns=host.unprivileged_userns,
-        landlock_abi=host.landlock_abi,
-        seccomp=syscall_filter() is not None,
-        pids_cgroup=str(host.pids_cgroup) if host.pids_cgroup else None,
-        memory_cgroup=str(probe.memory_cgroup) if probe.memory_cgroup else None,
-        detail=probe.detail,
-        memory_cgroup_detail=probe.memory_cgroup_detail,
-    )

@@ -38,13 +38,20 @@ import os
 import sys
 from pathlib import Path
 
-from sandbox._backend import ExitVerdict, Launch, Probe, Request, exit_verdict, first_line
-from sandbox._bubblewrap import parse_report, stage_code, stage_loader
+from sandbox._backend import (
+    Execution,
+    ExitVerdict,
+    Launch,
+    Probe,
+    Request,
+    exit_verdict,
+    first_line,
+)
 from sandbox._host import HostInfo
 from sandbox._limits import open_files
-from sandbox._process import Execution
 from sandbox._runuid import check_reachable, needed_by_run, shebang_interpreter
 from sandbox._seccomp import syscall_filter
+from sandbox._stagecode import parse_report, stage_code, stage_loader
 from sandbox._types import Guarantee, Isolation, Status
 from sandbox._workdir import LAYOUT
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sandbox._backend import Backend
+from sandbox._backend import Backend, Execution
 from sandbox._backends import ordered
-from sandbox._process import Execution
 from sandbox._types import Guarantee, Outcome, Status
 
 __all__ = ["judge", "not_started"]

@@ -15,14 +15,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from sandbox._backend import Launch
+from sandbox._backend import Execution, Launch
 from sandbox._registry import LiveRun, ProcessRegistry, wait_gone
 from sandbox._runuid import kill_uid
 from sandbox._types import Limits
 
-__all__ = ["Execution", "execute"]
+__all__ = ["execute"]
 
 _POLL_S = 0.05
 """How often cancel and process exit are checked while output is quiet."""
@@ -40,8 +39,6 @@ _DEFAULT_PIPE_BYTES = 1 << 16
 _CHILD_PID = re.compile(rb'"child-pid": (\d+)')
 _STATUS_FIELD = re.compile(rb'"(child-pid|exit-code)": (-?\d+)')
 
-EndedBy = Literal["exit", "timeout", "interrupt"]
-
 
 @dataclass
 class _Capture:
@@ -57,26 +54,6 @@ class _Capture:
             self.data += chunk[:room]
         if len(chunk) > max(room, 0):
             self.truncated = True
-
-
-@dataclass
-class Execution:
-    """The raw facts of one execution, before they are judged into an outcome."""
-
-    returncode: int | None = None
-    stdout: bytes = b""
-    stderr: bytes = b""
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    duration_s: float = 0.0
-    ended_by: EndedBy = "exit"
-    spawn_error: str | None = None
-    report: bytes = b""
-    """What the sandbox's own process reported (bubblewrap backend)."""
-    status: dict[str, int] = field(default_factory=dict)
-    """bubblewrap's --json-status-fd reports: ``child-pid`` and, if the child ran, ``exit-code``."""
-    tree_confirmed: bool = True
-    """False when a killed tree could not be seen to die within the grace period."""
 
 
 def execute(

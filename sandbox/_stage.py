@@ -2,7 +2,7 @@
 
 bubblewrap starts this as the PID namespace's pid 1 (``--as-pid-1``), under the seccomp filter,
 with ``python -I -S -c LOADER``: the loader reads this module's code, compiled and marshalled
-once by the caller, from a pipe (see ``_bubblewrap.stage_loader``), so that a run pays for
+once by the caller, from a pipe (see ``_stagecode.stage_loader``), so that a run pays for
 neither reading nor compiling it. It imports nothing beyond what the interpreter's own start
 has loaded but ``_ctypes`` (not even ``os``: ``posix`` is what it wraps); every millisecond here
 is paid by every run. In order it:

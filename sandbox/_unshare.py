@@ -23,10 +23,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sandbox._backend import ExitVerdict, Launch, Probe, Request, exit_verdict
+from sandbox._backend import Execution, ExitVerdict, Launch, Probe, Request, exit_verdict
 from sandbox._host import REPORT_NAMESPACES, HostInfo, try_run
 from sandbox._limits import prlimit_prefix
-from sandbox._process import Execution
 from sandbox._runuid import HOST_BACKEND_HINT, check_reachable, needed_by_run
 from sandbox._types import Guarantee, Isolation
 

@@ -398,7 +398,7 @@ def test_a_sandbox_whose_monitor_died_before_releasing_it_is_ended(
         ]
         launch.pass_fds = (*launch.pass_fds, info_write, block_read)
         proc = original(launch)
-        if not isinstance(proc, sandbox._process.Execution):
+        if not isinstance(proc, sandbox._backend.Execution):
             spawned.append(proc.pid)
         started.set()
         return proc
