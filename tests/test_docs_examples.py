@@ -788,13 +788,17 @@ def test_a_project_without_doc_examples_keeps_its_counts_file(tmp_path: Path) ->
     assert "doc_examples" not in before
 
 
-def test_exampleguards_own_readme_examples_are_checked_and_pass() -> None:
-    # The dogfood: `exampleguard validate` in CI reads the README by default.
+def test_exampleguards_own_readme_and_docs_examples_are_checked_and_pass() -> None:
+    # The dogfood: `exampleguard validate` in CI reads the README and the documentation site
+    # (`docs` in pyproject.toml).
     outcome = validate(load_config(None, REPOSITORY))
     assert outcome.report is not None, outcome.unusable
     docs = [e for e in outcome.report.examples if e.source == "markdown"]
     assert len(docs) >= 10
-    assert all(e.address.startswith("README.md:") for e in docs if e.address)
+    files = {(e.address or "").split(":")[0] for e in docs}
+    assert "README.md" in files
+    assert "docs/getting-started.md" in files
+    assert all(f.startswith("docs/") for f in files - {"README.md"}), files
     assert [(e.address, e.diagnostics) for e in docs if not e.ok] == []
     # Its own CLI's help shows examples too, checked against the same tree.
     helps = [e for e in outcome.report.examples if e.source == "help"]
