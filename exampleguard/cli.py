@@ -972,7 +972,7 @@ def dispositions_add(
     reason_code: Annotated[
         str,
         typer.Option(
-            "--reason-code", metavar="CODE", help="An approved reason code (see the README)."
+            "--reason-code", metavar="CODE", help="An approved reason code (see docs/reviewers.md)."
         ),
     ],
     reason: Annotated[

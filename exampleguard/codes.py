@@ -191,8 +191,8 @@ CONFIG_INVALID = _code(
     why="Without a valid configuration nothing can be evaluated, so the run stops before "
     "anything is checked (exit 2).",
     example='[tool.exampleguard]\ncatalogue = "agents.json"  # the key is `catalog`',
-    fix="Correct the key named in the message; the README's configuration table lists every "
-    "key with its type and default.",
+    fix="Correct the key named in the message; docs/configuration.md lists every key with its "
+    "type and default.",
     exit_code=2,
 )
 FILE_UNREADABLE = _code(

@@ -251,7 +251,7 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
 def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
     return CONFIG_INVALID.diagnostic(
         message=diagnostic.message,
-        hint="The README's configuration table lists every key with its type and default.",
+        hint="docs/configuration.md lists every key with its type and default.",
         location=diagnostic.location,
     )
 

@@ -47,7 +47,7 @@ PLACEHOLDER_RULE = (
     "judged by exampleguard's model alone, and its argument object is not checked against the "
     "tool's schema: its values are not known."
 )
-"""The documented placeholder rule (README, "Examples in documentation")."""
+"""The documented placeholder rule (docs/docs-examples.md, "Examples in documentation")."""
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][\w.-]*>|\{[A-Za-z][\w.-]*\}")
 _ELLIPSIS = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[>}\]]))\.\.\.(?=\s|$)")

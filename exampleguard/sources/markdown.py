@@ -5,7 +5,7 @@ parsed with markdown-it-py, a CommonMark parser, so that what is code is decided
 renderer decides it: fences inside list items and blockquotes, indented code, fences of other
 languages and inline code are told apart exactly, never guessed by pattern.
 
-What is an example (README, "Examples in documentation"):
+What is an example (docs/docs-examples.md, "Examples in documentation"):
 
 * code: fenced blocks whose info string is a shell (:data:`SHELL_LANGUAGES`) or empty; indented
   blocks and inline code only when ``docs_code`` names them;
