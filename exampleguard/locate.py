@@ -1,7 +1,7 @@
 """Where a run's files are: its configuration file, its repository, and paths as outputs show them.
 
 Kept apart from :mod:`exampleguard.config` (which validates the configuration with pydantic) so
-that a run answered from the run cache finds its configuration without importing the models.
+that finding the configuration does not import the models.
 """
 
 from __future__ import annotations

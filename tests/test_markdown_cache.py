@@ -70,13 +70,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def validate(root: Path, cache: Path, *args: str) -> tuple[int, str, bool]:
-    """Exit code, output (stdout then stderr) and whether the run parsed Markdown.
-
-    The stored runs are removed first: a run answered whole from the run cache reads no blocks
-    (where its inputs are a second old, as in a busy test run), and these tests are about the
-    blocks.
-    """
-    shutil.rmtree(cache / "exampleguard" / "runs", ignore_errors=True)
+    """Exit code, output (stdout then stderr) and whether the run parsed Markdown."""
     result = subprocess.run(
         [sys.executable, "-c", PROBE, "validate", *args],
         cwd=root,

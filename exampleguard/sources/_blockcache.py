@@ -27,7 +27,6 @@ from typing import Any
 
 from exampleguard import __version__
 from exampleguard.files import read_regular, write_atomically
-from exampleguard.fingerprint import note_inputs
 
 __all__ = ["Block", "BlockCache"]
 
@@ -96,8 +95,6 @@ def _parser_identity() -> str:
             for name in sorted(files):
                 if name.endswith(".py"):
                     module = os.path.join(folder, name)  # noqa: PTH118
-                    # Blocks read back stand for a parse by these modules, unread otherwise.
-                    note_inputs([module], ())
                     try:
                         found = os.stat(module)  # noqa: PTH116
                     except OSError:

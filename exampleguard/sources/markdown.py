@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from exampleguard.diagnostics import Location, Span
 from exampleguard.docshell import line_examples
 from exampleguard.documents import read_text
-from exampleguard.fingerprint import note_inputs
 from exampleguard.sources._blockcache import Block, BlockCache
 from exampleguard.sources._records import (
     ExampleList,
@@ -189,9 +188,6 @@ def _expand(directory: Path, parts: list[str]) -> Iterator[Path]:
     for entry in _entries(directory):
         if not fnmatch.fnmatchcase(entry.name, head):
             continue
-        if entry.is_symlink():
-            # What a link leads to decides, and its listing entry stays the same: noted.
-            note_inputs((), [entry.path]) if rest else note_inputs([entry.path], ())
         if rest:
             if entry.is_dir():
                 yield from _expand(Path(entry.path), rest)
@@ -226,12 +222,6 @@ def _is(path: Path, kind: Callable[[int], bool]) -> bool:
     A folder the user may not enter (a container's data volume, owned by another user) holds
     none of the project's docs: it is passed over, as the listing of such a folder is.
     """
-    # The answer decides which files are read: the run cache keeps it, as a folder's listing
-    # or a file's digest (absent ones included), since looking is not reading.
-    if kind is stat.S_ISDIR:
-        note_inputs((), [str(path)])
-    else:
-        note_inputs([str(path)], ())
     try:
         return kind(path.stat().st_mode)
     except OSError:
