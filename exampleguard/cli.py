@@ -175,9 +175,8 @@ NoCacheOption = Annotated[
     bool,
     typer.Option(
         "--no-cache",
-        help="Work everything out afresh: no live tree or Markdown file read from its cache "
-        "(caches in the user's cache directory, each entry reused only while nothing it was "
-        "made from has changed).",
+        help="Import a live tree afresh, not from the tree cache (in the user's cache "
+        "directory, reused only while nothing the tree was made from has changed).",
     ),
 ]
 

@@ -13,10 +13,9 @@ check), with its baseline measured in the same run, just before it:
 3. peak RSS of the 50,000-example run;
 4. the repository's own catalog with a tree snapshot, against ``python -c "import typer"``;
 5. the same with the live tree, second run (tree cache warm), against the same baseline;
-6. the same with the live tree, first run (exampleguard's caches empty: the tree imported,
-   the README parsed), against the child's own import of the CLI (``python -c "import
-   exampleguard.cli"``) plus 0.2 s; a run with no cache directory at all (the machine's very
-   first) is printed beside the table;
+6. the same with the live tree, first run (the tree cache empty: the tree imported), against
+   the child's own import of the CLI (``python -c "import exampleguard.cli"``) plus 0.2 s; a
+   run with no cache directory at all (the machine's very first) is printed beside the table;
 7. the real-parser check on 10,000 examples with a live Click tree, against Click's
    ``make_context`` alone on the same argvs (in one process), and end to end.
 
