@@ -240,7 +240,6 @@ def _load_config(
     path: Path | None,
     *,
     no_cache: bool = False,
-    check_jobs: int | None = None,
     view: _View | None = None,
 ) -> Config:
     from dataclasses import replace
@@ -251,7 +250,7 @@ def _load_config(
         loaded = load_config(path, Path.cwd())
     except ConfigError as error:
         _fail_with([error.diagnostic], view=view)
-    return replace(loaded, tree_cache=not no_cache, check_jobs=check_jobs)
+    return replace(loaded, tree_cache=not no_cache)
 
 
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -371,17 +370,6 @@ def validate(
         ),
     ] = False,
     no_cache: NoCacheOption = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            metavar="N",
-            help="Processes that check the examples (default: one per idle core for a "
-            "catalog of 5000 examples or more, else one). The output is the same either way.",
-        ),
-    ] = None,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
     view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
@@ -389,11 +377,11 @@ def validate(
     if (fix or diff) and shard_spec is not None:
         raise typer.BadParameter("fixes need the whole catalog, not a shard", param_hint="--shard")
     if fix or diff:
-        loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs)
+        loaded = _load_config(config, no_cache=no_cache)
         _fix(loaded, view, write=not diff)
     from exampleguard.commands import validate as command
 
-    loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs, view=view)
+    loaded = _load_config(config, no_cache=no_cache, view=view)
     with _progress(enabled=not quiet) as progress:
         outcome = command.validate(
             loaded, shard=shard_spec, progress=progress.checked if progress else None

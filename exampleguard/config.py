@@ -166,8 +166,6 @@ class Config:
     cwd: Path
     tree_cache: bool = True
     """Whether a live tree may come from the tree cache (``--no-cache`` turns it off)."""
-    check_jobs: int | None = None
-    """Processes that check the examples; ``None``: every core, for a large catalog."""
 
     @property
     def catalog_path(self) -> Path:
