@@ -42,7 +42,6 @@ from exampleguard.contract import CommandNode, Contract, EffectiveTool
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, SourceError, load_document, validate_model
 from exampleguard.files import locked, write_atomically
-from exampleguard.fingerprint import note_inputs
 from exampleguard.model import NonEmpty, StrictModel
 from exampleguard.sources import ExampleRecord, Examples
 
@@ -313,8 +312,6 @@ def load_dispositions(folder: Path, root: Path, display: str) -> LoadedDispositi
     and for a file that is a symlink to somewhere outside the project ``root``.
     """
     loaded = LoadedDispositions()
-    # A folder that appears later holds records: the run cache keeps its listing, even absent.
-    note_inputs((), [str(folder)])
     if not folder.exists():
         return loaded
     if not folder.is_dir():

@@ -8,9 +8,8 @@ that cannot be evaluated says everything at once (exit 2) before anything is che
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +35,6 @@ from exampleguard.dispositions import (
     check_exclusions,
 )
 from exampleguard.inputs import InputError, Inputs, load_inputs
-from exampleguard.parallel import THRESHOLD, idle_cores, split_work
 from exampleguard.rules import (
     CATALOG_STAGES,
     NAMED_STAGES,
@@ -237,59 +235,14 @@ def _check_tools(
     tools: list[EffectiveTool],
     progress: Callable[[int, int], None] | None,
 ) -> list[ExampleResult]:
-    """Every example of ``tools``, checked, in order: on every idle core for a large catalog.
-
-    ``progress`` hears from this process only: after each tool it checks, and after each
-    worker's share is back.
-    """
-    weights = [inputs.examples.count(tool.index) for tool in tools]
-    total = sum(weights)
-    jobs = inputs.config.check_jobs
-    if jobs is None:
-        jobs = idle_cores() if total >= THRESHOLD else 1
-    here = os.getpid()
-    done = [0]
-
-    def advance(count: int) -> None:
-        done[0] += count
-        if progress is not None and os.getpid() == here:
-            progress(done[0], total)
-
-    def run(chunk: Sequence[EffectiveTool]) -> list[ExampleResult]:
-        results: list[ExampleResult] = []
-        for tool in chunk:
-            checked = checker.tool(tool, inputs.examples.of_tool(tool.index))
-            results.extend(checked)
-            advance(len(checked))
-        return results
-
-    def unpack(
-        chunk: Sequence[EffectiveTool], packed: list[tuple[Any, ...]]
-    ) -> list[ExampleResult]:
-        records = [record for tool in chunk for record in inputs.examples.of_tool(tool.index)]
-        results = [
-            ExampleResult.of(
-                record,
-                argv=tuple(map(sys.intern, argv)) if argv is not None else None,
-                path=path,
-                arguments=arguments,
-                diagnostics=diagnostics,
-                validated=validated,
-                preview=preview,
-            )
-            for record, (argv, path, arguments, diagnostics, validated, preview) in zip(
-                records, packed, strict=True
-            )
-        ]
-        advance(len(results))
-        return results
-
-    return split_work(tools, weights, jobs, run=run, pack=_pack, unpack=unpack)
-
-
-def _pack(results: list[ExampleResult]) -> list[tuple[Any, ...]]:
-    """What a worker sends back for each example: its verdict, without its record."""
-    return [(r.argv, r.path, r.arguments, r.diagnostics, r.validated, r.preview) for r in results]
+    """Every example of ``tools``, checked, in order; ``progress`` is told after each tool."""
+    total = sum(inputs.examples.count(tool.index) for tool in tools)
+    results: list[ExampleResult] = []
+    for tool in tools:
+        results.extend(checker.tool(tool, inputs.examples.of_tool(tool.index)))
+        if progress is not None:
+            progress(len(results), total)
+    return results
 
 
 def review_records(inputs: Inputs, contract: Contract) -> Review:

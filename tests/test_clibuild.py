@@ -52,9 +52,9 @@ ERRORS = [
     ["dispositions", "nosuch"],
     ["report"],
     ["validate", "--format", "bogus"],
-    ["validate", "--jobs", "0"],
-    ["validate", "--jobs", "abc"],
-    ["validate", "--jobs", "1.5"],
+    ["dryrun", "--jobs", "0"],
+    ["dryrun", "--jobs", "abc"],
+    ["dryrun", "--jobs", "1.5"],
     ["validate", "--form", "json"],
     ["validate", "extra"],
     ["validate", "--config", "/"],
@@ -191,7 +191,7 @@ print(json.dumps({"outcomes": outcomes, "typer_own": "typer._adapters" in sys.mo
 
 
 def test_without_the_direct_conversion_typer_converts_and_says_the_same(tmp_path: Path) -> None:
-    calls = [["--help"], ["validate", "--help"], ["validate", "--jobs", "0"], ["explain", "x"]]
+    calls = [["--help"], ["validate", "--help"], ["dryrun", "--jobs", "0"], ["explain", "x"]]
     result = subprocess.run(
         [sys.executable, "-c", WITHOUT_CONVERSION_LAYER, json.dumps(calls)],
         cwd=tmp_path,

@@ -32,8 +32,6 @@ from typing import TYPE_CHECKING, Any
 from exampleguard.diagnostics import Location, Span
 from exampleguard.docshell import line_examples
 from exampleguard.documents import read_text
-from exampleguard.fingerprint import note_inputs
-from exampleguard.sources._blockcache import Block, BlockCache
 from exampleguard.sources._records import (
     ExampleList,
     ExampleRecord,
@@ -50,7 +48,6 @@ __all__ = [
     "SHELL_LANGUAGES",
     "MarkdownOrigin",
     "MarkdownSource",
-    "code_blocks",
     "doc_files",
     "markdown_examples",
 ]
@@ -107,23 +104,13 @@ class MarkdownSource:
         # Every file is under the configuration's folder: shown as that folder is, plus the rest.
         shown_root = config.display(config.root)
         prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
-        # Inline code needs the parse itself (its tokens' children); blocks are all else reads.
-        cache = BlockCache() if config.tree_cache and "inline" not in settings.docs_code else None
         for path in doc_files(config.root, settings.docs):
             display = prefix + path.relative_to(config.root).as_posix()
             text = read_text(path, display)
             if not _may_hold_examples(text, program, settings.docs_code):
                 # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
-            records.extend(
-                markdown_examples(
-                    text,
-                    display,
-                    program,
-                    settings.docs_code,
-                    blocks=_cached_blocks(path, text, cache) if cache is not None else None,
-                )
-            )
+            records.extend(markdown_examples(text, display, program, settings.docs_code))
         return ExampleList((), records) if records else Examples()
 
 
@@ -189,9 +176,6 @@ def _expand(directory: Path, parts: list[str]) -> Iterator[Path]:
     for entry in _entries(directory):
         if not fnmatch.fnmatchcase(entry.name, head):
             continue
-        if entry.is_symlink():
-            # What a link leads to decides, and its listing entry stays the same: noted.
-            note_inputs((), [entry.path]) if rest else note_inputs([entry.path], ())
         if rest:
             if entry.is_dir():
                 yield from _expand(Path(entry.path), rest)
@@ -226,12 +210,6 @@ def _is(path: Path, kind: Callable[[int], bool]) -> bool:
     A folder the user may not enter (a container's data volume, owned by another user) holds
     none of the project's docs: it is passed over, as the listing of such a folder is.
     """
-    # The answer decides which files are read: the run cache keeps it, as a folder's listing
-    # or a file's digest (absent ones included), since looking is not reading.
-    if kind is stat.S_ISDIR:
-        note_inputs((), [str(path)])
-    else:
-        note_inputs([str(path)], ())
     try:
         return kind(path.stat().st_mode)
     except OSError:
@@ -268,70 +246,29 @@ class _Line:
 
 
 def markdown_examples(
-    text: str,
-    display: str,
-    program: str,
-    code: Sequence[str] = ("fenced",),
-    *,
-    blocks: list[Block] | None = None,
+    text: str, display: str, program: str, code: Sequence[str] = ("fenced",)
 ) -> list[ExampleRecord]:
     """The examples of one Markdown document, each with an origin that locates it in ``text``.
 
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
-    code. ``blocks``, when given, are ``text``'s code blocks as :func:`code_blocks` finds them
-    (from the cache): the document is not parsed again. Inline code is always parsed.
+    code.
     """
     origin = MarkdownOrigin(display)
     source_lines = text.splitlines()
     builder = _Builder(origin, program)
-    if "inline" in code:
-        for token in _parser(inline=True).parse(text):
-            if token.type == "inline" and token.map is not None:
-                for child in token.children or ():
-                    if child.type == "code_inline":
-                        builder.block([_inline_line(child, token, source_lines)], session=False)
-            else:
-                _read_block(builder, _block_of(token), code, source_lines)
-        return builder.records
-    for block in code_blocks(text) if blocks is None else blocks:
-        _read_block(builder, block, code, source_lines)
+    for token in _parser(inline="inline" in code).parse(text):
+        if token.type == "fence" and "fenced" in code and token.map is not None:
+            language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
+            if language in SHELL_LANGUAGES:
+                lines = _code_lines(token.content, token.map[0] + 1, source_lines)
+                builder.block(lines, session=language in SESSION_LANGUAGES)
+        elif token.type == "code_block" and "indented" in code and token.map is not None:
+            builder.block(_code_lines(token.content, token.map[0], source_lines), session=False)
+        elif token.type == "inline" and "inline" in code and token.map is not None:
+            for child in token.children or ():
+                if child.type == "code_inline":
+                    builder.block([_inline_line(child, token, source_lines)], session=False)
     return builder.records
-
-
-def code_blocks(text: str) -> list[Block]:
-    """The fenced and indented code blocks of ``text``, in order."""
-    found = (_block_of(token) for token in _parser(inline=False).parse(text))
-    return [block for block in found if block is not None]
-
-
-def _cached_blocks(path: Path, text: str, cache: BlockCache) -> list[Block]:
-    blocks = cache.lookup(path, text)
-    if blocks is None:
-        blocks = code_blocks(text)
-        cache.store(path, text, blocks)
-    return blocks
-
-
-def _block_of(token: Any) -> Block | None:
-    if token.type in ("fence", "code_block") and token.map is not None:
-        return token.type, token.info, token.content, token.map[0]
-    return None
-
-
-def _read_block(
-    builder: _Builder, block: Block | None, code: Sequence[str], source_lines: list[str]
-) -> None:
-    """Read the command lines of one code block, if it is of a kind ``code`` names."""
-    if block is None:
-        return
-    kind, info, content, first = block
-    if kind == "fence" and "fenced" in code:
-        language = info.strip().split(maxsplit=1)[0].lower() if info else ""
-        if language in SHELL_LANGUAGES:
-            lines = _code_lines(content, first + 1, source_lines)
-            builder.block(lines, session=language in SESSION_LANGUAGES)
-    elif kind == "code_block" and "indented" in code:
-        builder.block(_code_lines(content, first, source_lines), session=False)
 
 
 def _code_lines(content: str, first: int, source: list[str]) -> list[_Line]:
