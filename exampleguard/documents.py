@@ -11,6 +11,8 @@ reason — becomes a :class:`SourceError` carrying a diagnostic with the file, l
 from __future__ import annotations
 
 import bisect
+import difflib
+import functools
 import json
 import re
 import stat
@@ -289,7 +291,7 @@ def validate_model(
     try:
         return model.model_validate(payload)
     except ValidationError as error:
-        problems = [_describe(document, key, payload, item) for item in error.errors()]
+        problems = [_describe(document, key, payload, item, model) for item in error.errors()]
     first_location, first_message = problems[0]
     message = f"{document.display}: {first_message}"
     if len(problems) > 1:
@@ -338,7 +340,9 @@ def check_format(document: Document, expected: str) -> None:
     )
 
 
-def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tuple[Location, str]:
+def _describe(
+    document: Document, key: KeyPath, payload: Any, error: Any, model: type[BaseModel]
+) -> tuple[Location, str]:
     loc = _existing_path(payload, tuple(error["loc"]))
     kind = error["type"]
     full = key + loc
@@ -346,7 +350,10 @@ def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tup
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         offending = error["loc"][-1]
         container = format_key(full[:-1]) or "the top level"
-        return document.location(full), f"unknown key {offending!r} in {container}"
+        known = _known_keys(model, loc[:-1])
+        guess = _closest_key(str(offending), known)
+        also = f" (did you mean {guess!r}?)" if guess is not None else ""
+        return document.location(full), f"unknown key {offending!r} in {container}{also}"
     if kind in ("missing", "missing_argument"):
         missing = error["loc"][-1]
         parent = full[:-1] if full and full[-1] == missing else full
@@ -354,6 +361,80 @@ def _describe(document: Document, key: KeyPath, payload: Any, error: Any) -> tup
         return document.location(parent), f"missing required key {missing!r} in {shown}"
     value = error.get("input")
     return document.location(full, at_key=False), f"{where}: {_reword(error['msg'], value)}"
+
+
+def _known_keys(model: type[BaseModel], path: KeyPath) -> list[str]:
+    """The keys the object at ``path`` of a ``model`` document may have, read from its schema.
+
+    The JSON Schema is the one description of every nested object (lists, tables of tables,
+    unions); an object it does not describe has no known keys.
+    """
+    schema = _schema_of(model)
+    definitions = schema.get("$defs", {})
+    node: Any = schema
+    for part in path:
+        node = _object_schema(node, definitions, part)
+        if node is None:
+            return []
+    node = _resolved(node, definitions)
+    properties = node.get("properties") if isinstance(node, dict) else None
+    return list(properties) if isinstance(properties, dict) else []
+
+
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema(mode="validation")
+
+
+def _resolved(node: Any, definitions: dict[str, Any]) -> Any:
+    """``node`` with a ``$ref`` followed, and of a union the first member that is an object."""
+    for _ in range(32):
+        if not isinstance(node, dict):
+            return None
+        reference = node.get("$ref")
+        if isinstance(reference, str):
+            node = definitions.get(reference.rsplit("/", 1)[-1])
+            continue
+        members = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
+        if isinstance(members, list) and "properties" not in node:
+            objects = [_resolved(member, definitions) for member in members]
+            node = next((o for o in objects if isinstance(o, dict) and "properties" in o), None)
+            continue
+        return node
+    return None
+
+
+def _object_schema(node: Any, definitions: dict[str, Any], part: str | int) -> Any:
+    """The schema of ``part`` (a key or an index) inside the value ``node`` describes."""
+    node = _resolved(node, definitions)
+    if not isinstance(node, dict):
+        return None
+    if isinstance(part, int):
+        return node.get("items")
+    properties = node.get("properties") or {}
+    if part in properties:
+        return properties[part]
+    extra = node.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+_KEY_RIVALS = 1
+
+
+def _closest_key(key: str, known: Sequence[str]) -> str | None:
+    """The one known key ``key`` is the start of, or else the one closest to it (difflib)."""
+    if not known:
+        return None
+    started = [name for name in known if len(name) > len(key) and name.startswith(key)]
+    if len(started) == _KEY_RIVALS:
+        return started[0]
+    # `tree-timeout` for `tree_timeout`, `Catalog` for `catalog`: the spelling of one key.
+    folded = {name.replace("-", "_").casefold(): name for name in known}
+    same = folded.get(key.replace("-", "_").casefold())
+    if same is not None:
+        return same
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _reword(message: str, value: Any) -> str:

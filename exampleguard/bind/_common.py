@@ -47,14 +47,25 @@ _RIVAL_MARGIN = 0.1
 """How much less similar than the best a close candidate may be and still be a rival to it."""
 
 
+_PREFIX_RIVALS = 3
+"""At most this many candidates that ``word`` starts are named; more say nothing."""
+
+
 def _close(word: str, candidates: Sequence[str]) -> list[str]:
     """The candidates close to ``word`` that are as good as the best one, best first.
 
-    Close is difflib's (similarity of at least 0.6); a candidate within :data:`_RIVAL_MARGIN`
-    of the best is a rival (``--forc``: ``--force`` and ``--form``). One candidate that stands
-    out is the one a did-you-mean proposes.
+    A candidate that ``word`` is the start of comes first (``--new`` for ``--new-version``,
+    ``pars`` for ``parsable``): one such is *the* candidate, a few are rivals. Otherwise close
+    is difflib's (similarity of at least 0.6); a candidate within :data:`_RIVAL_MARGIN` of the
+    best is a rival (``--forc``: ``--force`` and ``--form``). One candidate that stands out is
+    the one a did-you-mean proposes.
     """
-    matches = difflib.get_close_matches(word, list(dict.fromkeys(candidates)), n=3, cutoff=0.6)
+    unique = list(dict.fromkeys(candidates))
+    if word.lstrip("-+/"):
+        started = [c for c in unique if len(c) > len(word) and c.startswith(word)]
+        if 0 < len(started) <= _PREFIX_RIVALS:
+            return started
+    matches = difflib.get_close_matches(word, unique, n=3, cutoff=0.6)
     if len(matches) < 2:
         return matches
     matcher = difflib.SequenceMatcher(b=word)
@@ -311,6 +322,11 @@ class BinderBase:
                         items[position] if items and position < len(items) else parameter.choices
                     )
                     suggestion = _same_but_case(piece.text, choices or ())
+                    if suggestion is None:
+                        # A misspelled choice (`parseable` for `parsable`), or its start.
+                        named = [c for c in choices or () if isinstance(c, str)]
+                        close = _close(piece.text, named)
+                        suggestion = close[0] if len(close) == 1 else None
                     if suggestion is not None:
                         hint = f"Did you mean {suggestion!r}? {hint}"
                 self.problem(
