@@ -11,7 +11,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span", "neutralise"]
+__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span", "neutralise", "plural"]
 
 # Every C0 control but tab and newline, DEL, every C1 control, lone surrogates, and the two
 # noncharacters XML refuses: a terminal acts on them (ESC starts CSI and OSC sequences: colours,
@@ -34,6 +34,14 @@ def neutralise(text: str) -> str:
         return text
     escaped = _CONTROL.sub(lambda match: _escape(match.group()), text)
     return _COMMAND_LINE.sub(lambda match: match.group(1) + "\\x3a", escaped)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun`` as a message says them: ``1 tool``, ``2 tools``, ``0 tools``.
+
+    ``many`` is the plural where adding ``s`` does not make it (``1 entry``, ``2 entries``).
+    """
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
 def _escape(character: str) -> str:

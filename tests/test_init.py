@@ -60,7 +60,13 @@ def test_init_in_an_empty_project_then_validate_is_clean(tmp_path: Path) -> None
     # `delete` has -n/--dry-run: an unreviewed stub, which makes nothing eligible.
     stubs = {tool["id"]: tool["dry_run"] for tool in catalog["tools"] if "dry_run" in tool}
     assert stubs == {"notes.delete": {"flag": "--dry-run", "reviewed": False, "evidence": ""}}
-    assert "1 tool(s) have an unreviewed dry_run stub" in result.stdout
+    assert "program: notes (from --program)" in result.stdout
+    # The next steps in the catalog's own syntax (JSON), with plurals a person writes.
+    assert '"examples": [{"command": "notes ..."}]' in result.stdout
+    assert "review: 1 tool has an unreviewed dry_run stub for its preview flag" in result.stdout
+    assert '`"reviewed": true`' in result.stdout
+    assert "(s)" not in result.stdout
+    assert "reviewed = true" not in result.stdout
     assert (tmp_path / "dispositions").is_dir()
     assert [p.name for p in (tmp_path / "dispositions").iterdir()] == [".gitkeep"]
     counts = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
@@ -311,3 +317,134 @@ def test_the_docs_complete_catalog_entry_passes(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout
     counts = json.loads((tmp_path / "exampleguard-counts.json").read_text(encoding="utf-8"))
     assert counts["dry_run_eligible"] == 2
+
+
+# -- the program agents type, from the package's own entry points ---------------------------------
+
+BUMP_CLI = """\
+import click
+
+
+@click.group()
+def cli():
+    \"\"\"Bump versions.\"\"\"
+
+
+@cli.command()
+@click.option("--new-version")
+@click.argument("part")
+def bump(new_version, part):
+    \"\"\"Bump a part of the version.\"\"\"
+
+
+def main():
+    cli(obj={})
+"""
+
+
+def _bump_project(root: Path, scripts: str, *, source_folder: str = "") -> Path:
+    """A package `bumpversion` whose Click group is `cli`, and a pyproject with ``scripts``."""
+    package = root / source_folder / "bumpversion" if source_folder else root / "bumpversion"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "cli.py").write_text(BUMP_CLI, encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        f'[project]\nname = "bump-my-version"\nversion = "1.0"\n\n{scripts}', encoding="utf-8"
+    )
+    (root / "README.md").write_text(
+        "# bump\n\n```sh\nbump-my-version bump --new 2.0 patch\n```\n", encoding="utf-8"
+    )
+    return root
+
+
+def test_init_takes_the_program_from_the_script_that_runs_the_tree(tmp_path: Path) -> None:
+    # The group is called `cli` in a package called `bumpversion`; people and agents type the
+    # script's name. Without --program, init must use the script, and say so.
+    _bump_project(
+        tmp_path,
+        '[project.scripts]\nbump-my-version = "bumpversion.cli:cli"\nother = "elsewhere:cli"\n',
+    )
+    result = run_cli(["init", "--tree", "click:bumpversion.cli:cli"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        'program: bump-my-version (from [project.scripts] bump-my-version = "bumpversion.cli:cli"'
+        in result.stdout
+    )
+    catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
+    assert catalog["program"] == "bump-my-version"
+    assert [tool["id"] for tool in catalog["tools"]] == ["bump-my-version.bump"]
+    # The README's example names the script: it is checked, not silently passed over.
+    validated = run_cli(["validate", "--format", "concise"], cwd=tmp_path)
+    assert validated.returncode == 1, validated.stdout + validated.stderr
+    assert (
+        "README.md:4:22: unknown-flag --new is not an option of 'bump-my-version bump' "
+        "(did you mean --new-version?)" in validated.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("scripts", "source_folder"),
+    [
+        pytest.param(
+            '[project.scripts]\nbump-my-version = "bumpversion.cli:main"\n', "", id="main()"
+        ),
+        pytest.param(
+            '[project.scripts]\nbump-my-version = "bumpversion.cli:main"\n',
+            "src",
+            id="src layout",
+        ),
+        pytest.param(
+            '[project.gui-scripts]\nbump-my-version = "bumpversion.cli:cli"\n', "", id="gui"
+        ),
+        pytest.param(
+            '[project.scripts]\nbump-my-version = "bumpversion.cli:cli [extra]"\n',
+            "",
+            id="with extras",
+        ),
+    ],
+)
+def test_init_finds_the_script_in_every_form(
+    tmp_path: Path, scripts: str, source_folder: str
+) -> None:
+    _bump_project(tmp_path, scripts, source_folder=source_folder)
+    if source_folder:
+        # The tree is imported from the project's root: put the source folder on its path.
+        (tmp_path / "bumpversion").symlink_to(tmp_path / source_folder / "bumpversion")
+    result = run_cli(["init", "--tree", "click:bumpversion.cli:cli"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "program: bump-my-version (from [project." in result.stdout
+    catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
+    assert catalog["program"] == "bump-my-version"
+
+
+def test_init_names_every_script_that_runs_the_tree(tmp_path: Path) -> None:
+    _bump_project(
+        tmp_path,
+        '[project.scripts]\nbump-my-version = "bumpversion.cli:cli"\n'
+        'bumpversion = "bumpversion.cli:main"\n',
+    )
+    result = run_cli(["init", "--tree", "click:bumpversion.cli:cli"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "bumpversion also runs it; pass --program to choose another" in result.stdout
+    catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
+    assert catalog["program"] == "bump-my-version"
+
+
+def test_init_says_when_no_script_runs_the_tree(tmp_path: Path) -> None:
+    # `show` is a function of the module, but it does not run the group: not the tree's script.
+    _bump_project(tmp_path, '[project.scripts]\nbump-show = "bumpversion.cli:bump"\n')
+    result = run_cli(["init", "--tree", "click:bumpversion.cli:cli"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "program: bumpversion (the tree's own name: no [project.scripts] entry" in result.stdout
+    assert "pass --program if agents type another name" in result.stdout
+
+
+def test_an_explicit_program_wins_over_the_scripts(tmp_path: Path) -> None:
+    _bump_project(tmp_path, '[project.scripts]\nbump-my-version = "bumpversion.cli:cli"\n')
+    result = run_cli(
+        ["init", "--tree", "click:bumpversion.cli:cli", "--program", "bmv"], cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "program: bmv (from --program)" in result.stdout
+    catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
+    assert catalog["program"] == "bmv"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import tomllib
@@ -14,15 +15,15 @@ from exampleguard.codes import CONFIG_INVALID, FILE_INVALID, FILE_UNREADABLE
 from exampleguard.commands._outcome import TextOutcome, refuse
 from exampleguard.commands.counts import count
 from exampleguard.config import load_config
-from exampleguard.diagnostics import Diagnostic
+from exampleguard.diagnostics import Diagnostic, plural
 from exampleguard.documents import SourceError
 from exampleguard.files import write_atomically
 from exampleguard.model import Parameter
 from exampleguard.rules import PREVIEW_FLAGS
 from exampleguard.snapshot import Tree
-from exampleguard.tree import load_tree, parse_tree_spec
+from exampleguard.tree import TreeSpec, load_tree, parse_tree_spec
 
-__all__ = ["init_project", "preview_flag"]
+__all__ = ["Script", "init_project", "preview_flag", "script_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,10 @@ def init_project(
 ) -> TextOutcome:
     """``exampleguard init``: configuration, starter catalog, dispositions folder and counts.
 
+    The program agents type is ``program``; else the ``[project.scripts]`` (or
+    ``[project.gui-scripts]``) entry of ``pyproject.toml`` that runs the tree (:func:`script_for`);
+    else the tree's own name. The text says which, and why.
+
     Refuses, changing nothing, when a ``[tool.exampleguard]`` table, the catalog or the counts
     file already exists. Files are written one by one atomically; if anything fails (or the run
     is interrupted) the files this run created are removed again.
@@ -68,12 +73,17 @@ def init_project(
         return refused
     try:
         spec = parse_tree_spec(spec_text, cwd)
-        tree, _ = load_tree(spec, root=cwd, display=spec_text, program=program)
+    except ValueError as error:
+        return refuse(CONFIG_INVALID, str(error))
+    script = None if program is not None else script_for(spec, pyproject_text, cwd)
+    chosen = program if program is not None else (script.name if script is not None else None)
+    try:
+        tree, _ = load_tree(spec, root=cwd, display=spec_text, program=chosen)
     except ValueError as error:
         return refuse(CONFIG_INVALID, str(error))
     except SourceError as error:
         return TextOutcome(unusable=[error.diagnostic])
-    name = program or tree.program
+    name = chosen or tree.program
     tools = _starter_tools(tree, name)
     catalog = {"format": "exampleguard.catalog/v1", "program": name, "tools": tools}
     table = f'[tool.exampleguard]\ncatalog = "{catalog_name}"\ntree = {json.dumps(spec_text)}\n'
@@ -85,19 +95,135 @@ def init_project(
         if pyproject_text is not None
         else project.standalone.name
     )
+    lines = [
+        f"wrote {where}, {catalog_name} ({plural(len(tools), 'tool')}, no examples yet), "
+        f"dispositions/ and {project.counts.name}",
+        _program_line(name, program=program, script=script, spec=spec),
+        f"next: add one or two examples per tool ({_examples_syntax(catalog_name, name)}), "
+        "then run `exampleguard validate` and `exampleguard counts --write`",
+    ]
     stubs = sum(1 for tool in tools if "dry_run" in tool)
-    review = (
-        f"; {stubs} tool(s) have an unreviewed dry_run stub for their preview flag: set "
-        "`reviewed = true` and write the `evidence` once you have checked that the flag only "
-        "previews"
-        if stubs
-        else ""
+    if stubs:
+        reviewed, evidence = _review_syntax(catalog_name)
+        lines.append(
+            f"review: {plural(stubs, 'tool')} {'has' if stubs == 1 else 'have'} an unreviewed "
+            f"dry_run stub for {'its' if stubs == 1 else 'their'} preview flag; once you have "
+            f"checked that the flag only previews, set {reviewed} and write {evidence}"
+        )
+    return TextOutcome("\n".join(lines) + "\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A ``[project.scripts]`` (or ``gui-scripts``) entry of ``pyproject.toml``."""
+
+    name: str
+    target: str
+    table: str
+    others: tuple[str, ...] = ()
+    """The names of other entries that run the same tree (the first in the file is chosen)."""
+
+
+def script_for(spec: TreeSpec, pyproject_text: str | None, root: Path) -> Script | None:
+    """The entry point of ``pyproject.toml`` that runs the tree ``spec`` names, if one does.
+
+    An entry runs the tree when it targets exactly ``MODULE:ATTR`` of the spec, or another
+    function of that module whose body uses ``ATTR`` (``def main(): cli()``, found by reading
+    the module's source under ``root`` or ``root/src``, never by importing it). When several
+    entries do, the first in the file is chosen and the others are named.
+    """
+    if spec.framework == "snapshot" or pyproject_text is None:
+        return None
+    try:
+        project = tomllib.loads(pyproject_text).get("project")
+    except tomllib.TOMLDecodeError:
+        return None
+    if not isinstance(project, dict):
+        return None
+    found: list[Script] = []
+    runners: frozenset[str] | None = None
+    for table in ("scripts", "gui-scripts"):
+        entries = project.get(table)
+        if not isinstance(entries, dict):
+            continue
+        for name, value in entries.items():
+            if not isinstance(value, str):
+                continue
+            module, _, attribute = value.split("[", 1)[0].strip().partition(":")
+            if module.strip() != spec.module:
+                continue
+            attribute = attribute.strip()
+            if attribute != spec.attribute:
+                if runners is None:
+                    runners = _functions_using(root, spec.module, spec.attribute)
+                if attribute not in runners:
+                    continue
+            found.append(Script(name, value.strip(), f"project.{table}"))
+    if not found:
+        return None
+    first = found[0]
+    return Script(first.name, first.target, first.table, tuple(s.name for s in found[1:]))
+
+
+def _functions_using(root: Path, module: str, attribute: str) -> frozenset[str]:
+    """The top-level functions of ``module``'s source whose bodies name ``attribute``."""
+    parts = module.split(".")
+    for base in (root, root / "src"):
+        for source in (
+            base.joinpath(*parts).with_suffix(".py"),
+            base.joinpath(*parts, "__init__.py"),
+        ):
+            try:
+                tree = ast.parse(source.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                continue
+            # The body only: a command's decorator (`@cli.command()`) names the group too.
+            return frozenset(
+                node.name
+                for node in tree.body
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and any(
+                    isinstance(inner, ast.Name) and inner.id == attribute
+                    for statement in node.body
+                    for inner in ast.walk(statement)
+                )
+            )
+    return frozenset()
+
+
+def _program_line(name: str, *, program: str | None, script: Script | None, spec: TreeSpec) -> str:
+    """Which program name the catalog got, and where it came from."""
+    if program is not None:
+        return f"program: {name} (from --program)"
+    if script is not None:
+        also = ""
+        if script.others:
+            also = (
+                f"; {', '.join(script.others)} also run{'s' if len(script.others) == 1 else ''} it"
+            )
+        return (
+            f"program: {name} (from [{script.table}] {name} = {json.dumps(script.target)}{also}; "
+            "pass --program to choose another)"
+        )
+    return (
+        f"program: {name} (the tree's own name: no [project.scripts] entry of pyproject.toml "
+        f"runs {spec}; pass --program if agents type another name, since examples and "
+        "documentation lines that start with another name are not checked)"
     )
-    return TextOutcome(
-        f"wrote {where}, {catalog_name} ({len(tools)} tools, no examples yet), dispositions/ "
-        f"and {project.counts.name}\nnext: add one or two examples per tool, then run "
-        f"`exampleguard validate` and `exampleguard counts --write`{review}\n"
-    )
+
+
+def _examples_syntax(catalog_name: str, program: str) -> str:
+    """How one example is written in the catalog's own syntax."""
+    if catalog_name.lower().endswith(".toml"):
+        return f'examples = [{{command = "{program} ..."}}]'
+    return f'"examples": [{{"command": "{program} ..."}}]'
+
+
+def _review_syntax(catalog_name: str) -> tuple[str, str]:
+    """``reviewed = true`` and the evidence key as the catalog's own syntax spells them."""
+    if catalog_name.lower().endswith(".toml"):
+        return "`reviewed = true`", '`evidence = "..."`'
+    return '`"reviewed": true`', '`"evidence": "..."`'
 
 
 def _existing(project: _Project) -> tuple[str | None, TextOutcome | None]:
