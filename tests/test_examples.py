@@ -468,8 +468,36 @@ CASES: tuple[Case, ...] = (
         "catalog",
         (tool("bunknown", "notes bunknown 3 --assume-yes"),),
         (
-            Expect("bypass-flag", "notes.bunknown", span="--assume-yes"),
+            # Worded for a command that does not declare it: it skips no confirmation here.
+            Expect(
+                "bypass-flag",
+                "notes.bunknown",
+                span="--assume-yes",
+                message="--assume-yes is a confirmation bypass, banned in every example by the "
+                "configuration's bypass_flags; 'notes bunknown' does not declare it",
+            ),
             Expect("unknown-flag", "notes.bunknown", span="--assume-yes"),
+        ),
+    ),
+    Case(
+        "bypass-flag of the tool's safety that the command does not declare",
+        "catalog",
+        (
+            tool(
+                "bsafety",
+                "notes bsafety 3 --force",
+                safety={"effect": "destructive", "bypass_flags": ["--force"]},
+            ),
+        ),
+        (
+            Expect(
+                "bypass-flag",
+                "notes.bsafety",
+                span="--force",
+                message="banned in every example by the tool's safety.bypass_flags; "
+                "'notes bsafety' does not declare it",
+            ),
+            Expect("unknown-flag", "notes.bsafety", span="--force"),
         ),
     ),
     Case(

@@ -407,8 +407,28 @@ def bypass_flags(subject: Subject) -> Sequence[Finding]:
             continue
         head = word.split("=", 1)[0]
         if head in banned.words and head not in answers:
-            findings.append(_banned_word(subject, index, head, hint="Remove it."))
+            findings.append(_undeclared_ban(subject, index, head))
     return findings
+
+
+def _undeclared_ban(subject: Subject, index: int, head: str) -> Finding:
+    """``bypass-flag`` on a banned word the command does not declare (also ``unknown-flag``).
+
+    It skips no confirmation of this command: the message says why it is reported all the same.
+    """
+    safety = subject.tool.tool.safety
+    if safety is not None and head in safety.bypass_flags:
+        source = "the tool's safety.bypass_flags"
+    else:
+        source = "the configuration's bypass_flags"
+    command = " ".join([subject.scope.context.contract.program, *subject.tool.path])
+    return Finding(
+        BYPASS_FLAG,
+        f"{head} is a confirmation bypass, banned in every example by {source}; "
+        f"'{command}' does not declare it",
+        hint="Remove it.",
+        span=subject.span(index, 0, len(head)),
+    )
 
 
 def _banned_word(subject: Subject, index: int, head: str, *, hint: str) -> Finding:
