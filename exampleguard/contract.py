@@ -524,7 +524,8 @@ class _Builder:
                 if unknown:
                     self.report(
                         CONSTRAINT_INVALID,
-                        f"{effective.id}: {rule} names unknown parameter(s) "
+                        f"{effective.id}: {rule} names unknown "
+                        f"{'parameter' if len(unknown) == 1 else 'parameters'} "
                         f"{', '.join(repr(n) for n in unknown)}",
                         key,
                         tool=effective.id,

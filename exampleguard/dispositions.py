@@ -39,7 +39,7 @@ from exampleguard.codes import (
     Code,
 )
 from exampleguard.contract import CommandNode, Contract, EffectiveTool
-from exampleguard.diagnostics import Diagnostic, Location
+from exampleguard.diagnostics import Diagnostic, Location, plural
 from exampleguard.documents import Document, SourceError, load_document, validate_model
 from exampleguard.files import locked, write_atomically
 from exampleguard.model import NonEmpty, StrictModel
@@ -464,14 +464,14 @@ class _DispositionCheck:
             return [
                 record.problem(
                     DISPOSITION_INVALID,
-                    f"the tool has {count} example(s); there is no index {index}",
+                    f"the tool has {plural(count, 'example')}; there is no index {index}",
                 )
             ]
         if index >= count:
             return [
                 record.problem(
                     DISPOSITION_STALE,
-                    f"the tool has {count} example(s); index {index} no longer exists",
+                    f"the tool has {plural(count, 'example')}; index {index} no longer exists",
                     "Delete the record.",
                 )
             ]

@@ -281,11 +281,11 @@ def test_merging_incomplete_shards_is_exit_2(
     [
         pytest.param(
             {"index": 1, "total": 10**30},
-            f"shard(s) [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...] ({10**30 - 1} in all) of {10**30} "
+            f"shards [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ...] ({10**30 - 1} in all) of {10**30} "
             "are missing",
             id="an absurd shard count",
         ),
-        pytest.param({"index": 5, "total": 2}, "shard(s) [5] of 2 cannot exist", id="beyond"),
+        pytest.param({"index": 5, "total": 2}, "shard [5] of 2 cannot exist", id="beyond"),
     ],
 )
 def test_a_hand_edited_shard_claim_is_exit_2_at_once(

@@ -13,7 +13,7 @@ from exampleguard.codes import CONFIG_INVALID, ISOLATION_UNAVAILABLE
 from exampleguard.commands._outcome import TextOutcome
 from exampleguard.commands.validate import run_evaluation
 from exampleguard.config import Config
-from exampleguard.diagnostics import Diagnostic
+from exampleguard.diagnostics import Diagnostic, plural
 from exampleguard.dryrun import (
     DryRunError,
     Progress,
@@ -169,7 +169,8 @@ def _selection_problems(
         if tool_id in counts and index >= counts[tool_id]:
             problems.append(
                 CONFIG_INVALID.diagnostic(
-                    f"--example {tool_id}[{index}]: the tool has {counts[tool_id]} example(s)"
+                    f"--example {tool_id}[{index}]: the tool has "
+                    f"{plural(counts[tool_id], 'example')}"
                 )
             )
     return problems

@@ -39,10 +39,13 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
         given = {index for index, _ in shards}
         beyond = sorted(index for index in given if index > total)
         if beyond:
-            problems.append(f"shard(s) {beyond} of {total} cannot exist")
-        missing = _missing(given, total)
-        if missing:
-            problems.append(f"shard(s) {missing} of {total} are missing")
+            shards_word = "shard" if len(beyond) == 1 else "shards"
+            problems.append(f"{shards_word} {beyond} of {total} cannot exist")
+        count, missing = _missing(given, total)
+        if count:
+            shards_are = "shard" if count == 1 else "shards"
+            verb = "is" if count == 1 else "are"
+            problems.append(f"{shards_are} {missing} of {total} {verb} missing")
     if len(shards) != len([r for r in reports if r.shard is not None]):
         problems.append("the same shard is given twice")
     if problems:
@@ -71,15 +74,15 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
 _SHOWN = 10
 
 
-def _missing(given: set[int], total: int) -> str:
-    """The shards of ``1..total`` not in ``given``, the first few listed (``""``: none).
+def _missing(given: set[int], total: int) -> tuple[int, str]:
+    """How many shards of ``1..total`` are not in ``given``, and the first few, listed.
 
     ``total`` comes from the reports: a hand-edited one may claim billions of shards, which must
     cost neither time nor memory to describe.
     """
     count = total - len({index for index in given if 1 <= index <= total})
     if count == 0:
-        return ""
+        return 0, ""
     first: list[int] = []
     index = 1
     while len(first) < min(count, _SHOWN):
@@ -87,5 +90,5 @@ def _missing(given: set[int], total: int) -> str:
             first.append(index)
         index += 1
     if count <= _SHOWN:
-        return str(first)
-    return f"[{', '.join(map(str, first))}, ...] ({count} in all)"
+        return count, str(first)
+    return count, f"[{', '.join(map(str, first))}, ...] ({count} in all)"

@@ -6,7 +6,7 @@ Property values and messages are escaped as the workflow-command syntax requires
 
 from __future__ import annotations
 
-from exampleguard.diagnostics import neutralise
+from exampleguard.diagnostics import neutralise, plural
 from exampleguard.report.data import DiagnosticEntry, Report
 
 __all__ = ["render_github"]
@@ -51,6 +51,7 @@ def render_github(report: Report) -> str:
     )
     verdict = "passed" if report.ok else "failed"
     lines.append(
-        f"::notice title=exampleguard::{len(report.examples)} examples checked; the run {verdict}"
+        f"::notice title=exampleguard::{plural(len(report.examples), 'example')} checked; "
+        f"the run {verdict}"
     )
     return "\n".join(lines) + "\n"
