@@ -67,6 +67,7 @@ __all__ = [
     "SHELL_CONSTRUCT",
     "SHELL_EXPANSION",
     "TOOL_UNBOUND",
+    "TOOL_WITHOUT_EXAMPLES",
     "TOO_MANY_EXAMPLES",
     "TREE_UNAVAILABLE",
     "TREE_UNSANDBOXED",
@@ -665,6 +666,22 @@ UNCOVERED_COMMAND = _code(
     example="the program gained `notes export`, the catalog did not",
     fix="Add a tool for the command, or exclude it with "
     "`exampleguard dispositions exclude export --reason ...`.",
+)
+
+TOOL_WITHOUT_EXAMPLES = _code(
+    "tool-without-examples",
+    Stage.CATALOG,
+    "A tool has no examples (warning)",
+    what="The tool's `examples` list is empty or absent: nothing of it is checked beyond its "
+    "binding to the command.",
+    why="Agents learn a command from its worked examples; a tool without any is offered with "
+    "nothing to copy, and a run that checks no example of it would otherwise look as green as "
+    "one that checks them all. Every tool `init` writes starts without examples. This is a "
+    "warning and never fails the run: a tool may have zero examples.",
+    example='{"id": "notes.export", "command": ["export"], "examples": []}',
+    fix="Add one or two examples that show the command's typical use, then run "
+    "`exampleguard counts --write`.",
+    severity=Severity.WARNING,
 )
 
 # -- reviewer records -------------------------------------------------------------------------

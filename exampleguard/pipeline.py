@@ -21,6 +21,7 @@ from exampleguard.codes import (
     BAD_CHOICE,
     BAD_TYPE,
     MODEL_MISMATCH,
+    TOOL_WITHOUT_EXAMPLES,
     TREE_UNSANDBOXED,
     lookup,
 )
@@ -182,6 +183,7 @@ def _evaluate(
     examples = _check_tools(checker, inputs, selected, progress)
     for result in examples:
         diagnostics.extend(result.diagnostics)
+    diagnostics.extend(_without_examples(inputs, selected))
     if repository_checks:
         # Examples of no tool (documentation) belong to no shard of tools: the first has them.
         # A reviewed exception replaces the example's check by a visible report of it.
@@ -504,6 +506,28 @@ class _ExampleChecker:
             validated=validated,
             preview=_preview(subject, capability) if capability is not None else None,
         )
+
+
+def _without_examples(inputs: Inputs, tools: list[EffectiveTool]) -> list[Diagnostic]:
+    """A ``tool-without-examples`` warning for each of ``tools`` that has no example."""
+    document = inputs.catalog.document
+    found: list[Diagnostic] = []
+    for tool in tools:
+        if inputs.examples.count(tool.index):
+            continue
+        key: tuple[str | int, ...] = ("tools", tool.index, "examples")
+        if document.position(key) is None:
+            key = ("tools", tool.index)
+        command = " ".join([inputs.catalog.catalog.program, *tool.path])
+        found.append(
+            TOOL_WITHOUT_EXAMPLES.diagnostic(
+                f"no examples: agents get no worked example of '{command}'",
+                hint="Add one or two examples, then run `exampleguard counts --write`.",
+                tool=tool.id,
+                location=document.location(key),
+            )
+        )
+    return found
 
 
 def _excepted(record: ExampleRecord, report: Diagnostic) -> ExampleResult:

@@ -173,6 +173,20 @@ CASES: tuple[Case, ...] = (
         # The example also runs another command than its tool's (wrong-command).
         exact=False,
     ),
+    Case(
+        "tool-without-examples is a warning",
+        "clean",
+        (tool("bare"),),
+        (
+            Expect(
+                "tool-without-examples",
+                "notes.bare",
+                example=None,
+                message="no examples: agents get no worked example of 'notes bare'",
+                hint="Add one or two examples",
+            ),
+        ),
+    ),
     # -- binding --------------------------------------------------------------------------------
     Case(
         "unknown-flag with did-you-mean",
@@ -884,7 +898,10 @@ def test_code(projects: Projects, case: Case) -> None:
             for d in report["diagnostics"]
             if d["tool"] == planted["id"] and d["example"] is None
         }
-        assert tool_level == {
+        # A tool without examples always gets its warning (tool-without-examples), whatever
+        # the row is about: the row asserts it with the rest.
+        bare = set() if planted.get("examples") else {"tool-without-examples"}
+        assert tool_level == bare | {
             e.code for e in case.expect if e.tool == planted["id"] and e.example is None
         }
 
@@ -895,7 +912,11 @@ def test_warnings_and_non_bypasses_pass(projects: Projects) -> None:
     assert report["ok"] is True
     assert all(example["ok"] for example in report["examples"])
     assert {d["severity"] for d in report["diagnostics"]} == {"warning"}
-    assert {d["code"] for d in report["diagnostics"]} == {"shell-expansion", "repeated-option"}
+    assert {d["code"] for d in report["diagnostics"]} == {
+        "shell-expansion",
+        "repeated-option",
+        "tool-without-examples",
+    }
 
 
 def test_schema_mismatch_is_reported_when_the_schema_disagrees(

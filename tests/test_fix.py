@@ -156,7 +156,7 @@ FIXES = [
 REFUSALS = [
     pytest.param(
         Row(
-            json_catalog('"notes delete 3 --forc"'),
+            json_catalog('"notes delete 3 --fore"'),
             None,
             None,
             "ambiguous: did you mean --force or --form?",
@@ -276,7 +276,7 @@ def test_two_fixes_in_one_example_and_the_counts_when_only_they_drift(
 def test_counts_are_not_rewritten_while_another_defect_remains(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    row = Row(json_catalog('"notes delete 3 --forc"'), None, None, "")
+    row = Row(json_catalog('"notes delete 3 --fore"'), None, None, "")
     _project(here, row)
     counts = here / "exampleguard-counts.json"
     drifted = json.dumps({**json.loads(counts.read_text(encoding="utf-8")), "examples": 7})

@@ -79,9 +79,20 @@ def test_init_in_an_empty_project_then_validate_is_clean(tmp_path: Path) -> None
         "dry_run_narrowed": 0,
         "excluded": 0,
     }
-    validated = run_cli(["validate"], cwd=tmp_path)
+    # Nothing is wrong, and nothing looks greener than it is: every tool without an example
+    # is named (a warning each), and the summary counts them.
+    validated = run_cli(["validate", "--format", "concise"], cwd=tmp_path)
     assert validated.returncode == 0, validated.stdout + validated.stderr
-    assert validated.stdout == "All checks passed: 0 examples of 8 tools.\n"
+    lines = validated.stdout.splitlines()
+    assert lines[-1] == (
+        "All checks passed: 0 examples of 8 tools, 8 tools without examples (8 warnings)."
+    )
+    warned = [line for line in lines if "tool-without-examples" in line]
+    assert len(warned) == 8
+    assert warned[0].startswith(
+        "agent-catalog.json:11:7: tool-without-examples notes.add: no examples: agents get no "
+        "worked example of 'notes add'"
+    )
 
 
 @pytest.mark.parametrize(

@@ -152,8 +152,18 @@ def test_quiet_prints_the_diagnostics_only(tmp_path: Path) -> None:
     ]
     assert "Found" not in result.stdout
     (tmp_path / "clean").mkdir()
-    clean = make_project(tmp_path / "clean", [{**DELETE_TOOL, "examples": []}])
+    clean = make_project(
+        tmp_path / "clean", [{**DELETE_TOOL, "examples": [{"command": "notes delete 3"}]}]
+    )
     assert run_cli(["validate", "-q"], cwd=clean).stdout == ""
+    # A warning is a diagnostic: --quiet prints it, and no summary.
+    (tmp_path / "bare").mkdir()
+    bare = make_project(tmp_path / "bare", [{**DELETE_TOOL, "examples": []}])
+    warned = run_cli(["validate", "-q", "--format", "concise"], cwd=bare)
+    assert warned.returncode == 0
+    assert warned.stdout.startswith("catalog.json:")
+    assert "tool-without-examples notes.delete" in warned.stdout
+    assert "All checks passed" not in warned.stdout
 
 
 def test_exit_zero_reports_and_exits_0_but_not_for_a_run_it_cannot_evaluate(

@@ -57,7 +57,7 @@ def _close(word: str, candidates: Sequence[str]) -> list[str]:
     A candidate that ``word`` is the start of comes first (``--new`` for ``--new-version``,
     ``pars`` for ``parsable``): one such is *the* candidate, a few are rivals. Otherwise close
     is difflib's (similarity of at least 0.6); a candidate within :data:`_RIVAL_MARGIN` of the
-    best is a rival (``--forc``: ``--force`` and ``--form``). One candidate that stands out is
+    best is a rival (``--fore``: ``--force`` and ``--form``). One candidate that stands out is
     the one a did-you-mean proposes.
     """
     unique = list(dict.fromkeys(candidates))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from exampleguard.codes import CODES
+from exampleguard.codes import CODES, TOOL_WITHOUT_EXAMPLES
 from exampleguard.report.data import DiagnosticEntry, Report
 from exampleguard.report.frame import SourceLookup, code_frame
 
@@ -173,6 +173,10 @@ def _summary(report: Report, color: bool) -> str:
         ran = f"; {passed} of {runs} dry run{plural} passed"
     elif tally.dry_runs_asked:
         ran = "; no dry run ran"
+    # Coverage that looks green is not: the tools without a single example are counted aloud.
+    bare = sum(1 for d in report.diagnostics if d.code == TOOL_WITHOUT_EXAMPLES.name)
+    if bare:
+        scope += f", {_plural(bare, 'tool')} without examples"
     if report.interrupted:
         return _paint(f"Interrupted: {scope} checked{ran}.", "error", color)
     if report.ok:
