@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from exampleguard.documents import (
+    SCHEMA_KEY,
     Document,
     JsonArrayStream,
     NotStreamable,
@@ -215,14 +216,17 @@ def _load_streamed(document: Document) -> LoadedCatalog:
         stated.note(data)
     if stream.head.get("format") != CATALOG_FORMAT:
         raise NotStreamable
-    head = Catalog.model_validate({**stream.head, "tools": []})
+    head_data = {**stream.head, "tools": []}
+    if not isinstance(head_data.pop(SCHEMA_KEY, ""), str):
+        raise NotStreamable
+    head = Catalog.model_validate(head_data)
     _unshare_groups(tools)
     return LoadedCatalog(head.model_copy(update={"tools": tools}), document, stated.per_tool)
 
 
 def _load_whole(document: Document) -> LoadedCatalog:
     check_format(document, CATALOG_FORMAT)
-    catalog = validate_model(Catalog, document)
+    catalog = validate_model(Catalog, document, schema_key=True)
     stated = _StatedKeys()
     for tool in document.data.get("tools", []):
         stated.note(tool)

@@ -15,10 +15,23 @@ from pydantic import Field
 
 from exampleguard.codes import COUNTS_DRIFT, COUNTS_MISSING
 from exampleguard.diagnostics import Diagnostic, Location
-from exampleguard.documents import Document, check_format, load_document, validate_model
+from exampleguard.documents import (
+    SCHEMA_KEY,
+    Document,
+    check_format,
+    load_document,
+    validate_model,
+)
 from exampleguard.model import StrictModel
 
-__all__ = ["COUNTS_FORMAT", "Counts", "compare_counts", "load_counts", "render_counts"]
+__all__ = [
+    "COUNTS_FORMAT",
+    "Counts",
+    "compare_counts",
+    "load_counts",
+    "render_counts",
+    "schema_of_file",
+]
 
 COUNTS_FORMAT = "exampleguard.counts/v1"
 
@@ -64,7 +77,7 @@ def load_counts(path: Path, display: str) -> tuple[Counts, Document] | None:
         return None
     document = load_document(path, display)
     check_format(document, COUNTS_FORMAT)
-    return validate_model(Counts, document), document
+    return validate_model(Counts, document, schema_key=True), document
 
 
 def compare_counts(
@@ -98,7 +111,26 @@ def compare_counts(
     ]
 
 
-def render_counts(counts: Counts) -> str:
-    """The counts file's text: stable key order, one figure per line, a final newline."""
+def render_counts(counts: Counts, *, schema: str | None = None) -> str:
+    """The counts file's text: stable key order, one figure per line, a final newline.
+
+    ``schema``: the ``$schema`` the file had, kept at its top for the editors that read it.
+    """
     exclude = None if counts.doc_examples else {"doc_examples"}
-    return json.dumps(counts.model_dump(exclude=exclude), indent=2) + "\n"
+    data = counts.model_dump(exclude=exclude)
+    if schema is not None:
+        data = {SCHEMA_KEY: schema, **data}
+    return json.dumps(data, indent=2) + "\n"
+
+
+def schema_of_file(path: Path) -> str | None:
+    """The ``$schema`` string at the top of the JSON file at ``path``, if it has one.
+
+    Read to keep it when the file is rewritten; a file that cannot be read has none.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    value = data.get(SCHEMA_KEY) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None

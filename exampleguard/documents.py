@@ -29,6 +29,7 @@ from exampleguard.diagnostics import Diagnostic, Location
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "SCHEMA_KEY",
     "Document",
     "JsonArrayStream",
     "KeyPath",
@@ -41,6 +42,7 @@ __all__ = [
     "parse_document",
     "read_text",
     "validate_model",
+    "without_schema_key",
 ]
 
 KeyPath = tuple[str | int, ...]
@@ -279,15 +281,30 @@ def parse_document(text: str, path: Path, display: str, kind: Literal["json", "t
     return Document(path, display, text, data, kind)
 
 
+SCHEMA_KEY = "$schema"
+"""The key an editor reads for a file's JSON Schema; accepted at the top of every JSON file
+exampleguard reads (catalog, tree snapshot, counts, report), and otherwise ignored."""
+
+
 def validate_model(
-    model: type[ModelT], document: Document, *, key: KeyPath = (), data: Any = None
+    model: type[ModelT],
+    document: Document,
+    *,
+    key: KeyPath = (),
+    data: Any = None,
+    schema_key: bool = False,
 ) -> ModelT:
     """Validate ``document``'s data (or ``data`` found at ``key`` in it) against ``model``.
+
+    With ``schema_key``, a top-level :data:`SCHEMA_KEY` (a string: where an editor finds the
+    file's schema) is accepted and set aside: it says nothing about the file's content.
 
     Raises :class:`SourceError` whose diagnostic names the first offending key path with its line
     and column; the rest of the errors are listed in the message, so one run shows them all.
     """
     payload = document.data if data is None else data
+    if schema_key:
+        payload = without_schema_key(payload, document, key)
     try:
         return model.model_validate(payload)
     except ValidationError as error:
@@ -305,6 +322,26 @@ def validate_model(
             location=first_location,
         )
     )
+
+
+def without_schema_key(payload: Any, document: Document, key: KeyPath = ()) -> Any:
+    """``payload`` without its top-level :data:`SCHEMA_KEY`, which must be a string.
+
+    Raises :class:`SourceError` for a ``$schema`` that is not a string.
+    """
+    if not isinstance(payload, dict) or SCHEMA_KEY not in payload:
+        return payload
+    value = payload[SCHEMA_KEY]
+    if not isinstance(value, str):
+        raise SourceError(
+            FILE_INVALID.diagnostic(
+                message=f"{document.display}: {SCHEMA_KEY} must be a string (the URL or path "
+                f"of the file's JSON Schema), got {_preview(value)} ({_json_type(value)})",
+                hint="`exampleguard schema` prints the schema; point `$schema` at a copy of it.",
+                location=document.location((*key, SCHEMA_KEY), at_key=False),
+            )
+        )
+    return {name: item for name, item in payload.items() if name != SCHEMA_KEY}
 
 
 def check_format(document: Document, expected: str) -> None:

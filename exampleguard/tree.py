@@ -173,7 +173,7 @@ def load_judged_tree(
         assert spec.path is not None
         document = load_document(spec.path, display, max_bytes=MAX_TREE_BYTES)
         check_format(document, TREE_FORMAT)
-        return JudgedTree(validate_model(Tree, document), document, {})
+        return JudgedTree(validate_model(Tree, document, schema_key=True), document, {})
     contained = containment or Containment()
     unique = list(dict.fromkeys(tuple(argv) for argv in argvs))
     request: dict[str, Any] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from exampleguard.codes import FILE_UNREADABLE, Stage, lookup
 from exampleguard.commands._outcome import TextOutcome, refuse
 from exampleguard.config import Config
-from exampleguard.counts import render_counts
+from exampleguard.counts import render_counts, schema_of_file
 from exampleguard.diagnostics import Location
 from exampleguard.files import locked, write_atomically
 from exampleguard.pipeline import InputError, evaluate, load_inputs
@@ -24,8 +24,8 @@ def count(config: Config, *, write: bool) -> TextOutcome:
         evaluation = evaluate(inputs, check_counts=not write)
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)
-    text = render_counts(evaluation.counts)
     path = config.counts_path
+    text = render_counts(evaluation.counts, schema=schema_of_file(path) if write else None)
     display = config.display(path)
     if not write:
         drift = [d for d in evaluation.diagnostics if lookup(d.code).stage is Stage.COUNTS]

@@ -15,7 +15,7 @@ from exampleguard.codes import FILE_UNREADABLE
 from exampleguard.commands.counts import count
 from exampleguard.commands.validate import ValidateOutcome, run_evaluation, validate
 from exampleguard.config import Config
-from exampleguard.counts import render_counts
+from exampleguard.counts import render_counts, schema_of_file
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.files import locked, write_atomically
 from exampleguard.fix import FixPlan, plan_fixes
@@ -47,7 +47,11 @@ def fix(config: Config, *, write: bool) -> FixOutcome:
     outcome = FixOutcome(messages=_messages(plan, config, write=write))
     counts_path = config.counts_path
     counts_display = config.display(counts_path)
-    new_counts = render_counts(evaluation.counts) if plan.counts else None
+    new_counts = (
+        render_counts(evaluation.counts, schema=schema_of_file(counts_path))
+        if plan.counts
+        else None
+    )
     catalog = plan.document.display
     outcome.diff = _diff(plan.document.text, plan.text, catalog)
     if new_counts is not None:

@@ -24,7 +24,7 @@ def merge_reports(paths: list[Path], config: Config | None) -> ValidateOutcome:
         try:
             document = load_document(path, str(path))
             check_format(document, "exampleguard.report/v1")
-            reports.append(validate_model(report_format.Report, document))
+            reports.append(validate_model(report_format.Report, document, schema_key=True))
         except SourceError as error:
             errors.append(error.diagnostic)
     if errors:

@@ -14,7 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["SCHEMA_KINDS", "committed_schema_path", "generate_schema", "schema_text"]
+__all__ = [
+    "SCHEMA_KINDS",
+    "committed_schema_path",
+    "generate_schema",
+    "schema_id",
+    "schema_text",
+]
 
 SCHEMA_KINDS = (
     "catalog",
@@ -59,12 +65,31 @@ def _model(kind: str) -> type[BaseModel]:
     return model
 
 
+# The JSON formats whose files may name their schema in a top-level `$schema` key, which
+# exampleguard accepts and sets aside (exampleguard.documents.SCHEMA_KEY).
+_SCHEMA_KEYED = frozenset({"catalog", "tree", "counts", "report"})
+
+
+def schema_id(kind: str) -> str:
+    """The stable ``$id`` of the schema of ``kind``: a URN, since the project owns no URL."""
+    return f"urn:exampleguard:schema:{kind}:v1"
+
+
 def generate_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the format ``kind``, generated from its model."""
     schema = _model(kind).model_json_schema(mode="validation")
+    if kind in _SCHEMA_KEYED:
+        schema["properties"] = {
+            "$schema": {
+                "description": "Where an editor finds this file's JSON Schema (a URL or a path); "
+                "exampleguard accepts it and otherwise ignores it.",
+                "type": "string",
+            },
+            **schema["properties"],
+        }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://exampleguard.invalid/schemas/{kind}.schema.json",
+        "$id": schema_id(kind),
         **schema,
         "title": _TITLES[kind],
     }
