@@ -242,7 +242,8 @@ EXECUTABLE_MISSING = _code(
     Stage.INPUT,
     "The program a dry run would execute cannot be found",
     what="`exampleguard dryrun` could not find the executable: `[tool.exampleguard.dryrun] "
-    "executable` is not set and the catalog's program is not on PATH, or the configured "
+    "executable` is not set and the catalog's program is neither on PATH nor next to the "
+    "running interpreter (the virtualenv exampleguard runs from), or the configured "
     "executable does not exist.",
     why="Running nothing is not a pass: the dry run cannot be evaluated (exit 2).",
     example="program = 'notes' but `notes` is not installed in the CI job",

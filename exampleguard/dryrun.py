@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -89,13 +90,19 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
     """The argv prefix that replaces the program word; raise ``DryRunError`` if missing."""
     configured = config.settings.dryrun.executable
     if configured is None:
-        found = shutil.which(program)
+        # SPEC 3.1: the program found on PATH, else next to the running interpreter. A project's
+        # console scripts sit next to that interpreter in its virtualenv, which a CI step or a
+        # pre-commit hook runs without activating. Not resolved: a venv's python is a symlink.
+        beside = Path(sys.executable).parent
+        found = shutil.which(program) or shutil.which(program, path=str(beside))
         if found is None:
             raise DryRunError(
                 EXECUTABLE_MISSING.diagnostic(
-                    message=f"the program '{program}' is not on PATH, and "
-                    "[tool.exampleguard.dryrun] sets no executable",
-                    hint="Install the program before the dry run, or set `executable`.",
+                    message=f"the program '{program}' is neither on PATH nor next to the "
+                    f"running interpreter (in {beside}), and [tool.exampleguard.dryrun] sets "
+                    "no executable",
+                    hint="Install the program in this environment before the dry run, or set "
+                    "`executable`.",
                     location=config.location(),
                 )
             )

@@ -664,6 +664,48 @@ def test_a_missing_executable_exits_2_before_anything_runs(
     assert markers(gate) == set()
 
 
+def test_the_program_is_found_next_to_the_running_interpreter(gate: Path) -> None:
+    # A project's virtualenv used without activating it (a CI step, a pre-commit hook): its
+    # console scripts, `prev` among them, sit next to exampleguard's interpreter, not on PATH.
+    base = python_for("env")
+    venv = gate / "unactivated-venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    try:
+        # exampleguard and its dependencies, as this test session has them.
+        (site,) = venv.glob("lib/python*/site-packages")
+        paths = [str(REPOSITORY), *(p for p in sys.path if p.endswith("site-packages"))]
+        (site / "exampleguard-tests.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
+        scripts = venv / "bin"
+        program = scripts / PROGRAM
+        fake = (FIXTURES / "fake_cli.py").read_text(encoding="utf-8")
+        program.write_text(f"#!{scripts / 'python'}\n{fake}", encoding="utf-8")
+        program.chmod(0o755)
+        reachable_by_runs(venv)
+        reconfigure(gate, isolation="env", executable=None)
+        path = os.environ.get("PATH", "")
+        assert shutil.which(PROGRAM, path=path) is None
+
+        done = subprocess.run(
+            [str(scripts / "python"), "-m", "exampleguard", "dryrun", "--format", "json"],
+            cwd=gate,
+            env={**os.environ, "PATH": path, "NO_COLOR": "1"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        result = Result(done.returncode, done.stdout, done.stderr)
+
+        assert result.returncode == 0, result.explain()
+        (entry,) = result.runs.values()
+        assert entry["status"] == "passed", entry
+        assert entry["argv"][0] == str(program)
+        assert echoed(entry)["prefix"] == str(venv)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
+
+
 def test_an_empty_executable_is_a_configuration_error(gate: Path) -> None:
     reconfigure(gate, isolation="env", executable=[])
 
