@@ -12,7 +12,7 @@ import sandbox
 from exampleguard.codes import CONFIG_INVALID, ISOLATION_UNAVAILABLE
 from exampleguard.commands._outcome import TextOutcome
 from exampleguard.commands.validate import run_evaluation
-from exampleguard.config import Config
+from exampleguard.config import Config, DryRunSettings
 from exampleguard.diagnostics import Diagnostic, plural
 from exampleguard.dryrun import (
     DryRunError,
@@ -266,10 +266,42 @@ def sandbox_report(*, as_json: bool = False) -> TextOutcome:
         if backend.detail:
             lines.append(f"  note: {backend.detail}")
         for guarantee in backend.guarantees:
-            lines.append(f"  + {guarantee.value}: {guarantee.description}")
+            lines.append(f"  + {guarantee.value}: {_in_configuration_terms(guarantee.description)}")
         for guarantee in backend.not_guaranteed:
             lines.append(f"  - {guarantee.value}: not guaranteed")
     return TextOutcome("\n".join(lines) + "\n")
+
+
+_DRYRUN_TABLE = "[tool.exampleguard.dryrun]"
+
+
+def _in_configuration_terms(text: str) -> str:
+    """``text`` (a sandbox guarantee's description) in the words of exampleguard's configuration.
+
+    The sandbox names its own records (``Limits.output_bytes``, ``sandbox.RUN_UIDS``); a user
+    sets ``output_kb`` in ``[tool.exampleguard.dryrun]`` and never sees those names. Each
+    limit becomes its configuration key with its default; what no key sets becomes its value.
+    """
+    defaults = sandbox.Limits()
+    uids = sandbox.RUN_UIDS
+    words = {
+        "Limits.memory_mb": f"{_DRYRUN_TABLE} memory_mb (default {defaults.memory_mb} MiB)",
+        "Limits.max_processes": (
+            f"{_DRYRUN_TABLE} max_processes (default {defaults.max_processes})"
+        ),
+        "Limits.output_bytes": (
+            f"{_DRYRUN_TABLE} output_kb KiB (default {DryRunSettings().output_kb})"
+        ),
+        "Limits.timeout_s seconds": (
+            f"{_DRYRUN_TABLE} timeout seconds (default {DryRunSettings().timeout:g})"
+        ),
+        # Not a setting: every run gets the sandbox's own size.
+        "Limits.disk_mb bytes": f"{defaults.disk_mb} MiB",
+        "sandbox.RUN_UIDS": f"the range {uids[0]}-{uids[-1]}",
+    }
+    for internal, shown in words.items():
+        text = text.replace(internal, shown)
+    return text
 
 
 def _yes(value: bool) -> str:

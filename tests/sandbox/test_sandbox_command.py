@@ -91,6 +91,25 @@ def test_the_text_names_the_binary_its_version_and_the_host() -> None:
     assert "isolation 'auto' uses: bwrap" in lines
 
 
+def test_the_guarantees_are_told_in_the_configuration_s_words() -> None:
+    # A user sets `output_kb` in [tool.exampleguard.dryrun]; the sandbox's own record names
+    # (Limits.output_bytes, sandbox.RUN_UIDS) mean nothing to them.
+    import re
+
+    from exampleguard.config import DryRunSettings
+
+    result = _cli()
+
+    assert result.returncode == 0, result.stderr
+    assert "Limits." not in result.stdout
+    assert "sandbox." not in result.stdout
+    named = set(re.findall(r"\[tool\.exampleguard\.dryrun\] (\w+)", result.stdout))
+    assert named == {"memory_mb", "max_processes", "output_kb", "timeout"}
+    assert named <= set(DryRunSettings.model_fields)
+    assert "kept up to [tool.exampleguard.dryrun] output_kb KiB (default 1024)" in result.stdout
+    assert "killed after [tool.exampleguard.dryrun] timeout seconds (default 30)" in result.stdout
+
+
 def test_the_json_form_carries_the_same_facts() -> None:
     result = _cli("--format", "json")
 
