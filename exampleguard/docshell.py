@@ -35,6 +35,7 @@ __all__ = [
     "mask_placeholders",
     "placeholders",
     "program_commands",
+    "unmask_placeholders",
 ]
 
 PLACEHOLDER_RULE = (
@@ -151,6 +152,26 @@ def mask_placeholders(text: str, spans: tuple[Span, ...]) -> str:
             characters[span.start] = _OPEN
             characters[span.end - 1] = _CLOSE
     return "".join(characters)
+
+
+def unmask_placeholders(value: str, text: str, spans: tuple[Span, ...]) -> str:
+    """``value`` (a word of ``text`` masked, or a message quoting one) as ``text`` writes it.
+
+    Every masked placeholder in ``value`` becomes the placeholder of ``text`` it stands for
+    (``<name>`` or ``{name}``), so no output ever shows the masking characters. A masked word
+    that both spellings mask alike is given the first spelling ``text`` uses.
+    """
+    if _OPEN not in value:
+        return value
+    originals: dict[str, str] = {}
+    for span in spans:
+        written = text[span.start : span.end]
+        if written != "...":
+            masked = _OPEN + written[1:-1] + _CLOSE
+            originals.setdefault(masked, written)
+    for masked, written in originals.items():
+        value = value.replace(masked, written)
+    return value
 
 
 def blank_continuations(text: str) -> tuple[Span, ...]:

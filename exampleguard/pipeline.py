@@ -473,8 +473,8 @@ class _ExampleChecker:
     ) -> Diagnostic:
         """A diagnostic of the tokenizer's or the binder's, which name their codes by name."""
         return lookup(code).diagnostic(
-            message,
-            hint=hint,
+            record.shown(message),
+            hint=None if hint is None else record.shown(hint),
             suggestion=suggestion,
             tool=record.tool,
             example=record.index,
@@ -495,13 +495,18 @@ class _ExampleChecker:
             path = subject.tool.path
         # Only a catalog tool's own examples are dry-run: one of no tool runs nothing.
         capability = subject.tool.dry_run if record.tool is not None else None
+        arguments = subject.arguments
+        if record.placeholders:
+            # The words were checked with each placeholder masked: show them as written.
+            words = [record.shown(word) for word in words] if words is not None else None
+            arguments = _shown(record, arguments)
         return ExampleResult.of(
             record,
             # The program name, flags and common values recur in every example of a catalog:
             # the results of a large one keep one string object for each, not one per word.
             argv=tuple(map(sys.intern, words)) if words is not None else None,
             path=tuple(path) if path is not None else None,
-            arguments=subject.arguments,
+            arguments=arguments,
             diagnostics=tuple(diagnostics),
             validated=validated,
             preview=_preview(subject, capability) if capability is not None else None,
@@ -530,6 +535,17 @@ def _without_examples(inputs: Inputs, tools: list[EffectiveTool]) -> list[Diagno
     return found
 
 
+def _shown(record: ExampleRecord, value: Any) -> Any:
+    """An argument value (a word, or lists and objects of them) with placeholders as written."""
+    if isinstance(value, str):
+        return record.shown(value)
+    if isinstance(value, list):
+        return [_shown(record, item) for item in value]
+    if isinstance(value, dict):
+        return {key: _shown(record, item) for key, item in value.items()}
+    return value
+
+
 def _excepted(record: ExampleRecord, report: Diagnostic) -> ExampleResult:
     """The result of an example a reviewed doc exception excepts: not checked, reported."""
     return ExampleResult.of(record, diagnostics=(report,))
@@ -551,8 +567,8 @@ def _preview(subject: Subject, capability: DryRun) -> Preview:
 def _found(record: ExampleRecord, finding: Finding) -> Diagnostic:
     """A rule's finding as a diagnostic, located through the example's origin."""
     return finding.code.diagnostic(
-        finding.message,
-        hint=finding.hint,
+        record.shown(finding.message),
+        hint=None if finding.hint is None else record.shown(finding.hint),
         tool=record.tool,
         example=record.index,
         location=record.location(finding.span),

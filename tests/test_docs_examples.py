@@ -503,8 +503,36 @@ def test_placeholders_are_values_never_flags(tmp_path: Path) -> None:
         (6, "require-one-of"),
     ]
     message = next(d.message for d in report.diagnostics if d.location and d.location.line == 4)
-    # The placeholder reads as written (in look-alike letters no parser takes for an option).
-    assert "'\u1438command\u1433'" in message
+    # The placeholder reads as written: the characters it is checked as are never shown.
+    assert "'<command>' is not a command of 'notes'" in message
+
+
+MASKS = ("\u1438", "\u1433")
+
+
+@pytest.mark.parametrize("output_format", ["full", "concise", "json", "sarif", "junit", "github"])
+def test_no_output_shows_how_a_placeholder_is_checked(tmp_path: Path, output_format: str) -> None:
+    # Placeholders are checked as plain words written in look-alike letters; the words, the
+    # arguments and the messages of every format name them as the document writes them.
+    readme = (
+        "```sh\n"
+        "notes add <text> --priority {n}\n"  # valid: the reader supplies both
+        "notes <command> x\n"  # not a command word
+        "```\n"
+    )
+    project = docs_project(tmp_path, readme)
+    result = run_cli(["validate", "--format", output_format], cwd=project)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert not any(mask in result.stdout + result.stderr for mask in MASKS), result.stdout
+    assert "<command>" in result.stdout.replace("&lt;", "<").replace("&gt;", ">")
+    if output_format == "json":
+        entry = next(
+            e
+            for e in json.loads(result.stdout)["examples"]
+            if e["command"] == "notes add <text> --priority {n}"
+        )
+        assert entry["argv"] == ["notes", "add", "<text>", "--priority", "{n}"]
+        assert entry["arguments"]["text"] == "<text>"
 
 
 def test_docs_can_be_turned_off(tmp_path: Path) -> None:

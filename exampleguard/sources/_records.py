@@ -140,6 +140,18 @@ class ExampleRecord:
         """Where the example (or ``span`` of its text) is in its file."""
         return self.origin.location(self.index, span)
 
+    def shown(self, value: str) -> str:
+        """``value`` (a word of :attr:`checked_text`, a message) with placeholders as written.
+
+        The checked text masks each placeholder (``<part>`` is checked as a plain word); what
+        people and reports read names it as the example does.
+        """
+        if not self.placeholders:
+            return value
+        from exampleguard.docshell import unmask_placeholders  # noqa: PLC0415 - docs only
+
+        return unmask_placeholders(value, self.text, self.placeholders)
+
     @property
     def checked_text(self) -> str:
         """The text as it is tokenized: each placeholder a plain word of the same length."""
