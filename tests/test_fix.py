@@ -156,10 +156,10 @@ FIXES = [
 REFUSALS = [
     pytest.param(
         Row(
-            json_catalog('"notes delete 3 --fore"'),
+            json_catalog('"notes delete 3 --forn"'),
             None,
             None,
-            "ambiguous: did you mean --force or --form?",
+            "ambiguous: did you mean --form or --force?",
         ),
         id="two close candidates",
     ),
@@ -276,7 +276,7 @@ def test_two_fixes_in_one_example_and_the_counts_when_only_they_drift(
 def test_counts_are_not_rewritten_while_another_defect_remains(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    row = Row(json_catalog('"notes delete 3 --fore"'), None, None, "")
+    row = Row(json_catalog('"notes delete 3 --forn"'), None, None, "")
     _project(here, row)
     counts = here / "exampleguard-counts.json"
     drifted = json.dumps({**json.loads(counts.read_text(encoding="utf-8")), "examples": 7})
@@ -335,3 +335,50 @@ def test_counts_are_not_rewritten_while_a_reviewer_record_is_wrong(
     assert "rewrote the counts" not in err
     assert "disposition-invalid" in out
     assert counts.read_text(encoding="utf-8") == drifted
+
+
+def test_fix_lists_the_documentation_defects_it_leaves(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The catalog's word is fixed; the same misspelling in the README is not --fix's to edit,
+    # and the user is told so, with the did-you-mean, instead of silence.
+    _project(here, Row(json_catalog('"notes delete 3 --recurse"'), None, None, ""))
+    readme = "# notes\n\n```sh\nnotes delete 3 --recurse\nnotes delete 4 --bogus\n```\n"
+    (here / "README.md").write_text(readme, encoding="utf-8")
+    assert main(["counts", "--write"]) == 0
+    capsys.readouterr()
+    assert main(["validate", "--fix", "--format", "concise"]) == 1
+    out, err = capsys.readouterr()
+    assert "catalog.json:5:33: fixed unknown-flag notes.delete[0]: --recurse -> --recursive" in err
+    assert (
+        "README.md:4:16: not fixed unknown-flag: --fix edits only the catalog; edit README.md by "
+        "hand (did you mean --recursive?)" in err
+    )
+    assert (
+        "README.md:5:16: not fixed unknown-flag: --fix edits only the catalog; edit README.md by "
+        "hand\n" in err
+    )
+    assert err.splitlines()[-1] == "1 fix made, 2 not fixed (listed above)"
+    assert (here / "README.md").read_text(encoding="utf-8") == readme
+    assert "README.md:4:16: unknown-flag" in out
+
+
+def test_fix_never_writes_a_bypass_flag(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `--yse` is closest to `--yes`, a banned confirmation bypass: replacing it would turn a
+    # typo into an example that skips the confirmation.
+    text = json_catalog('"notes delete 3 --yse"').replace(
+        '{"name": "tag", "flags": ["--tag"]}',
+        '{"name": "tag", "flags": ["--tag"]},\n        '
+        '{"name": "yes", "flags": ["--yes"], "type": "boolean"}',
+    )
+    catalog = _project(here, Row(text, None, None, ""))
+    before = catalog.read_bytes()
+    capsys.readouterr()
+    assert main(["validate", "--fix", "--format", "concise"]) == 1
+    out, err = capsys.readouterr()
+    assert "did you mean --yes?" in out
+    assert (
+        "not fixed unknown-flag notes.delete[0]: the replacement --yes is a banned confirmation "
+        "bypass; edit it by hand" in err
+    )
+    assert catalog.read_bytes() == before

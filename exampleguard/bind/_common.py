@@ -57,7 +57,7 @@ def _close(word: str, candidates: Sequence[str]) -> list[str]:
     A candidate that ``word`` is the start of comes first (``--new`` for ``--new-version``,
     ``pars`` for ``parsable``): one such is *the* candidate, a few are rivals. Otherwise close
     is difflib's (similarity of at least 0.6); a candidate within :data:`_RIVAL_MARGIN` of the
-    best is a rival (``--fore``: ``--force`` and ``--form``). One candidate that stands out is
+    best is a rival (``--forn``: ``--form`` and ``--force``). One candidate that stands out is
     the one a did-you-mean proposes.
     """
     unique = list(dict.fromkeys(candidates))
@@ -65,12 +65,19 @@ def _close(word: str, candidates: Sequence[str]) -> list[str]:
         started = [c for c in unique if len(c) > len(word) and c.startswith(word)]
         if 0 < len(started) <= _PREFIX_RIVALS:
             return started
-    matches = difflib.get_close_matches(word, unique, n=3, cutoff=0.6)
+    # Options are compared by their names: the dashes every one of them has would make `--ye`
+    # look like `--help` (similarity 0.6) and `--new` like `--yes`.
+    names: dict[str, str] = {}
+    for candidate in unique:
+        names.setdefault(candidate.lstrip("-+/") or candidate, candidate)
+    name = word.lstrip("-+/") or word
+    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
+    matches = [names[match] for match in close]
     if len(matches) < 2:
         return matches
-    matcher = difflib.SequenceMatcher(b=word)
+    matcher = difflib.SequenceMatcher(b=name)
     scores = []
-    for match in matches:
+    for match in close:
         matcher.set_seq1(match)
         scores.append(matcher.ratio())
     return [
