@@ -98,14 +98,22 @@ def plan_fixes(evaluation: Evaluation) -> FixPlan:
     plan = FixPlan(document, text=document.text)
     starts = [0, *(m.end() for m in re.finditer("\n", document.text))]
     candidates: list[Edit] = []
+    banned = _banned_words(evaluation)
     for result in evaluation.examples:
         origin = result.origin
         if not isinstance(origin, CatalogOrigin) or origin.document is not document:
+            # An example of the docs or of a help text: listed, so that nothing is left unsaid.
+            plan.refused.extend(
+                Refusal(diagnostic, _elsewhere(origin.file, diagnostic))
+                for diagnostic in result.diagnostics
+                if diagnostic.code in FIXABLE
+            )
             continue
         for diagnostic in result.diagnostics:
             if diagnostic.code not in FIXABLE:
                 continue
-            edit = _edit(document, starts, origin, result, diagnostic)
+            own = banned.get(result.tool)
+            edit = _edit(document, starts, origin, result, diagnostic, banned=own)
             if isinstance(edit, str):
                 plan.refused.append(Refusal(diagnostic, edit))
             else:
@@ -126,6 +134,26 @@ def plan_fixes(evaluation: Evaluation) -> FixPlan:
     return plan
 
 
+def _elsewhere(file: str, diagnostic: Diagnostic) -> str:
+    """Why a defect of ``file`` (not the catalog) is not fixed, with its did-you-mean."""
+    reason = f"--fix edits only the catalog; edit {file} by hand"
+    if diagnostic.suggestion is not None:
+        return f"{reason} (did you mean {diagnostic.suggestion}?)"
+    if diagnostic.hint and diagnostic.hint.startswith("Did you mean"):
+        return f"{reason} ({diagnostic.hint[0].lower()}{diagnostic.hint[1:]})"
+    return reason
+
+
+def _banned_words(evaluation: Evaluation) -> dict[str | None, frozenset[str]]:
+    """Each tool's banned bypass spellings: the configuration's and its own safety's."""
+    common = frozenset(evaluation.inputs.config.settings.bypass_flags)
+    banned: dict[str | None, frozenset[str]] = {None: common}
+    for tool in evaluation.contract.tools:
+        safety = tool.tool.safety
+        banned[tool.id] = common | frozenset(safety.bypass_flags if safety else ())
+    return banned
+
+
 def _identity(diagnostic: Diagnostic) -> tuple[Any, ...]:
     # Two diagnostics of one code on the same characters of one example are fixed by one edit.
     span = diagnostic.span
@@ -139,8 +167,13 @@ def _edit(
     origin: CatalogOrigin,
     result: ExampleResult,
     diagnostic: Diagnostic,
+    *,
+    banned: frozenset[str] | None = None,
 ) -> Edit | str:
-    """The edit that fixes ``diagnostic``, or why there is none."""
+    """The edit that fixes ``diagnostic``, or why there is none.
+
+    ``banned``: the tool's confirmation-bypass spellings, which no fix ever writes.
+    """
     replacement = diagnostic.suggestion
     span = diagnostic.span
     if replacement is None:
@@ -158,6 +191,8 @@ def _edit(
     problem = _kind_problem(diagnostic.code, old, replacement)
     if problem is not None:
         return problem
+    if banned is not None and replacement.split("=", 1)[0] in banned:
+        return f"the replacement {replacement} is a banned confirmation bypass; edit it by hand"
     location = origin.location(result.index, span)
     if location.line is None or location.column is None or location.end_column is None:
         return "the word cannot be located in the file"

@@ -16,7 +16,7 @@ from exampleguard.commands.counts import count
 from exampleguard.commands.validate import ValidateOutcome, run_evaluation, validate
 from exampleguard.config import Config
 from exampleguard.counts import render_counts, schema_of_file
-from exampleguard.diagnostics import Diagnostic, Location
+from exampleguard.diagnostics import Diagnostic, Location, plural
 from exampleguard.files import locked, write_atomically
 from exampleguard.fix import FixPlan, plan_fixes
 
@@ -81,14 +81,27 @@ def _messages(plan: FixPlan, config: Config, *, write: bool) -> list[str]:
     for refusal in plan.refused:
         diagnostic = refusal.diagnostic
         where = diagnostic.location or Location(plan.document.display)
-        subject = diagnostic.tool or ""
-        if diagnostic.example is not None:
-            subject += f"[{diagnostic.example}]"
-        lines.append(f"{where}: not fixed {diagnostic.code} {subject}: {refusal.reason}")
+        # A catalog example is named TOOL[INDEX]; a document's by its place alone.
+        about = ""
+        if diagnostic.tool is not None:
+            about = f" {diagnostic.tool}"
+            if diagnostic.example is not None:
+                about += f"[{diagnostic.example}]"
+        reason = refusal.reason
+        if diagnostic.suggestion is not None and "did you mean" not in reason:
+            reason += f" (did you mean {diagnostic.suggestion}?)"
+        lines.append(f"{where}: not fixed {diagnostic.code}{about}: {reason}")
     if plan.counts:
         counts = config.display(config.counts_path)
         lines.append(
             f"{counts}: {'rewrote' if write else 'would rewrite'} the counts (counts-drift)"
+        )
+    if plan.refused:
+        # The last word of --fix on stderr: what it left, so a green-looking fix is not
+        # mistaken for a clean catalog and docs.
+        lines.append(
+            f"{plural(len(plan.edits), 'fix', 'fixes')} {'made' if write else 'to make'}, "
+            f"{len(plan.refused)} not fixed (listed above)"
         )
     return lines
 
