@@ -226,16 +226,65 @@ def git_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def hooks_repository(tmp_path: Path, git_env: dict[str, str]) -> tuple[Path, str]:
-    """A git repository holding this checkout's hooks file, and its commit."""
-    repository = tmp_path / "exampleguard-hooks"
-    repository.mkdir()
-    shutil.copyfile(HOOKS, repository / ".pre-commit-hooks.yaml")
-    _git(repository, "init", "-q", env=git_env)
-    _git(repository, "add", ".", env=git_env)
-    _git(repository, "commit", "-q", "-m", "hooks", env=git_env)
-    return repository, _git(repository, "rev-parse", "HEAD", env=git_env)
+# The one thing the documented configuration leaves to fill in: where exampleguard comes from.
+PLACEHOLDER = "https://github.com/<owner>/exampleguard"
+
+
+def _documented_rev(config: str) -> str:
+    revs = {str(rev) for rev in re.findall(r"^\s*rev: (\S+)", config, re.MULTILINE)}
+    assert len(revs) == 1, f"one rev in the documented configuration: {revs}"
+    (rev,) = revs
+    assert re.fullmatch(r"[0-9a-f]{40}", rev), f"rev {rev!r} is not a full commit hash"
+    return rev
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user's clone of exampleguard's repository: what the documented `repo:` may name."""
+    if not (REPOSITORY / ".git").exists():
+        pytest.skip("not a git checkout: there is no history to clone")
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if shallow.stdout.strip() == "true":
+        pytest.skip("a shallow clone has not the history the documented rev is in")
+    target = tmp_path_factory.mktemp("clone") / "exampleguard"
+    done = subprocess.run(
+        ["git", "clone", "--quiet", "--no-checkout", str(REPOSITORY), str(target)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return target
+
+
+@pytest.mark.parametrize(
+    ("document", "after"),
+    [("README.md", "### pre-commit"), ("docs/ci.md", "## pre-commit")],
+)
+def test_the_documented_rev_exists_and_has_the_hooks_as_they_are(
+    clone: Path, document: str, after: str
+) -> None:
+    config = _doc_block(document, after)
+    assert f"repo: {PLACEHOLDER}" in config
+    rev = _documented_rev(config)
+    shown = subprocess.run(
+        ["git", "show", f"{rev}:.pre-commit-hooks.yaml"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 0, f"{document}: rev {rev} is no commit with the hooks file"
+    assert shown.stdout == HOOKS.read_text(encoding="utf-8"), (
+        f"{document}: the hooks file changed since {rev}; name a commit that has it as it is"
+    )
 
 
 def _doc_block(document: str, after: str) -> str:
@@ -245,9 +294,7 @@ def _doc_block(document: str, after: str) -> str:
     return text[start : text.index("```", start)]
 
 
-def _user_project(
-    root: Path, package: str, hooks: tuple[Path, str], config: str, env: dict[str, str]
-) -> Path:
+def _user_project(root: Path, package: str, clone: Path, config: str, env: dict[str, str]) -> Path:
     """A git repository with the notes CLI in ``package``, its catalog, counts and hooks."""
     project = root / package if package else root
     project.mkdir(parents=True, exist_ok=True)
@@ -267,10 +314,9 @@ def _user_project(
         check=False,
     )
     assert written.returncode == 0, written.stdout + written.stderr
-    repository, commit = hooks
-    # The documented configuration, pointed at the local hooks repository and its commit.
-    config = re.sub(r"repo: \S+.*", f"repo: {repository}", config)
-    config = re.sub(r"rev: \S+", f"rev: {commit}", config)
+    # The documented configuration as written, with its one blank filled in: the clone.
+    assert config.count(PLACEHOLDER) >= 1
+    config = config.replace(PLACEHOLDER, str(clone))
     (root / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     (root / "README.md").write_text("# notes\n", encoding="utf-8")
     _git(root, "init", "-q", env=env)
@@ -299,11 +345,11 @@ def _rename_the_flag(project: Path, root: Path, env: dict[str, str]) -> None:
 
 
 def test_the_hook_imports_the_cli_and_fails_when_a_flag_is_renamed_in_its_source(
-    tmp_path: Path, git_env: dict[str, str], hooks_repository: tuple[Path, str]
+    tmp_path: Path, git_env: dict[str, str], clone: Path
 ) -> None:
     root = tmp_path / "notes"
     config = _doc_block("README.md", "### pre-commit")
-    project = _user_project(root, "", hooks_repository, config, git_env)
+    project = _user_project(root, "", clone, config, git_env)
 
     # Everything as committed: the hook imports the CLI and passes.
     passing = subprocess.run(
@@ -349,11 +395,11 @@ def test_the_hook_imports_the_cli_and_fails_when_a_flag_is_renamed_in_its_source
 
 
 def test_the_docs_monorepo_setup_checks_its_package(
-    tmp_path: Path, git_env: dict[str, str], hooks_repository: tuple[Path, str]
+    tmp_path: Path, git_env: dict[str, str], clone: Path
 ) -> None:
     root = tmp_path / "monorepo"
     config = _doc_block("docs/ci.md", "In a monorepo, give each package")
-    project = _user_project(root, "packages/tool", hooks_repository, config, git_env)
+    project = _user_project(root, "packages/tool", clone, config, git_env)
 
     _rename_the_flag(project, root, git_env)
     failing = _pre_commit(root, git_env)
