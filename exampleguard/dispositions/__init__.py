@@ -13,3 +13,5 @@ The package follows the data: the records' formats (``records``), reading them (
 checking them (``check``) and writing them (``write``, for ``exampleguard dispositions`` and
 ``exclusions``).
 """
+
+__all__: list[str] = []
