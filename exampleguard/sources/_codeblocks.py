@@ -7,6 +7,7 @@ command lines of those lines (prompts, sessions, continuations) and locates ever
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from exampleguard.diagnostics import Location, Span
@@ -27,9 +28,13 @@ SHELL_LANGUAGES = frozenset({"sh", "bash", "shell", "console", "zsh", "shell-ses
 the blocks that hold commands."""
 SESSION_LANGUAGES = frozenset({"console", "shell-session"})
 """Blocks of a terminal session: only prompted lines are commands, the rest is output."""
-PROMPTS = ("$ ", "% ")
-"""The prompts a command line may start with."""
+PROMPTS = ("$ ", "% ", ">>> ")
+"""The prompts a command line may start with: sh's, zsh's, and the ``>>>`` some CLI guides
+use in shell blocks."""
 _CONTINUATION_PROMPT = "> "
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+"""A here-document's operator and delimiter word (``<<EOF``, ``<<-'END'``); ``<<<`` is a
+here-string, which has no body."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -74,13 +79,19 @@ class CommandLineReader:
         self._lines_used: set[int] = set()
 
     def block(self, lines: list[CodeLine], *, session: bool) -> None:
-        """Read the command lines of one block of code."""
+        """Read the command lines of one block of code.
+
+        A block in which some lines carry a prompt is a session whatever its language: its
+        other lines are output (a program's output often starts with the program's name). The
+        body of a here-document is the input of its command, never a command line.
+        """
+        session = session or any(_prompt(line.text) is not None for line in lines)
         i = 0
         while i < len(lines):
             line = lines[i]
             stripped = line.text.lstrip()
             indent = len(line.text) - len(stripped)
-            prompt = next((p for p in PROMPTS if stripped.startswith(p)), None)
+            prompt = _prompt(line.text)
             i += 1
             if session and prompt is None:
                 continue  # output
@@ -97,6 +108,7 @@ class CommandLineReader:
                     CodeLine(following.text[cut:], following.line, following.column + cut)
                 )
             self._command_line(pieces)
+            i = _after_heredocs(lines, i, "\n".join(piece.text for piece in pieces))
 
     def _command_line(self, pieces: list[CodeLine]) -> None:
         text = "\n".join(piece.text for piece in pieces)
@@ -126,3 +138,24 @@ class CommandLineReader:
                     found.blanks,
                 )
             )
+
+
+def _prompt(text: str) -> str | None:
+    stripped = text.lstrip()
+    return next((p for p in PROMPTS if stripped.startswith(p)), None)
+
+
+def _after_heredocs(lines: list[CodeLine], i: int, command: str) -> int:
+    """Where reading goes on after the bodies of ``command``'s here-documents (from line ``i``).
+
+    Each body runs to the line that is exactly its delimiter word (with leading tabs removed
+    for ``<<-``); a body the block does not close takes the rest of the block.
+    """
+    for match in _HEREDOC.finditer(command.replace("<<<", "   ")):
+        strip_tabs, word = match.group(1) == "-", match.group(3)
+        while i < len(lines):
+            text = lines[i].text
+            i += 1
+            if (text.lstrip("\t") if strip_tabs else text) == word:
+                break
+    return i
