@@ -112,6 +112,34 @@ CONSOLE_OUTPUT = [
     ),
 ]
 
+COMPOUND = [
+    (
+        "if",
+        "```sh\nif notes check --strict; then echo ok; fi\n```\n",
+        [("README.md:2", "notes check --strict")],
+    ),
+    ("time", "```sh\ntime notes export\n```\n", [("README.md:2", "notes export")]),
+    ("time -p", "```sh\ntime -p notes export\n```\n", [("README.md:2", "notes export")]),
+    ("negation", "```sh\n! notes check\n```\n", [("README.md:2", "notes check")]),
+    ("group", "```sh\n{ notes export; }\n```\n", [("README.md:2", "notes export")]),
+    (
+        "for loop",
+        "```sh\nfor id in 1 2; do notes rm 4; done\n```\n",
+        [("README.md:2", "notes rm 4")],
+    ),
+    (
+        "while loop",
+        "```sh\nwhile notes wait; do sleep 1; done\n```\n",
+        [("README.md:2", "notes wait")],
+    ),
+    (
+        "a reserved word as an argument",
+        "```sh\nnotes add if\n```\n",
+        [("README.md:2", "notes add if")],
+    ),
+    ("not in command position", "```sh\necho time notes\n```\n", []),
+]
+
 HEREDOCS = [
     (
         "a here-document's body is its input",
@@ -250,6 +278,11 @@ def test_continuations_are_joined(markdown: str, expected: list[tuple[str, str]]
 
 @_table(CONSOLE_OUTPUT)
 def test_console_output_is_not_a_command(markdown: str, expected: list[tuple[str, str]]) -> None:
+    assert found(markdown) == expected
+
+
+@_table(COMPOUND)
+def test_commands_inside_compound_commands(markdown: str, expected: list[tuple[str, str]]) -> None:
     assert found(markdown) == expected
 
 
