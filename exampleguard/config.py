@@ -33,7 +33,16 @@ __all__ = [
 ]
 
 DEFAULT_BYPASS_FLAGS = ("--yes", "--assume-yes", "--no-confirm")
-DEFAULT_DOCS = ("README.md", "AGENTS.md", "CLAUDE.md", "llms.txt", "docs/**/*.md", "**/SKILL.md")
+DEFAULT_DOCS = (
+    "README.md",
+    "README.rst",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "llms.txt",
+    "docs/**/*.md",
+    "docs/**/*.rst",
+    "**/SKILL.md",
+)
 """The Markdown files whose examples are checked unless ``docs`` says otherwise."""
 _TOOL_FILE = "exampleguard.toml"
 _PYPROJECT = "pyproject.toml"

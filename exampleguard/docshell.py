@@ -61,6 +61,8 @@ _SPECIAL = re.compile(r"[\\#|&;()'\"$`<>]")
 # A run of characters inside a word that need no look: everything the scan does not stop at.
 _WORD_RUN = re.compile(r"[^\s|;&\\'\"$<>`()]+")
 _WORD = re.compile(r"[^ \t\n]+")
+_OPENING_WORDS = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time"})
+"""Words the shell reads before a compound command's own simple command (``if mycli check``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,9 +349,17 @@ def _substitution_end(text: str, i: int, end: int, program: str, found: list[Com
 
 
 def _command(words: list[_Word], program: str, found: list[Command]) -> None:
-    """Note the command of ``words`` if, after its assignments, it runs ``program``."""
+    """Note the command of ``words`` if, after what the shell reads first, it runs ``program``.
+
+    The shell reads first: assignments, the reserved words that open or continue a compound
+    command (``if``, ``then``, ``do``, ``{``, ``!``, ...) and ``time`` with its ``-p``.
+    """
     first = 0
-    while first < len(words) and _ASSIGNMENT.match(words[first].raw):
+    while first < len(words):
+        raw = words[first].raw
+        timed = raw == "-p" and first > 0 and words[first - 1].raw == "time"
+        if not (timed or raw in _OPENING_WORDS or _ASSIGNMENT.match(raw)):
+            break
         first += 1
     if first >= len(words) or words[first].raw != program:
         return

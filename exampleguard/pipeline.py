@@ -29,7 +29,7 @@ from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.counts import Counts, compare_counts
 from exampleguard.diagnostics import Diagnostic, Related, Severity, Span
-from exampleguard.dispositions import (
+from exampleguard.dispositions.check import (
     Review,
     check_dispositions,
     check_doc_exceptions,

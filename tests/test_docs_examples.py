@@ -98,6 +98,64 @@ CONSOLE_OUTPUT = [
         [("README.md:3", "notes add y")],
     ),
     ("a prompt with another program", "```console\n$ pip install notes\nnotes 1.0\n```\n", []),
+    (
+        # A bash block with prompts is a session too: its other lines are the output, even
+        # when the output starts with the program's name.
+        "prompts make a bash block a session",
+        "```bash\n$ notes doctor\nnotes is working!\n```\n",
+        [("README.md:2", "notes doctor")],
+    ),
+    (
+        "the >>> prompt of some CLI guides",
+        "```bash\n>>> notes add x\nadded 1\n```\n",
+        [("README.md:2", "notes add x")],
+    ),
+]
+
+COMPOUND = [
+    (
+        "if",
+        "```sh\nif notes check --strict; then echo ok; fi\n```\n",
+        [("README.md:2", "notes check --strict")],
+    ),
+    ("time", "```sh\ntime notes export\n```\n", [("README.md:2", "notes export")]),
+    ("time -p", "```sh\ntime -p notes export\n```\n", [("README.md:2", "notes export")]),
+    ("negation", "```sh\n! notes check\n```\n", [("README.md:2", "notes check")]),
+    ("group", "```sh\n{ notes export; }\n```\n", [("README.md:2", "notes export")]),
+    (
+        "for loop",
+        "```sh\nfor id in 1 2; do notes rm 4; done\n```\n",
+        [("README.md:2", "notes rm 4")],
+    ),
+    (
+        "while loop",
+        "```sh\nwhile notes wait; do sleep 1; done\n```\n",
+        [("README.md:2", "notes wait")],
+    ),
+    (
+        "a reserved word as an argument",
+        "```sh\nnotes add if\n```\n",
+        [("README.md:2", "notes add if")],
+    ),
+    ("not in command position", "```sh\necho time notes\n```\n", []),
+]
+
+HEREDOCS = [
+    (
+        "a here-document's body is its input",
+        "```sh\nnotes import <<EOF\nnotes add x\nEOF\nnotes list\n```\n",
+        [("README.md:2", "notes import"), ("README.md:5", "notes list")],
+    ),
+    (
+        "quoted delimiter, tabs stripped by <<-",
+        "```sh\ncat <<-'END' | notes import\n\tnotes add x\n\tEND\nnotes list\n```\n",
+        [("README.md:2", "notes import"), ("README.md:5", "notes list")],
+    ),
+    (
+        "a here-string has no body",
+        "```sh\nnotes import <<< 'x'\nnotes list\n```\n",
+        [("README.md:2", "notes import"), ("README.md:3", "notes list")],
+    ),
 ]
 
 PIPES = [
@@ -223,6 +281,18 @@ def test_console_output_is_not_a_command(markdown: str, expected: list[tuple[str
     assert found(markdown) == expected
 
 
+@_table(COMPOUND)
+def test_commands_inside_compound_commands(markdown: str, expected: list[tuple[str, str]]) -> None:
+    assert found(markdown) == expected
+
+
+@_table(HEREDOCS)
+def test_here_document_bodies_are_never_commands(
+    markdown: str, expected: list[tuple[str, str]]
+) -> None:
+    assert found(markdown) == expected
+
+
 @_table(PIPES)
 def test_pipes_into_other_programs(markdown: str, expected: list[tuple[str, str]]) -> None:
     assert found(markdown) == expected
@@ -324,7 +394,7 @@ README = """\
 Add a note:
 
 ```sh
-$ notes add "buy milk" --priority 2
+notes add "buy milk" --priority 2
 notes add "x" --prio 3
 cd somewhere && notes delete 3 --yes | head
 ```

@@ -50,9 +50,9 @@ _TITLES = {
 _MODELS = {
     "catalog": ("exampleguard.catalog", "Catalog"),
     "tree": ("exampleguard.snapshot", "Tree"),
-    "dispositions": ("exampleguard.dispositions", "DispositionFile"),
-    "exclusions": ("exampleguard.dispositions", "ExclusionFile"),
-    "doc-exceptions": ("exampleguard.dispositions", "DocExceptionFile"),
+    "dispositions": ("exampleguard.dispositions.records", "DispositionFile"),
+    "exclusions": ("exampleguard.dispositions.records", "ExclusionFile"),
+    "doc-exceptions": ("exampleguard.dispositions.records", "DocExceptionFile"),
     "counts": ("exampleguard.counts", "Counts"),
     "report": ("exampleguard.report.model", "Report"),
     "config": ("exampleguard.config", "Settings"),

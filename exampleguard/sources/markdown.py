@@ -25,68 +25,36 @@ import fnmatch
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from exampleguard.diagnostics import Location, Span
-from exampleguard.docshell import line_examples
 from exampleguard.documents import read_text
+from exampleguard.sources._codeblocks import (
+    SESSION_LANGUAGES,
+    SHELL_LANGUAGES,
+    CodeLine,
+    CommandLineReader,
+    DocumentOrigin,
+)
 from exampleguard.sources._records import (
     ExampleList,
     ExampleRecord,
     Examples,
-    Layout,
     SourceContext,
 )
+from exampleguard.sources.rest import REST_SUFFIX, rest_examples
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 __all__ = [
-    "PROMPTS",
-    "SHELL_LANGUAGES",
-    "MarkdownOrigin",
     "MarkdownSource",
     "doc_files",
     "markdown_examples",
 ]
 
-SHELL_LANGUAGES = frozenset({"sh", "bash", "shell", "console", "zsh", "shell-session", ""})
-"""Info strings (their first word, lower-cased) of the fences that hold commands."""
-SESSION_LANGUAGES = frozenset({"console", "shell-session"})
-"""Fences of a terminal session: only prompted lines are commands, the rest is output."""
-PROMPTS = ("$ ", "% ")
-"""The prompts a command line may start with."""
-_CONTINUATION_PROMPT = "> "
 # `**` does not descend into these: dependencies and tool caches are not the project's docs.
 _NOT_DOCS = frozenset({"node_modules", "__pycache__", "site-packages"})
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class MarkdownOrigin:
-    """The examples of one Markdown file, each located line by line in it."""
-
-    display: str
-    layouts: list[Layout] = field(default_factory=list)
-
-    @property
-    def file(self) -> str:
-        """The Markdown file, as shown to people."""
-        return self.display
-
-    @property
-    def kind(self) -> str:
-        """``markdown``."""
-        return "markdown"
-
-    def address(self, index: int) -> str:
-        """``README.md:42`` (``README.md:42:17`` for a second example on that line)."""
-        return self.layouts[index].address
-
-    def location(self, index: int, span: Span | None = None) -> Location:
-        """Where example ``index`` (or ``span`` of its text) is in the file."""
-        return self.layouts[index].location(self.display, span)
 
 
 class MarkdownSource:
@@ -96,7 +64,7 @@ class MarkdownSource:
     reads_tree = False
 
     def read(self, context: SourceContext) -> Examples:
-        """Every example of every Markdown file the ``docs`` globs name."""
+        """Every example of every file the ``docs`` globs name: reST (``.rst``) or Markdown."""
         config = context.config
         settings = config.settings
         program = context.catalog.catalog.program
@@ -107,6 +75,10 @@ class MarkdownSource:
         for path in doc_files(config.root, settings.docs):
             display = prefix + path.relative_to(config.root).as_posix()
             text = read_text(path, display)
+            if path.suffix.lower() == REST_SUFFIX:
+                if program in text:
+                    records.extend(rest_examples(text, display, program))
+                continue
             if not _may_hold_examples(text, program, settings.docs_code):
                 # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
@@ -236,15 +208,6 @@ def _parser(*, inline: bool) -> MarkdownIt:
     return parser
 
 
-@dataclass(slots=True)
-class _Line:
-    """One line of code: its text and where that text starts in the file (1-based)."""
-
-    text: str
-    line: int
-    column: int
-
-
 def markdown_examples(
     text: str, display: str, program: str, code: Sequence[str] = ("fenced",)
 ) -> list[ExampleRecord]:
@@ -253,9 +216,9 @@ def markdown_examples(
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
     code.
     """
-    origin = MarkdownOrigin(display)
+    origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
-    builder = _Builder(origin, program)
+    builder = CommandLineReader(origin, program)
     for token in _parser(inline="inline" in code).parse(text):
         if token.type == "fence" and "fenced" in code and token.map is not None:
             language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
@@ -271,9 +234,9 @@ def markdown_examples(
     return builder.records
 
 
-def _code_lines(content: str, first: int, source: list[str]) -> list[_Line]:
+def _code_lines(content: str, first: int, source: list[str]) -> list[CodeLine]:
     """The lines of a code block, each placed in the file (``first`` is its 0-based line)."""
-    lines: list[_Line] = []
+    lines: list[CodeLine] = []
     for offset, line_text in enumerate(content.split("\n")[:-1] if content else []):
         number = first + offset
         raw = source[number] if number < len(source) else line_text
@@ -285,78 +248,16 @@ def _code_lines(content: str, first: int, source: list[str]) -> list[_Line]:
             found = raw.find(line_text.lstrip())
             column = (found if found >= 0 else 0) + 1 - (len(line_text) - len(line_text.lstrip()))
             column = max(column, 1)
-        lines.append(_Line(line_text, number + 1, column))
+        lines.append(CodeLine(line_text, number + 1, column))
     return lines
 
 
-def _inline_line(child: Any, parent: Any, source: list[str]) -> _Line:
+def _inline_line(child: Any, parent: Any, source: list[str]) -> CodeLine:
     """Inline code placed where it is written (searched for in its paragraph's lines)."""
     content: str = child.content
     start, end = parent.map
     for number in range(start, min(end, len(source))):
         found = source[number].find(content)
         if found >= 0:
-            return _Line(content, number + 1, found + 1)
-    return _Line(content, start + 1, 1)
-
-
-class _Builder:
-    """Turns the lines of code blocks into located example records."""
-
-    def __init__(self, origin: MarkdownOrigin, program: str) -> None:
-        self.origin = origin
-        self.program = program
-        self.records: list[ExampleRecord] = []
-        self._lines_used: set[int] = set()
-
-    def block(self, lines: list[_Line], *, session: bool) -> None:
-        """Read the command lines of one block of code."""
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            stripped = line.text.lstrip()
-            indent = len(line.text) - len(stripped)
-            prompt = next((p for p in PROMPTS if stripped.startswith(p)), None)
-            i += 1
-            if session and prompt is None:
-                continue  # output
-            skip = indent + (len(prompt) if prompt else 0)
-            pieces = [_Line(line.text[skip:], line.line, line.column + skip)]
-            while pieces[-1].text.endswith("\\") and i < len(lines):
-                following = lines[i]
-                i += 1
-                # The shell removes only the backslash-newline: the next line's indentation
-                # stays part of the command; a session's `> ` prompt does not.
-                prompted = session and following.text.startswith(_CONTINUATION_PROMPT)
-                cut = len(_CONTINUATION_PROMPT) if prompted else 0
-                pieces.append(_Line(following.text[cut:], following.line, following.column + cut))
-            self._command_line(pieces)
-
-    def _command_line(self, pieces: list[_Line]) -> None:
-        text = "\n".join(piece.text for piece in pieces)
-        if self.program not in text:
-            return
-        starts: list[int] = []
-        position = 0
-        for piece in pieces:
-            starts.append(position)
-            position += len(piece.text) + 1
-        places = [(piece.line, piece.column) for piece in pieces]
-        for found in line_examples(text, self.program):
-            layout = Layout.of(starts, places, found.start, found.end)
-            line = layout.lines[0]
-            address = f"{self.origin.display}:{line}"
-            if line in self._lines_used:
-                address += f":{layout.columns[0]}"
-            self._lines_used.add(line)
-            self.origin.layouts.append(replace(layout, address=address))
-            self.records.append(
-                ExampleRecord(
-                    None,
-                    len(self.origin.layouts) - 1,
-                    found.text,
-                    self.origin,
-                    found.placeholders,
-                    found.blanks,
-                )
-            )
+            return CodeLine(content, number + 1, found + 1)
+    return CodeLine(content, start + 1, 1)
