@@ -18,6 +18,7 @@ from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import (
     SCHEMA_KEY,
     Document,
+    SourceError,
     check_format,
     load_document,
     validate_model,
@@ -126,11 +127,14 @@ def render_counts(counts: Counts, *, schema: str | None = None) -> str:
 def schema_of_file(path: Path) -> str | None:
     """The ``$schema`` string at the top of the JSON file at ``path``, if it has one.
 
-    Read to keep it when the file is rewritten; a file that cannot be read has none.
+    Read to keep it when the file is rewritten, as every file is read (a regular file, within
+    the size limit: a FIFO or a device is never opened); a file that cannot be read has none.
     """
+    if not path.exists():
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        data = load_document(path, str(path)).data
+    except SourceError:
         return None
     value = data.get(SCHEMA_KEY) if isinstance(data, dict) else None
     return value if isinstance(value, str) else None
