@@ -30,6 +30,7 @@ __all__ = [
     "DISPOSITION_DUPLICATE",
     "DISPOSITION_INVALID",
     "DISPOSITION_STALE",
+    "DOC_BLOCK_WITHOUT_EXAMPLE",
     "DOC_EXAMPLE_EXCEPTED",
     "DOC_EXCEPTION_DUPLICATE",
     "DOC_EXCEPTION_STALE",
@@ -575,6 +576,20 @@ TREE_UNSANDBOXED = _code(
     example='tree_isolation = "guard"',
     fix="Remove `tree_isolation` (the default `auto` imports in the sandbox), or commit a tree "
     "snapshot (`exampleguard tree --format json`) and point `tree` at it.",
+    severity=Severity.WARNING,
+)
+DOC_BLOCK_WITHOUT_EXAMPLE = _code(
+    "doc-block-without-example",
+    Stage.SHELL,
+    "A shell block of the docs names the program but none of its lines is an example",
+    what="A `console` or `shell-session` block (a fence, or a reST code directive) reads only "
+    "prompted lines as commands, and this one names the program on lines without a `$ `, `% ` "
+    "or `>>> ` prompt: they are read as output, so nothing in the block is checked.",
+    why="A session block without prompts is usually a command block in the wrong language: "
+    "its commands would never be checked, and a typo in them would pass.",
+    example="```console\nmycli delete --recusive notes/\n```",
+    fix="Give the command lines a `$ ` prompt, or mark the block `sh` or `bash` if every line is "
+    "a command.",
     severity=Severity.WARNING,
 )
 EXAMPLE_TOO_LONG = _code(

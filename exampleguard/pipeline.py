@@ -196,6 +196,8 @@ def _evaluate(
             examples.append(result)
             diagnostics.extend(result.diagnostics)
         diagnostics.extend(doc_review.diagnostics)
+        # What the sources noticed while reading the docs (a block that yields no example).
+        diagnostics.extend(inputs.examples.notes)
     review = review_records(inputs, contract)
     if repository_checks:
         diagnostics.extend(review.diagnostics)

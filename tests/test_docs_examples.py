@@ -577,6 +577,23 @@ def test_placeholders_are_values_never_flags(tmp_path: Path) -> None:
     assert "'\u1438command\u1433'" in message
 
 
+def test_a_session_block_without_a_prompt_is_noted_where_it_names_the_program(
+    tmp_path: Path,
+) -> None:
+    readme = (
+        "# notes\n\n```console\nnotes add --prio 3 x\n```\n\n```console\nno command here\n```\n"
+    )
+    report = report_of(docs_project(tmp_path, readme))
+    noted = [
+        (d.code, d.severity.value, d.location.line, d.location.column)
+        for d in report.diagnostics
+        if d.file == "README.md" and d.location is not None
+    ]
+    # The typo in the block is not checked: the block itself is what is reported.
+    assert noted == [("doc-block-without-example", "warning", 4, 1)]
+    assert not [e for e in report.examples if e.source == "markdown"]
+
+
 def test_docs_can_be_turned_off(tmp_path: Path) -> None:
     report = report_of(docs_project(tmp_path, README, docs=[]))
     assert [e for e in report.examples if e.source != "catalog"] == []

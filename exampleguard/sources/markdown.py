@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.diagnostics import Diagnostic
 from exampleguard.documents import read_text
 from exampleguard.sources._codeblocks import (
     SESSION_LANGUAGES,
@@ -69,6 +70,7 @@ class MarkdownSource:
         settings = config.settings
         program = context.catalog.catalog.program
         records: list[ExampleRecord] = []
+        notes: list[Diagnostic] = []
         # Every file is under the configuration's folder: shown as that folder is, plus the rest.
         shown_root = config.display(config.root)
         prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
@@ -77,13 +79,13 @@ class MarkdownSource:
             text = read_text(path, display)
             if path.suffix.lower() == REST_SUFFIX:
                 if program in text:
-                    records.extend(rest_examples(text, display, program))
+                    records.extend(rest_examples(text, display, program, notes))
                 continue
             if not _may_hold_examples(text, program, settings.docs_code):
                 # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
-            records.extend(markdown_examples(text, display, program, settings.docs_code))
-        return ExampleList((), records) if records else Examples()
+            records.extend(markdown_examples(text, display, program, settings.docs_code, notes))
+        return ExampleList((), records, notes) if records or notes else Examples()
 
 
 def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
@@ -209,12 +211,16 @@ def _parser(*, inline: bool) -> MarkdownIt:
 
 
 def markdown_examples(
-    text: str, display: str, program: str, code: Sequence[str] = ("fenced",)
+    text: str,
+    display: str,
+    program: str,
+    code: Sequence[str] = ("fenced",),
+    notes: list[Diagnostic] | None = None,
 ) -> list[ExampleRecord]:
     """The examples of one Markdown document, each with an origin that locates it in ``text``.
 
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
-    code.
+    code. What the reading noticed (a session block without a prompt) is added to ``notes``.
     """
     origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
@@ -231,6 +237,8 @@ def markdown_examples(
             for child in token.children or ():
                 if child.type == "code_inline":
                     builder.block([_inline_line(child, token, source_lines)], session=False)
+    if notes is not None:
+        notes.extend(builder.notes)
     return builder.records
 
 
