@@ -112,6 +112,16 @@ CONSOLE_OUTPUT = [
     ),
 ]
 
+PARAGRAPHS = [
+    (
+        # Generated reference pages write prompted command lines in plain paragraphs.
+        "a prompted line in a paragraph",
+        "Usage:\n\n$ notes add x --tag y\n$ notes-other z\nprose $ notes not-at-start\n",
+        [("README.md:3", "notes add x --tag y")],
+    ),
+    ("an unprompted line in a paragraph is prose", "notes add x is how you add\n", []),
+]
+
 COMPOUND = [
     (
         "if",
@@ -278,6 +288,11 @@ def test_continuations_are_joined(markdown: str, expected: list[tuple[str, str]]
 
 @_table(CONSOLE_OUTPUT)
 def test_console_output_is_not_a_command(markdown: str, expected: list[tuple[str, str]]) -> None:
+    assert found(markdown) == expected
+
+
+@_table(PARAGRAPHS)
+def test_prompted_lines_in_paragraphs(markdown: str, expected: list[tuple[str, str]]) -> None:
     assert found(markdown) == expected
 
 

@@ -98,6 +98,9 @@ def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
     first = text.find(program)
     if first < 0:
         return False
+    if f"$ {program}" in text:
+        # A prompted line in a paragraph (a generated reference page).
+        return True
     if any(kind != "fenced" for kind in code):
         return True
     fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
@@ -225,7 +228,19 @@ def markdown_examples(
     origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
     builder = CommandLineReader(origin, program)
+    prompted = f"$ {program}"
+    previous: str | None = None
     for token in _parser(inline="inline" in code).parse(text):
+        opened, previous = previous, token.type
+        if (
+            token.type == "inline"
+            and opened == "paragraph_open"
+            and token.map is not None
+            and prompted in token.content
+        ):
+            # Generated reference pages write `$ mycli ...` lines in plain paragraphs.
+            for line in _prompted_lines(token.content, prompted, token.map[0], source_lines):
+                builder.block([line], session=True, declared=False)
         if token.type == "fence" and "fenced" in code and token.map is not None:
             language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
             if language in SHELL_LANGUAGES:
@@ -240,6 +255,19 @@ def markdown_examples(
     if notes is not None:
         notes.extend(builder.notes)
     return builder.records
+
+
+def _prompted_lines(
+    content: str, prompted: str, first: int, source: list[str]
+) -> Iterator[CodeLine]:
+    """The lines of a paragraph that start with ``$ PROGRAM``, each placed in the file."""
+    for offset, line_text in enumerate(content.split("\n")):
+        if not (line_text == prompted or line_text.startswith(prompted + " ")):
+            continue
+        number = first + offset
+        raw = source[number] if number < len(source) else line_text
+        found = raw.find(line_text)
+        yield CodeLine(line_text, number + 1, (found if found >= 0 else 0) + 1)
 
 
 def _code_lines(content: str, first: int, source: list[str]) -> list[CodeLine]:
