@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, group_aliases, remember_locale_lookups
+from exampleguard.adapters._common import Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
@@ -120,7 +120,6 @@ class ArgparseJudge:
         shadows = Shadows()
         pending = iter(argvs)
         try:
-            remember_locale_lookups(shadows)
             for level in self.levels.values():
                 self._neutralise(level, parse, shadows)
             while True:

@@ -32,7 +32,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, paced_collection, remember_locale_lookups
+from exampleguard.adapters._common import Shadows, paced_collection
 from exampleguard.adapters.clickfamily import parameter_names, subcommands
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
@@ -112,7 +112,6 @@ class ClickJudge:
         sink = io.StringIO()
         parses = paced_collection(argvs)
         try:
-            remember_locale_lookups(batch.shadows)
             while True:
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                     run = [
