@@ -1892,6 +1892,31 @@ def test_an_argparse_batch_judges_each_argv_as_it_is_judged_alone() -> None:
     agree()
 
 
+def test_an_override_of_parse_args_is_called_only_with_argparse_s_signature() -> None:
+    calls: list[str] = []
+
+    class Configured(argparse.ArgumentParser):
+        def parse_args(self, config: str) -> None:  # type: ignore[override]
+            calls.append(f"configured from {config}")
+
+    class Noting(argparse.ArgumentParser):
+        def parse_args(  # type: ignore[override]
+            self, args: Sequence[str] | None = None, namespace: None = None
+        ) -> argparse.Namespace:
+            calls.append("noting")
+            return super().parse_args(args, namespace)
+
+    lines = [["--name", "x"], ["--bogus"]]
+    for cls in (Configured, Noting):
+        parser = cls(prog="prog")
+        parser.add_argument("--name")
+        verdicts = ArgparseJudge(parser).judge_all(lines)
+        assert [v.accepted for v in verdicts] == [True, False]
+        assert [(g.name, g.value) for g in verdicts[0].given] == [("name", "x")]
+    # Another signature is not the framework's parse (SPEC 4): argparse's own parses instead.
+    assert calls == ["noting", "noting"]
+
+
 def test_an_argparse_batch_puts_every_parser_back_as_it_was() -> None:
     parser = argparse_app.build_parser()
     parsers = _argparse_parsers(parser)
