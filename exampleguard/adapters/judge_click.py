@@ -243,6 +243,7 @@ class _Parse:
         "command",
         "eager",
         "given",
+        "handed",
         "names",
         "path",
         "unexposed",
@@ -259,6 +260,8 @@ class _Parse:
         self.words: list[str] = []
         """The words the current level parses."""
         self.unexposed: dict[tuple[int, int], Any] = {}
+        self.handed: tuple[Any, Any] = (None, None)
+        """The context ``get_params`` was last asked for in this parse, and what it handed out."""
         """The values of parameters kept out of ``ctx.params``, by context and parameter."""
 
     def begin(self, command: Any, names: _Names) -> None:
@@ -278,8 +281,15 @@ class _Parse:
         return bool(self.eager)
 
     def collect(self, context: Any) -> None:
-        """Record the values the command line gave at this level (source ``COMMANDLINE``)."""
-        plan = _collection_plan(self.command.get_params(context), self.names, context)
+        """Record the values the command line gave at this level (source ``COMMANDLINE``).
+
+        The parameters are those Click processed the values from: the list it was handed last
+        for this context, which is not asked for again.
+        """
+        handed, params = self.handed
+        if handed is not context:
+            params = self.command.get_params(context)
+        plan = _collection_plan(params, self.names, context)
         if not plan:
             return
         level = tuple(self.path)
@@ -439,6 +449,8 @@ class _Batch:
                 if id(param) not in self._params:
                     self._params[id(param)] = param
                     _neutralise_param(param, self)
+            # The list Click processes this context's values from (its last ask in a parse).
+            self.state.handed = (ctx, params)
             return params
 
         self.shadows.set(command, "get_params", get_params)
