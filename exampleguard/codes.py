@@ -62,8 +62,8 @@ __all__ = [
     "REPEATED_OPTION",
     "REQUIRE_ONE_OF",
     "REQUIRE_TOGETHER",
+    "RETIRED",
     "SAFETY_DRIFT",
-    "SCHEMA_MISMATCH",
     "SHELL_COMMENT",
     "SHELL_CONSTRUCT",
     "SHELL_EXPANSION",
@@ -881,17 +881,11 @@ DRYRUN_TIMEOUT = _code(
     example="a preview that waits on a prompt",
     fix="Make the preview non-interactive and offline, or raise the timeout.",
 )
-SCHEMA_MISMATCH = _code(
-    "schema-mismatch",
-    Stage.RULES,
-    "An example's arguments disagree with its tool's strict argument schema",
-    what="The arguments the binder produced do not validate against the tool's JSON Schema "
-    "(`exampleguard schema tool ID`).",
-    why="Agents that call tools through strict function-calling APIs use that schema; an "
-    "example it rejects cannot be reproduced by them.",
-    example="a required parameter absent from the bound arguments",
-    fix="Fix the example or the tool's parameters so both agree.",
-)
+RETIRED: dict[str, str] = {
+    "schema-mismatch": "an example's arguments against its tool's strict argument schema; "
+    "the binder's agreement with the schemas is a differential test since 0.1.0",
+}
+"""Codes no longer produced, and what they were: a name here is never registered again."""
 
 CODES: dict[str, Code] = {entry.name: entry for entry in _REGISTERED}
 """Every registered code, by name, in documentation order."""
@@ -912,6 +906,8 @@ def _check_registry() -> None:
             raise AssertionError(f"malformed code name: {entry.name!r}")
         if globals().get(entry.name.upper().replace("-", "_")) is not entry:
             raise AssertionError(f"{entry.name!r} is not registered under its constant name")
+        if entry.name in RETIRED:
+            raise AssertionError(f"{entry.name!r} is a retired code: names are never reused")
 
 
 _check_registry()
