@@ -43,8 +43,9 @@ PLACEHOLDER_RULE = (
     "`_`, `-` or `.`) stands for one value the reader supplies: it fills the place of exactly "
     "one value (a positional or an option's value), its type and choices are not checked, and "
     "anywhere else (where a command word or a flag is expected) it is reported like any other "
-    "word. A `...` standing alone, or right after a placeholder, means 'more of the same' and is "
-    "left out; what remains must still be a complete command. An example with a placeholder is "
+    "word. A `...` standing alone, right after a placeholder, or right after a `]` (a usage "
+    "synopsis's `[FILES]...`), means 'more of the same' and is left out; what remains must "
+    "still be a complete command. An example with a placeholder is "
     "judged by exampleguard's model alone, and its argument object is not checked against the "
     "tool's schema: its values are not known."
 )

@@ -198,6 +198,8 @@ def _evaluate(
             examples.append(result)
             diagnostics.extend(result.diagnostics)
         diagnostics.extend(doc_review.diagnostics)
+        # What the sources noticed while reading the docs (a block that yields no example).
+        diagnostics.extend(inputs.examples.notes)
     review = review_records(inputs, contract)
     if repository_checks:
         diagnostics.extend(review.diagnostics)
@@ -317,7 +319,6 @@ class _ExampleChecker:
         results = [self.example(Subject(record, scope)) for record in examples]
         # What was prepared for this tool's examples is not needed again: let it go, so memory
         # does not grow with the number of tools.
-        self.context.schemas.forget(tool)
         if tool.node is not None:
             self.memo.release(tool.node)
         return results
@@ -372,11 +373,6 @@ class _ExampleChecker:
         ran_tool = verdict is not None and verdict.accepted and verdict.path == subject.tool.path
         subject.bound_to(binding, real=real, ran_tool=ran_tool)
         self._apply(subject, stages.binding, diagnostics)
-        eager = binding.eager or (verdict is not None and verdict.eager)
-        # A placeholder's value is not known: the argument object cannot be judged.
-        judged = subject.arguments is not None and not eager and not record.placeholders
-        if judged and not _failed(diagnostics):
-            self._apply(subject, stages.argument, diagnostics)
         if not _failed(diagnostics):
             # Only examples that bound without errors are compared: a broken one is reported
             # for what is wrong with it, not as the copy of another.

@@ -111,8 +111,10 @@ def test_warnings_are_exactly_the_ones_that_make_a_decision_visible() -> None:
     # doc-example-excepted: a reviewed exception is reported on every run, never silent.
     # tree-unsandboxed: an import under the guard alone, asked for by name, is never silent.
     # tool-without-examples: zero examples is allowed (SPEC 4), never silently green.
+    # doc-block-without-example: a docs block read as output, whose commands go unchecked.
     assert warnings == {
         "tool-without-examples",
+        "doc-block-without-example",
         "tree-unsandboxed",
         "shell-expansion",
         "repeated-option",

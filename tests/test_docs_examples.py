@@ -112,6 +112,16 @@ CONSOLE_OUTPUT = [
     ),
 ]
 
+PARAGRAPHS = [
+    (
+        # Generated reference pages write prompted command lines in plain paragraphs.
+        "a prompted line in a paragraph",
+        "Usage:\n\n$ notes add x --tag y\n$ notes-other z\nprose $ notes not-at-start\n",
+        [("README.md:3", "notes add x --tag y")],
+    ),
+    ("an unprompted line in a paragraph is prose", "notes add x is how you add\n", []),
+]
+
 COMPOUND = [
     (
         "if",
@@ -278,6 +288,11 @@ def test_continuations_are_joined(markdown: str, expected: list[tuple[str, str]]
 
 @_table(CONSOLE_OUTPUT)
 def test_console_output_is_not_a_command(markdown: str, expected: list[tuple[str, str]]) -> None:
+    assert found(markdown) == expected
+
+
+@_table(PARAGRAPHS)
+def test_prompted_lines_in_paragraphs(markdown: str, expected: list[tuple[str, str]]) -> None:
     assert found(markdown) == expected
 
 
@@ -603,6 +618,23 @@ def test_no_output_shows_how_a_placeholder_is_checked(tmp_path: Path, output_for
         )
         assert entry["argv"] == ["notes", "add", "<text>", "--priority", "{n}"]
         assert entry["arguments"]["text"] == "<text>"
+
+
+def test_a_session_block_without_a_prompt_is_noted_where_it_names_the_program(
+    tmp_path: Path,
+) -> None:
+    readme = (
+        "# notes\n\n```console\nnotes add --prio 3 x\n```\n\n```console\nno command here\n```\n"
+    )
+    report = report_of(docs_project(tmp_path, readme))
+    noted = [
+        (d.code, d.severity.value, d.location.line, d.location.column)
+        for d in report.diagnostics
+        if d.file == "README.md" and d.location is not None
+    ]
+    # The typo in the block is not checked: the block itself is what is reported.
+    assert noted == [("doc-block-without-example", "warning", 4, 1)]
+    assert not [e for e in report.examples if e.source == "markdown"]
 
 
 def test_docs_can_be_turned_off(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from exampleguard.codes import CODES, Code
@@ -22,8 +23,15 @@ def _effect(code: Code) -> str:
     return "fails the run (exit 1)" if code.exit_code == 1 else "stops the run (exit 2)"
 
 
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``, which it then cannot close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def _entry(code: Code) -> str:
     """One code's section: what it means, why it matters, an example, how to fix it."""
+    fence = _fence(code.example)
     return "\n".join(
         [
             f"### `{code.name}`",
@@ -37,9 +45,9 @@ def _entry(code: Code) -> str:
             "",
             "**Example.**",
             "",
-            "```text",
+            f"{fence}text",
             code.example,
-            "```",
+            fence,
             "",
             f"**How to fix it.** {code.fix}",
             "",

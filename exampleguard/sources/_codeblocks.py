@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from exampleguard.diagnostics import Location, Span
+from exampleguard.codes import DOC_BLOCK_WITHOUT_EXAMPLE
+from exampleguard.diagnostics import Diagnostic, Location, Span
 from exampleguard.docshell import line_examples
 from exampleguard.sources._records import ExampleRecord, Layout
 
@@ -76,16 +77,24 @@ class CommandLineReader:
         self.origin = origin
         self.program = program
         self.records: list[ExampleRecord] = []
+        self.notes: list[Diagnostic] = []
         self._lines_used: set[int] = set()
 
-    def block(self, lines: list[CodeLine], *, session: bool) -> None:
+    def block(self, lines: list[CodeLine], *, session: bool, declared: bool = True) -> None:
         """Read the command lines of one block of code.
 
         A block in which some lines carry a prompt is a session whatever its language: its
         other lines are output (a program's output often starts with the program's name). The
-        body of a here-document is the input of its command, never a command line.
+        body of a here-document is the input of its command, never a command line. A session
+        its writer ``declared`` (a ``console`` block) with no prompt at all is noted when it
+        names the program.
         """
-        session = session or any(_prompt(line.text) is not None for line in lines)
+        prompted = any(_prompt(line.text) is not None for line in lines)
+        if session and not prompted:
+            if declared:
+                self._note_unread(lines)
+            return
+        session = session or prompted
         i = 0
         while i < len(lines):
             line = lines[i]
@@ -109,6 +118,21 @@ class CommandLineReader:
                 )
             self._command_line(pieces)
             i = _after_heredocs(lines, i, "\n".join(piece.text for piece in pieces))
+
+    def _note_unread(self, lines: list[CodeLine]) -> None:
+        """A session block with no prompt: note it if it names the program."""
+        naming = next((line for line in lines if self.program in line.text), None)
+        if naming is None or not line_examples(naming.text, self.program):
+            return
+        column = naming.column + naming.text.index(self.program)
+        self.notes.append(
+            DOC_BLOCK_WITHOUT_EXAMPLE.diagnostic(
+                f"this block reads only prompted lines as commands, and '{self.program}' is "
+                "named on a line without a prompt",
+                hint="Give the command lines a `$ ` prompt, or mark the block `sh` or `bash`.",
+                location=Location(self.origin.display, naming.line, column),
+            )
+        )
 
     def _command_line(self, pieces: list[CodeLine]) -> None:
         text = "\n".join(piece.text for piece in pieces)

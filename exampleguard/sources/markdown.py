@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.diagnostics import Diagnostic
 from exampleguard.documents import read_text
 from exampleguard.sources._codeblocks import (
     SESSION_LANGUAGES,
@@ -69,6 +70,7 @@ class MarkdownSource:
         settings = config.settings
         program = context.catalog.catalog.program
         records: list[ExampleRecord] = []
+        notes: list[Diagnostic] = []
         # Every file is under the configuration's folder: shown as that folder is, plus the rest.
         shown_root = config.display(config.root)
         prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
@@ -77,13 +79,13 @@ class MarkdownSource:
             text = read_text(path, display)
             if path.suffix.lower() == REST_SUFFIX:
                 if program in text:
-                    records.extend(rest_examples(text, display, program))
+                    records.extend(rest_examples(text, display, program, notes))
                 continue
             if not _may_hold_examples(text, program, settings.docs_code):
                 # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
-            records.extend(markdown_examples(text, display, program, settings.docs_code))
-        return ExampleList((), records) if records else Examples()
+            records.extend(markdown_examples(text, display, program, settings.docs_code, notes))
+        return ExampleList((), records, notes) if records or notes else Examples()
 
 
 def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
@@ -96,6 +98,9 @@ def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
     first = text.find(program)
     if first < 0:
         return False
+    if f"$ {program}" in text:
+        # A prompted line in a paragraph (a generated reference page).
+        return True
     if any(kind != "fenced" for kind in code):
         return True
     fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
@@ -209,17 +214,33 @@ def _parser(*, inline: bool) -> MarkdownIt:
 
 
 def markdown_examples(
-    text: str, display: str, program: str, code: Sequence[str] = ("fenced",)
+    text: str,
+    display: str,
+    program: str,
+    code: Sequence[str] = ("fenced",),
+    notes: list[Diagnostic] | None = None,
 ) -> list[ExampleRecord]:
     """The examples of one Markdown document, each with an origin that locates it in ``text``.
 
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
-    code.
+    code. What the reading noticed (a session block without a prompt) is added to ``notes``.
     """
     origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
     builder = CommandLineReader(origin, program)
+    prompted = f"$ {program}"
+    previous: str | None = None
     for token in _parser(inline="inline" in code).parse(text):
+        opened, previous = previous, token.type
+        if (
+            token.type == "inline"
+            and opened == "paragraph_open"
+            and token.map is not None
+            and prompted in token.content
+        ):
+            # Generated reference pages write `$ mycli ...` lines in plain paragraphs.
+            for line in _prompted_lines(token.content, prompted, token.map[0], source_lines):
+                builder.block([line], session=True, declared=False)
         if token.type == "fence" and "fenced" in code and token.map is not None:
             language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
             if language in SHELL_LANGUAGES:
@@ -231,7 +252,22 @@ def markdown_examples(
             for child in token.children or ():
                 if child.type == "code_inline":
                     builder.block([_inline_line(child, token, source_lines)], session=False)
+    if notes is not None:
+        notes.extend(builder.notes)
     return builder.records
+
+
+def _prompted_lines(
+    content: str, prompted: str, first: int, source: list[str]
+) -> Iterator[CodeLine]:
+    """The lines of a paragraph that start with ``$ PROGRAM``, each placed in the file."""
+    for offset, line_text in enumerate(content.split("\n")):
+        if not (line_text == prompted or line_text.startswith(prompted + " ")):
+            continue
+        number = first + offset
+        raw = source[number] if number < len(source) else line_text
+        found = raw.find(line_text)
+        yield CodeLine(line_text, number + 1, (found if found >= 0 else 0) + 1)
 
 
 def _code_lines(content: str, first: int, source: list[str]) -> list[CodeLine]:

@@ -31,6 +31,7 @@ from exampleguard.sources._codeblocks import (
 )
 
 if TYPE_CHECKING:
+    from exampleguard.diagnostics import Diagnostic
     from exampleguard.sources._records import ExampleRecord
 
 __all__ = ["CODE_DIRECTIVE_CLASS", "REST_SUFFIX", "rest_examples"]
@@ -52,8 +53,13 @@ _SETTINGS: dict[str, Any] = {
 }
 
 
-def rest_examples(text: str, display: str, program: str) -> list[ExampleRecord]:
-    """The examples of one reStructuredText document, each located in ``text``."""
+def rest_examples(
+    text: str, display: str, program: str, notes: list[Diagnostic] | None = None
+) -> list[ExampleRecord]:
+    """The examples of one reStructuredText document, each located in ``text``.
+
+    What the reading noticed (a session block without a prompt) is added to ``notes``.
+    """
     # Deferred: only runs whose docs hold reST need the parser (a tenth of a second to import).
     from docutils import nodes  # noqa: PLC0415
     from docutils.core import publish_doctree  # noqa: PLC0415
@@ -78,7 +84,11 @@ def rest_examples(text: str, display: str, program: str) -> list[ExampleRecord]:
         lines = _placed(content, source, start)
         cursor = start + len(content)
         if program in block.astext():
-            reader.block(lines, session=session)
+            # A `::` block is read as a session without saying so: it is as often output.
+            declared = CODE_DIRECTIVE_CLASS in block.get("classes", [])
+            reader.block(lines, session=session, declared=declared)
+    if notes is not None:
+        notes.extend(reader.notes)
     return reader.records
 
 
