@@ -865,6 +865,7 @@ class SchemaKind(StrEnum):
 
     catalog = "catalog"
     tree = "tree"
+    judge = "judge"
     dispositions = "dispositions"
     exclusions = "exclusions"
     doc_exceptions = "doc-exceptions"
@@ -880,8 +881,8 @@ def schema(
         SchemaKind,
         typer.Argument(
             metavar="KIND",
-            help="catalog, tree, dispositions, exclusions, doc-exceptions, counts, report, "
-            "config, or `tool` for a tool's argument schema.",
+            help="catalog, tree, judge (a tree protocol verdict), dispositions, exclusions, "
+            "doc-exceptions, counts, report, config, or `tool` for a tool's argument schema.",
         ),
     ],
     tool_id: Annotated[
@@ -1104,7 +1105,8 @@ def init(
         typer.Option(
             "--tree",
             metavar="SPEC",
-            help="click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR or a snapshot .json.",
+            help="click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR, exec:PROGRAM or a "
+            "snapshot .json.",
         ),
     ],
     program: Annotated[
