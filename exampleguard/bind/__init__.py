@@ -2,9 +2,10 @@
 
 Each dialect is an exact model of one framework's parser, in a module of its own
 (:mod:`~exampleguard.bind.clickfamily` for Click and Typer, :mod:`~exampleguard.bind.argparser`
-for argparse), registered below by name. :func:`bind` hands the words to the
-contract's dialect; the result is a :class:`Binding`: the resolved command path, every
-occurrence of every parameter, the role of each word, and every problem found.
+for argparse, :mod:`~exampleguard.bind.cobra` for Go's cobra), registered below by name.
+:func:`bind` hands the words to the contract's dialect; the result is a :class:`Binding`: the
+resolved command path, every occurrence of every parameter, the role of each word, and every
+problem found.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from exampleguard.bind import argparser, clickfamily
+from exampleguard.bind import argparser, clickfamily, cobra
 from exampleguard.bind._records import Binding, FrameworkRules, Occurrence, Piece, Problem, Role
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 
@@ -34,7 +35,9 @@ __all__ = [
     "dialect",
 ]
 
-_DIALECTS: dict[str, Dialect] = {d.name: d for d in (clickfamily.DIALECT, argparser.DIALECT)}
+_DIALECTS: dict[str, Dialect] = {
+    d.name: d for d in (clickfamily.DIALECT, argparser.DIALECT, cobra.DIALECT)
+}
 """Each dialect's binder and rules, by the name :data:`exampleguard.model.DIALECT_NAMES` gives."""
 
 
