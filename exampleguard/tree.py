@@ -411,7 +411,8 @@ def _as_parse_verdict(tree: Tree, record: JudgeVerdict) -> ParseVerdict:
 
     A name is the command's own parameter, else the nearest ancestor's persistent one, else an
     ancestor's own (a parent's flags parsed on the way down). An accepted verdict that gives a
-    parameter the tree declares eager (``--help``) ended at it, as a Python parser's would.
+    parameter the tree declares eager the value true (``--help``) ended at it, as a Python
+    parser's would.
     """
     path = tuple(record.path) if record.path is not None else None
     given: list[GivenValue] = []
@@ -421,8 +422,9 @@ def _as_parse_verdict(tree: Tree, record: JudgeVerdict) -> ParseVerdict:
             raise ValueError(f"its path {list(path)} is not a command of the tree")
         for name, value in record.given.items():
             level, parameter = _declared(tree, path, name)
-            eager = eager or parameter.eager
-            given.append(GivenValue(level, name, value))
+            # Given ``--help=false``, help is given and does not end the parse.
+            eager = eager or (parameter.eager and value is True)
+            given.append(GivenValue(level, name, _shaped(parameter, value)))
     return ParseVerdict(
         accepted=record.accepted,
         path=path,
@@ -431,6 +433,14 @@ def _as_parse_verdict(tree: Tree, record: JudgeVerdict) -> ParseVerdict:
         eager=record.accepted and eager,
         given=tuple(given) if record.accepted else (),
     )
+
+
+def _shaped(parameter: Parameter, value: Any) -> Any:
+    """A positional's words as an argument object holds them: one value where it takes one."""
+    single = parameter.positional and parameter.values_per_occurrence == 1
+    if single and isinstance(value, list) and len(value) == 1:
+        return value[0]
+    return value
 
 
 def _declared(tree: Tree, path: tuple[str, ...], name: str) -> tuple[tuple[str, ...], Parameter]:

@@ -583,7 +583,9 @@ class _CobraBinder(BinderBase):
         for occurrence in self.state.occurrences:
             parameter = occurrence.parameter
             if parameter.positional:
-                self.binding.typed[id(parameter)] = [p.text for p in occurrence.values]
+                words = [p.text for p in occurrence.values]
+                single = parameter.values_per_occurrence == 1 and len(words) == 1
+                self.binding.typed[id(parameter)] = words[0] if single else words
                 continue
             value = self.state.values.get(id(parameter))
             if value is not None and value.changed:

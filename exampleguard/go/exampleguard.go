@@ -341,7 +341,7 @@ func flagParameter(c *cobra.Command, f *pflag.Flag, persistent bool) parameterJS
 	case "stringSlice", "stringArray":
 		p.Type = "string"
 		p.Multiple = true
-	case "intSlice", "int32Slice", "int64Slice", "uintSlice":
+	case "intSlice":
 		p.Type = "integer"
 		p.Multiple = true
 	default:
@@ -736,6 +736,7 @@ func rejected(root, c *cobra.Command, err error) verdict {
 // the program: the command found, its flags parsed, help and version, whether it runs at all,
 // its arguments, required flags and flag groups.
 func judge(root *cobra.Command, args []string) verdict {
+	recordWords(root)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	shellCompletion(root, args)
@@ -830,9 +831,52 @@ func accepted(root, c *cobra.Command, positional []string) verdict {
 	return v
 }
 
+// modelled are the pflag types whose values exampleguard converts as pflag does; a flag of any
+// other type (a duration, an application's own Value) is reported by the word it was given.
+var modelled = map[string]bool{
+	"bool": true, "string": true, "count": true, "float32": true, "float64": true,
+	"int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true,
+	"stringSlice": true, "stringArray": true, "intSlice": true,
+}
+
+// recorded is a flag's Value that also keeps the last word it was set with.
+type recorded struct {
+	pflag.Value
+	last string
+}
+
+func (r *recorded) Set(word string) error {
+	if err := r.Value.Set(word); err != nil {
+		return err
+	}
+	r.last = word
+	return nil
+}
+
+// recordWords wraps the Value of every flag of a type exampleguard does not model, so that
+// the verdict can say which word it was given (this process judges one command line).
+func recordWords(c *cobra.Command) {
+	wrap := func(f *pflag.Flag) {
+		if _, done := f.Value.(*recorded); !done && !modelled[f.Value.Type()] {
+			f.Value = &recorded{Value: f.Value}
+		}
+	}
+	c.Flags().VisitAll(wrap)
+	c.PersistentFlags().VisitAll(wrap)
+	for _, sub := range c.Commands() {
+		recordWords(sub)
+	}
+}
+
 // flagValue is what the program reads from the flag, as JSON: booleans, numbers (non-finite
-// ones as NaN, Infinity, -Infinity), lists of a slice flag's items, and the text of any other.
+// ones as NaN, Infinity, -Infinity), lists of a slice flag's items; for a type exampleguard
+// does not model, the last word the flag was given.
 func flagValue(f *pflag.Flag) string {
+	if r, ok := f.Value.(*recorded); ok {
+		data, _ := json.Marshal(r.last)
+		return string(data)
+	}
 	text := f.Value.String()
 	kind := f.Value.Type()
 	switch kind {
@@ -859,7 +903,7 @@ func flagValue(f *pflag.Flag) string {
 	}
 	if slice, ok := f.Value.(pflag.SliceValue); ok {
 		items := slice.GetSlice()
-		if kind == "intSlice" || kind == "int32Slice" || kind == "int64Slice" || kind == "uintSlice" {
+		if kind == "intSlice" {
 			return "[" + strings.Join(items, ",") + "]"
 		}
 		data, _ := json.Marshal(items)
