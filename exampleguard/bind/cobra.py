@@ -296,7 +296,16 @@ class _CobraBinder(BinderBase):
             return
         level = describe_level(self.contract, node.path)
         count = len(positional)
-        most = settings.max_args
+        # What the validator accepts, as the tree records it; a catalog's tool (no tree)
+        # accepts the positional it declares, and none if it declares none.
+        least, most = settings.min_args, settings.max_args
+        if parameter is None:
+            most = 0
+        else:
+            nargs = parameter.values_per_occurrence
+            if most is None and isinstance(nargs, int) and nargs > 0:
+                most = nargs
+            least = max(least, 1 if parameter.is_required else 0)
         if most is not None and count > most:
             extra = positional[most]
             if most == 0 and node.is_group:
@@ -309,11 +318,11 @@ class _CobraBinder(BinderBase):
                 extra,
             )
             return
-        if count < settings.min_args:
+        if count < least:
             self.problem(
                 "missing-required",
-                f"'{level}' requires at least {settings.min_args} argument"
-                f"{'s' if settings.min_args != 1 else ''}, {count} given",
+                f"'{level}' requires at least {least} argument{'s' if least != 1 else ''}, "
+                f"{count} given",
             )
             return
         choices = parameter.choices if parameter is not None else None
