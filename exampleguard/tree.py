@@ -602,9 +602,12 @@ def _hint_for(message: str) -> str | None:
 
 
 def _isolation_unavailable(spec: TreeSpec, error: sandbox.IsolationUnavailable) -> Diagnostic:
+    what, nothing = ("the import of a live tree", "nothing was imported")
+    if spec.framework == "exec":
+        what, nothing = ("a tree protocol program", "nothing was run")
     return ISOLATION_UNAVAILABLE.diagnostic(
-        message=f"tree {spec}: the import of a live tree runs in the dry runs' sandbox, and "
-        f"{str(error).removeprefix('isolation-unavailable: ')}; nothing was imported",
+        message=f"tree {spec}: {what} runs in the dry runs' sandbox, and "
+        f"{str(error).removeprefix('isolation-unavailable: ')}; {nothing}",
         hint="Run where that sandbox works (`exampleguard sandbox` tells what this host "
         "refuses), commit a tree snapshot (`exampleguard tree --format json`), or set "
         'tree_isolation = "guard" knowingly: the import then runs unsandboxed, under a guard.',
@@ -616,7 +619,12 @@ def _unavailable(spec: TreeSpec, reason: str, hint: str | None = None) -> Diagno
     return TREE_UNAVAILABLE.diagnostic(
         message=f"tree {spec}: {reason}",
         hint=hint
-        or "The tree is imported in a child process from the configuration's directory; "
-        "the message says what the import did.",
+        or (
+            "The program runs in the sandbox from the configuration's directory, as "
+            "`PROGRAM __exampleguard tree` and `... judge`; the message says what it did."
+            if spec.framework == "exec"
+            else "The tree is imported in a child process from the configuration's directory; "
+            "the message says what the import did."
+        ),
         location=Location(str(spec)),
     )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from exampleguard.bind._common import BinderBase, choices_hint, describe_level
 from exampleguard.bind._pflag import GoSyntaxError, PflagValue, value_kind
 from exampleguard.bind._records import CLICK_BOOLEANS, FrameworkRules, Occurrence, Piece, Role
-from exampleguard.bind.dialect import Dialect
+from exampleguard.bind.dialect import Dialect, RulesRow
 
 if TYPE_CHECKING:
     from exampleguard.contract import CommandNode
@@ -621,4 +621,20 @@ def _json_value(value: PflagValue) -> Any:
 
 _COBRA = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
 
-DIALECT = Dialect(name="cobra", binder=_CobraBinder, rules=_COBRA)
+DIALECT = Dialect(
+    name="cobra",
+    binder=_CobraBinder,
+    rules=_COBRA,
+    versions=(
+        # Tested against Debian's cobra 1.6.1 by tests/test_cobra_differential.py. What later
+        # versions add to the parse (MarkFlagsOneRequired, 1.8) the snapshot records where the
+        # program's cobra checks it: the helper asks that cobra, by behaviour.
+        RulesRow(
+            "cobra",
+            (1, 6),
+            _COBRA,
+            "cobra 1.6, the oldest the helper supports: Find, Traverse, pflag's forms, the "
+            "validators, required flags, and two flag groups (one-required only from 1.8)",
+        ),
+    ),
+)

@@ -62,7 +62,8 @@ const (
 
 // Register adds the hidden protocol command to root when the program is run for the protocol.
 //
-// Call it once, on the root command, before Execute. In every other run it does nothing.
+// Call it once, on the root command, before Execute (and after the program's own SetArgs,
+// if it calls that). In every other run it does nothing.
 func Register(root *cobra.Command) {
 	n := len(os.Args)
 	if n < 3 || os.Args[n-2] != commandWord {
