@@ -97,6 +97,10 @@ class Tree(StrictModel):
     """argparse: whether ``--`` given as an option's own value (``--opt=--``) is dropped, as
     measured on the parser the tree was read from (a patch release of 3.11 and of 3.12 changed
     it, so the version alone does not tell); absent, the version table decides."""
+    find_skips_flag_values: bool | None = None
+    """cobra: whether the program's cobra finds a command's word past the flag values before it
+    (1.7 and later), as the helper measured it on that cobra (a build without module data does
+    not say its version); absent, the version table decides."""
     commands: list[TreeCommand]
 
     def command(self, path: list[str] | tuple[str, ...]) -> TreeCommand | None:

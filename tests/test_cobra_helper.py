@@ -140,6 +140,9 @@ def test_flag_groups_required_flags_and_parser_settings(programs: dict[str, Path
     assert parameter(deploy, "env")["required"]
     assert deploy.constraints.require_together == [["user", "password"]]
     assert deploy.constraints.mutually_exclusive == [["json", "yaml", "text"]]
+    # One-required is exported only where the program's cobra checks it (1.8 and newer).
+    enforced = [["token", "web"]] if tree.find_skips_flag_values and _checks_one_required() else []
+    assert command(tree, "login").constraints.require_one_of == enforced
     assert not command(tree, "exec").settings.allow_interspersed_args
     assert command(tree, "raw").settings.disable_flag_parsing
     assert command(tree, "internal").hidden
@@ -293,3 +296,11 @@ def test_an_unreadable_request_is_a_failure_not_a_verdict(programs: dict[str, Pa
     )
     assert unknown.returncode == 1
     assert "unknown request" in unknown.stderr
+
+
+def _checks_one_required() -> bool:
+    """Whether the cobra the fixtures build against has MarkFlagsOneRequired (1.8 and newer)."""
+    from tests.support.golang import COBRA, OTHER_COBRA
+
+    source = Path(OTHER_COBRA, "src/github.com/spf13/cobra") if OTHER_COBRA else COBRA
+    return "MarkFlagsOneRequired" in (source / "flag_groups.go").read_text(encoding="utf-8")

@@ -102,6 +102,8 @@ def test_a_write_to_the_project_and_the_callers_home_never_lands(
     if contained(caller, host):
         assert result.returncode == 0, result.stdout + result.stderr
     else:
+        # No sandbox here, or (a root caller's landlock run) one that can start the program
+        # but not the interpreter its judge run needs: refused either way, never unsandboxed.
         expect_refused(result)
     assert [path for path in targets if path.exists()] == []
 
@@ -122,7 +124,9 @@ def test_a_forged_exec_failure_is_the_programs_own_failure_and_nothing_runs_agai
     root = project(caller.make("app"), forged)
     result = validate(caller, root, host)
     assert result.returncode == 2, result.stdout + result.stderr
-    if contained(caller, host):
+    # The tree run needs no interpreter: where a sandbox can start the program at all, it ran
+    # there and its failure is its own.
+    if contained(caller, host) or "exited with status 127" in result.stderr:
         assert "exited with status 127 answering `__exampleguard tree`" in result.stderr
         assert "tree-unavailable" in result.stderr
     else:

@@ -71,6 +71,7 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
             tree.framework,
             tree.framework_version,
             tree.option_values_drop_separator,
+            tree.find_skips_flag_values,
         )
         if tree is not None
         else found.rules
@@ -81,14 +82,20 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
 
 @functools.lru_cache(maxsize=16)
 def _rules(
-    name: str, framework: str | None, version: str | None, drops_separator: bool | None
+    name: str,
+    framework: str | None,
+    version: str | None,
+    drops_separator: bool | None,
+    skips_values: bool | None = None,
 ) -> FrameworkRules:
     """The rules a tree's examples are bound with: its version's row, then what it measured.
 
     One object per tree setting, so that what is compiled per rules is compiled once.
     """
     rules = dialect(name).rules_for(framework, version)
+    # Measured where the tree was read: it wins over the version table.
     if drops_separator is not None:
-        # Measured where the tree was read: it wins over the version table.
         rules = replace(rules, option_values_drop_separator=drops_separator)
+    if skips_values is not None:
+        rules = replace(rules, find_skips_flag_values=skips_values)
     return rules

@@ -18,7 +18,7 @@ Values convert and accumulate as pflag's do (:mod:`exampleguard.bind._pflag`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.bind._common import BinderBase, choices_hint, describe_level
@@ -108,12 +108,14 @@ def _bytes(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def _is_flag_arg(text: str) -> bool:
-    """Whether Traverse takes ``text`` for a flag (``isFlagArg``), by bytes as Go indexes."""
+def _is_flag_arg(text: str, *, two_dashes: bool) -> bool:
+    """Whether Traverse takes ``text`` for a flag (``isFlagArg``), by bytes as Go indexes.
+
+    cobra 1.6 looked at the second byte alone (``a-b`` was a flag); 1.7 and later at ``--``.
+    """
     raw = text.encode("utf-8")
-    return (len(raw) >= 3 and raw[1:2] == b"-") or (
-        len(raw) >= 2 and raw[:1] == b"-" and raw[1:2] != b"-"
-    )
+    long = raw[:2] == b"--" if two_dashes else raw[1:2] == b"-"
+    return (len(raw) >= 3 and long) or (len(raw) >= 2 and raw[:1] == b"-" and raw[1:2] != b"-")
 
 
 class _Failed(Exception):
@@ -177,6 +179,34 @@ class _CobraBinder(BinderBase):
                 commands.append(text)
         return commands
 
+    def _command_word(self, words: list[Piece], name: str, flags: _Flags) -> int | None:
+        """Where cobra's ``argsMinusFirstX`` takes the command's word ``name`` out of ``words``.
+
+        cobra 1.6 removes the first word equal to it, even a flag's value before it; 1.7 and
+        later skip flags and their values as ``stripFlags`` does (``None``: none is removed).
+        """
+        if not self.rules.find_skips_flag_values:
+            return next(i for i, piece in enumerate(words) if piece.text == name)
+        position = 0
+        while position < len(words):
+            text = words[position].text
+            if text == "--":
+                return None
+            long = text.startswith("--") and "=" not in text and not flags.no_opt(text[2:])
+            short = (
+                text.startswith("-")
+                and "=" not in text
+                and _bytes(text) == 2
+                and not flags.short_no_opt(text[1:])
+            )
+            if long or short:
+                position += 2
+                continue
+            if not text.startswith("-") and text == name:
+                return position
+            position += 1
+        return None
+
     def _find(self, root: CommandNode, pieces: list[Piece]) -> tuple[CommandNode, list[Piece]]:
         node, words = root, list(pieces)
         while True:
@@ -186,8 +216,10 @@ class _CobraBinder(BinderBase):
             child = node.children.get(commands[0])
             if child is None:
                 break
-            # cobra removes the first word equal to the command's name, wherever it is.
-            at = next(i for i, piece in enumerate(words) if piece.text == commands[0])
+            at = self._command_word(words, commands[0], self._table(node).finding)
+            if at is None:
+                node = child
+                continue
             self.role(words[at], Role.COMMAND)
             node, words = child, words[:at] + words[at + 1 :]
         if node.settings.legacy_args and node is root and node.is_group:
@@ -224,7 +256,7 @@ class _CobraBinder(BinderBase):
                     value_next = False
                     taken.append(piece)
                     continue
-                if _is_flag_arg(text):
+                if _is_flag_arg(text, two_dashes=self.rules.find_skips_flag_values):
                     taken.append(piece)
                     continue
                 child = node.children.get(text)
@@ -619,22 +651,33 @@ def _json_value(value: PflagValue) -> Any:
     return value.value
 
 
-_COBRA = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
+_COBRA_16 = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
+_COBRA = replace(_COBRA_16, find_skips_flag_values=True)
 
 DIALECT = Dialect(
     name="cobra",
     binder=_CobraBinder,
+    # A tree that records no version: cobra 1.7 and later (the helper measures what its
+    # program's cobra does and the snapshot says so, whatever the build recorded).
     rules=_COBRA,
     versions=(
-        # Tested against Debian's cobra 1.6.1 by tests/test_cobra_differential.py. What later
-        # versions add to the parse (MarkFlagsOneRequired, 1.8) the snapshot records where the
-        # program's cobra checks it: the helper asks that cobra, by behaviour.
+        # Tested against Debian's cobra 1.6.1 by tests/test_cobra_differential.py, and against
+        # 1.7 and later by the same tests where such a cobra is installed. What 1.8 adds to the
+        # parse (MarkFlagsOneRequired) the snapshot records where the program's cobra checks it.
         RulesRow(
             "cobra",
             (1, 6),
+            _COBRA_16,
+            "cobra 1.6, the oldest the helper supports: Find removes the first word equal to a "
+            "command's name, a flag's value before it included; Traverse takes any word whose "
+            "second byte is '-' for a flag",
+        ),
+        RulesRow(
+            "cobra",
+            (1, 7),
             _COBRA,
-            "cobra 1.6, the oldest the helper supports: Find, Traverse, pflag's forms, the "
-            "validators, required flags, and two flag groups (one-required only from 1.8)",
+            "cobra 1.7: Find removes a command's word past the flag values before it; Traverse "
+            "takes '--x' and '-x' words for flags",
         ),
     ),
 )

@@ -130,6 +130,7 @@ type treeJSON struct {
 	Dialect          string        `json:"dialect"`
 	Framework        string        `json:"framework"`
 	FrameworkVersion string        `json:"framework_version,omitempty"`
+	FindSkipsValues  bool          `json:"find_skips_flag_values"`
 	Commands         []commandJSON `json:"commands"`
 }
 
@@ -200,6 +201,7 @@ func writeTree(out io.Writer, root *cobra.Command) error {
 		Dialect:          "cobra",
 		Framework:        "cobra",
 		FrameworkVersion: cobraVersion(),
+		FindSkipsValues:  findSkipsFlagValues(),
 	}
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
@@ -220,6 +222,17 @@ func writeTree(out io.Writer, root *cobra.Command) error {
 	w.Write(data)
 	w.WriteString("\n")
 	return w.Flush()
+}
+
+// findSkipsFlagValues tells, by behaviour, whether this cobra's Find takes a command's word
+// out past the flag values before it (1.7 and newer) or takes the first equal word (1.6).
+func findSkipsFlagValues() bool {
+	probe := &cobra.Command{Use: "probe"}
+	probe.PersistentFlags().String("f", "", "")
+	probe.PersistentFlags().Bool("b", false, "")
+	probe.AddCommand(&cobra.Command{Use: "x", Run: func(*cobra.Command, []string) {}})
+	_, args, err := probe.Find([]string{"--f", "x", "--b", "x"})
+	return err == nil && len(args) == 3 && args[1] == "x"
 }
 
 func cobraVersion() string {
@@ -739,8 +752,15 @@ func rejected(root, c *cobra.Command, err error) verdict {
 func judge(root *cobra.Command, args []string) verdict {
 	recordWords(root)
 	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
-	shellCompletion(root, args)
+	if newer, ok := interface{}(root).(completionWithArgs); ok {
+		// cobra 1.9 and newer: __complete first, then completion, which a program without
+		// subcommands gets only where the words call it.
+		shellCompletion(root, args)
+		newer.InitDefaultCompletionCmd(args...)
+	} else {
+		root.InitDefaultCompletionCmd()
+		shellCompletion(root, args)
+	}
 	var c *cobra.Command
 	var flags []string
 	var err error
@@ -786,6 +806,11 @@ func judge(root *cobra.Command, args []string) verdict {
 		return rejected(root, c, err)
 	}
 	return accepted(root, c, positional)
+}
+
+// completionWithArgs is cobra 1.9's InitDefaultCompletionCmd, which takes the words.
+type completionWithArgs interface {
+	InitDefaultCompletionCmd(args ...string)
 }
 
 // shellCompletion adds cobra's hidden __complete command where the words run it, as ExecuteC

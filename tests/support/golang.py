@@ -33,13 +33,19 @@ def missing_go() -> str | None:
     return None
 
 
+OTHER_COBRA = os.environ.get("EXAMPLEGUARD_COBRA_GOPATH")
+"""A GOPATH holding another cobra (``src/github.com/spf13/cobra``), to build the fixtures
+against it instead of Debian's: how the tests are run against cobra 1.7, 1.8 or 1.9."""
+
+
 def go_environment(gopath: Path) -> dict[str, str]:
     """The environment of a GOPATH-mode build against Debian's packages, offline."""
     cache = Path(tempfile.gettempdir()) / "exampleguard-go-build-cache"
+    paths = [*([OTHER_COBRA] if OTHER_COBRA else []), str(DEBIAN_GOPATH), str(gopath)]
     return {
         **os.environ,
         "GO111MODULE": "off",
-        "GOPATH": f"{DEBIAN_GOPATH}{os.pathsep}{gopath}",
+        "GOPATH": os.pathsep.join(paths),
         "GOCACHE": str(cache),
         "GOFLAGS": "",
         "GOPROXY": "off",
