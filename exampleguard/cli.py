@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from exampleguard.diagnostics import Diagnostic
     from exampleguard.dryrun import PlannedRun, RunRecord
     from exampleguard.report import Report
-    from exampleguard.runcache import RunCache
 
 __all__ = ["app", "entry_point", "main"]
 
@@ -176,9 +175,8 @@ NoCacheOption = Annotated[
     bool,
     typer.Option(
         "--no-cache",
-        help="Work everything out afresh: no validate run answered from the run cache, no live "
-        "tree or Markdown file read from theirs (caches in the user's cache directory, each "
-        "entry reused only while nothing it was made from has changed).",
+        help="Import a live tree afresh, not from the tree cache (in the user's cache "
+        "directory, reused only while nothing the tree was made from has changed).",
     ),
 ]
 
@@ -242,7 +240,6 @@ def _load_config(
     path: Path | None,
     *,
     no_cache: bool = False,
-    check_jobs: int | None = None,
     view: _View | None = None,
 ) -> Config:
     from dataclasses import replace
@@ -253,7 +250,7 @@ def _load_config(
         loaded = load_config(path, Path.cwd())
     except ConfigError as error:
         _fail_with([error.diagnostic], view=view)
-    return replace(loaded, tree_cache=not no_cache, check_jobs=check_jobs)
+    return replace(loaded, tree_cache=not no_cache)
 
 
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -295,13 +292,6 @@ def _refuse_an_input(
     """
     if output is None or not output.is_file():
         return
-    _refuse(output, _guarded_inputs(config, report, inputs))
-
-
-def _guarded_inputs(
-    config: Config | None, report: Report | None = None, inputs: Sequence[Path] = ()
-) -> list[tuple[Path, str]]:
-    """The files a run read that ``--output`` must never replace, each with its role."""
     candidates: list[tuple[Path, str]] = [(path, "a report being merged") for path in inputs]
     if config is not None:
         candidates += [
@@ -321,14 +311,7 @@ def _guarded_inputs(
             if address:
                 where = config.cwd / address if config is not None else Path(address)
                 candidates.append((where, "a file examples are read from"))
-    return list(dict(reversed(candidates)).items())
-
-
-def _refuse(output: Path | None, candidates: Iterable[tuple[Path, str]]) -> None:
-    """Stop (exit 2, nothing written) where ``output`` is one of the ``candidates``."""
-    if output is None or not output.is_file():
-        return
-    for path, role in candidates:
+    for path, role in dict(reversed(candidates)).items():
         try:
             same = output.samefile(path)
         except OSError:
@@ -345,89 +328,6 @@ def _color(output: Path | None) -> bool:
     if output is not None or os.environ.get("NO_COLOR"):
         return False
     return sys.stdout.isatty() or bool(os.environ.get("FORCE_COLOR"))
-
-
-class _RunCacheUse:
-    """A ``validate`` run's use of the run cache (:mod:`exampleguard.runcache`).
-
-    A stored run whose inputs are all unchanged is replayed: its output written, its verdict's
-    exit code returned. Otherwise the run is recorded as it reads, and kept once it has written
-    its report.
-    """
-
-    def __init__(self, cache: RunCache, identity: dict[str, Any]) -> None:
-        from exampleguard.runcache import MAX_OUTPUT_CHARS
-
-        self._cache = cache
-        self._identity = identity
-        self.recording = cache.recording()
-        self.limit = MAX_OUTPUT_CHARS
-        """The longest output kept."""
-
-    @classmethod
-    def begin(
-        cls, config: Path | None, view: _View, shard: tuple[int, int] | None
-    ) -> _RunCacheUse | None:
-        """The cache's use for this run, or ``None`` where no configuration file is found."""
-        from exampleguard.runcache import RunCache, run_identity
-
-        identity = run_identity(
-            Path.cwd(),
-            config,
-            shard=shard,
-            view={
-                "format": view.output_format.value,
-                "color": _colored(view),
-                "quiet": view.quiet,
-                "statistics": view.statistics,
-            },
-        )
-        return None if identity is None else cls(RunCache(), identity)
-
-    def replay(self, view: _View) -> None:
-        """Write the stored run's output and exit with its code, if it is still true."""
-        cached = self._cache.lookup(self._identity)
-        if cached is None:
-            return
-        _refuse(view.output, ((Path(path), role) for path, role in cached.guarded))
-        _emit(cached.output, view.output)
-        raise typer.Exit(EXIT_OK if cached.ok or view.exit_zero else EXIT_DEFECTS)
-
-    def keep(self, output: str, ok: bool, guarded: list[tuple[Path, str]]) -> None:
-        """Store this run: the ``output`` it wrote, its verdict, the inputs ``--output`` keeps."""
-        from exampleguard.runcache import CachedRun
-
-        pairs = tuple((str(path), role) for path, role in guarded)
-        self._cache.store(self._identity, CachedRun(output, ok, pairs), self.recording)
-
-
-class _Collected:
-    """An output's pieces as they are written, kept while their length stays under ``limit``."""
-
-    def __init__(self, text: str | Iterable[str], limit: int) -> None:
-        self._text = text
-        self._limit = limit
-        self._kept: list[str] | None = []
-        self._length = 0
-
-    def __iter__(self) -> Iterator[str]:
-        for piece in (self._text,) if isinstance(self._text, str) else self._text:
-            if self._kept is not None:
-                self._length += len(piece)
-                if self._length > self._limit:
-                    self._kept = None
-                else:
-                    self._kept.append(piece)
-            yield piece
-
-    def text(self) -> str | None:
-        """The whole output once written, or ``None`` when it outgrew the limit."""
-        return None if self._kept is None else "".join(self._kept)
-
-
-def _colored(view: _View) -> bool:
-    """Whether the report is drawn in colour: a text format, on a terminal."""
-    return view.output_format in _TEXT_FORMATS and _color(view.output)
 
 
 # -- validate -----------------------------------------------------------------------------------
@@ -470,17 +370,6 @@ def validate(
         ),
     ] = False,
     no_cache: NoCacheOption = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            metavar="N",
-            help="Processes that check the examples (default: one per idle core for a "
-            "catalog of 5000 examples or more, else one). The output is the same either way.",
-        ),
-    ] = None,
 ) -> None:
     """Check every stored example against the real command tree and the catalog's rules."""
     view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
@@ -488,20 +377,16 @@ def validate(
     if (fix or diff) and shard_spec is not None:
         raise typer.BadParameter("fixes need the whole catalog, not a shard", param_hint="--shard")
     if fix or diff:
-        loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs)
+        loaded = _load_config(config, no_cache=no_cache)
         _fix(loaded, view, write=not diff)
-    cache = None if no_cache else _RunCacheUse.begin(config, view, shard_spec)
-    if cache is not None:
-        cache.replay(view)
-    with cache.recording if cache is not None else contextlib.nullcontext():
-        from exampleguard.commands import validate as command
+    from exampleguard.commands import validate as command
 
-        loaded = _load_config(config, no_cache=no_cache, check_jobs=jobs, view=view)
-        with _progress(enabled=not quiet) as progress:
-            outcome = command.validate(
-                loaded, shard=shard_spec, progress=progress.checked if progress else None
-            )
-        _finish_report(outcome, view, loaded, cache=cache)
+    loaded = _load_config(config, no_cache=no_cache, view=view)
+    with _progress(enabled=not quiet) as progress:
+        outcome = command.validate(
+            loaded, shard=shard_spec, progress=progress.checked if progress else None
+        )
+    _finish_report(outcome, view, loaded)
 
 
 def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:
@@ -559,26 +444,19 @@ def _finish_report(
     *,
     interrupted: bool = False,
     inputs: Sequence[Path] = (),
-    cache: _RunCacheUse | None = None,
 ) -> NoReturn:
     """End a command whose result is a report: its problems (exit 2), or the report and verdict.
 
     ``inputs``: files the command read besides those of ``config`` and the report's examples.
-    ``cache``: where a ``validate`` run keeps what it wrote, once it is written.
     """
     _retain(outcome)
     if outcome.unusable or outcome.report is None:
         _fail_with(outcome.unusable, summary=summary, view=view)
     _refuse_an_input(view.output, config, outcome.report, inputs)
-    rendered = _render(outcome.report, view, config)
-    written = _Collected(rendered, cache.limit) if cache is not None else None
-    _emit(written or rendered, view.output)
+    _emit(_render(outcome.report, view, config), view.output)
     if interrupted:
         _stderr("exampleguard: interrupted; every sandboxed process was stopped")
         raise typer.Exit(EXIT_INTERRUPTED)
-    text = written.text() if written is not None else None
-    if cache is not None and text is not None:
-        cache.keep(text, outcome.report.ok, _guarded_inputs(config, outcome.report, inputs))
     if outcome.report.ok or view.exit_zero:
         raise typer.Exit(EXIT_OK)
     raise typer.Exit(EXIT_DEFECTS)
@@ -596,7 +474,7 @@ def _render(report: Report, view: _View, config: Config | None) -> Iterator[str]
     return render_pieces(
         report,
         view.output_format.value,
-        color=_colored(view),
+        color=view.output_format in _TEXT_FORMATS and _color(view.output),
         sources=SourceFiles(*folders),
         quiet=view.quiet,
         # Every format names files relative to the current directory; SARIF relative to the
@@ -973,7 +851,7 @@ def dispositions_add(
     reason_code: Annotated[
         str,
         typer.Option(
-            "--reason-code", metavar="CODE", help="An approved reason code (see the README)."
+            "--reason-code", metavar="CODE", help="An approved reason code (see docs/reviewers.md)."
         ),
     ],
     reason: Annotated[

@@ -30,6 +30,7 @@ __all__ = [
     "DISPOSITION_DUPLICATE",
     "DISPOSITION_INVALID",
     "DISPOSITION_STALE",
+    "DOC_BLOCK_WITHOUT_EXAMPLE",
     "DOC_EXAMPLE_EXCEPTED",
     "DOC_EXCEPTION_DUPLICATE",
     "DOC_EXCEPTION_STALE",
@@ -61,8 +62,8 @@ __all__ = [
     "REPEATED_OPTION",
     "REQUIRE_ONE_OF",
     "REQUIRE_TOGETHER",
+    "RETIRED",
     "SAFETY_DRIFT",
-    "SCHEMA_MISMATCH",
     "SHELL_COMMENT",
     "SHELL_CONSTRUCT",
     "SHELL_EXPANSION",
@@ -191,8 +192,8 @@ CONFIG_INVALID = _code(
     why="Without a valid configuration nothing can be evaluated, so the run stops before "
     "anything is checked (exit 2).",
     example='[tool.exampleguard]\ncatalogue = "agents.json"  # the key is `catalog`',
-    fix="Correct the key named in the message; the README's configuration table lists every "
-    "key with its type and default.",
+    fix="Correct the key named in the message; docs/configuration.md lists every key with its "
+    "type and default.",
     exit_code=2,
 )
 FILE_UNREADABLE = _code(
@@ -577,6 +578,20 @@ TREE_UNSANDBOXED = _code(
     "snapshot (`exampleguard tree --format json`) and point `tree` at it.",
     severity=Severity.WARNING,
 )
+DOC_BLOCK_WITHOUT_EXAMPLE = _code(
+    "doc-block-without-example",
+    Stage.SHELL,
+    "A shell block of the docs names the program but none of its lines is an example",
+    what="A `console` or `shell-session` block (a fence, or a reST code directive) reads only "
+    "prompted lines as commands, and this one names the program on lines without a `$ `, `% ` "
+    "or `>>> ` prompt: they are read as output, so nothing in the block is checked.",
+    why="A session block without prompts is usually a command block in the wrong language: "
+    "its commands would never be checked, and a typo in them would pass.",
+    example="```console\nmycli delete --recusive notes/\n```",
+    fix="Give the command lines a `$ ` prompt, or mark the block `sh` or `bash` if every line is "
+    "a command.",
+    severity=Severity.WARNING,
+)
 EXAMPLE_TOO_LONG = _code(
     "example-too-long",
     Stage.RULES,
@@ -866,17 +881,11 @@ DRYRUN_TIMEOUT = _code(
     example="a preview that waits on a prompt",
     fix="Make the preview non-interactive and offline, or raise the timeout.",
 )
-SCHEMA_MISMATCH = _code(
-    "schema-mismatch",
-    Stage.RULES,
-    "An example's arguments disagree with its tool's strict argument schema",
-    what="The arguments the binder produced do not validate against the tool's JSON Schema "
-    "(`exampleguard schema tool ID`).",
-    why="Agents that call tools through strict function-calling APIs use that schema; an "
-    "example it rejects cannot be reproduced by them.",
-    example="a required parameter absent from the bound arguments",
-    fix="Fix the example or the tool's parameters so both agree.",
-)
+RETIRED: dict[str, str] = {
+    "schema-mismatch": "an example's arguments against its tool's strict argument schema; "
+    "the binder's agreement with the schemas is a differential test since 0.1.0",
+}
+"""Codes no longer produced, and what they were: a name here is never registered again."""
 
 CODES: dict[str, Code] = {entry.name: entry for entry in _REGISTERED}
 """Every registered code, by name, in documentation order."""
@@ -897,6 +906,8 @@ def _check_registry() -> None:
             raise AssertionError(f"malformed code name: {entry.name!r}")
         if globals().get(entry.name.upper().replace("-", "_")) is not entry:
             raise AssertionError(f"{entry.name!r} is not registered under its constant name")
+        if entry.name in RETIRED:
+            raise AssertionError(f"{entry.name!r} is a retired code: names are never reused")
 
 
 _check_registry()

@@ -17,17 +17,6 @@ from pydantic import AfterValidator, Field, StringConstraints
 from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
-from exampleguard.locate import (
-    DEFAULT_TREE_TIMEOUT,
-    MAX_SECONDS,
-    PYPROJECT,
-    TOOL_FILE,
-    config_source,
-    display_path,
-    find_config,
-    repository_root,
-    settings_in_tool_table,
-)
 from exampleguard.model import NonEmpty, StrictModel
 
 __all__ = [
@@ -44,8 +33,24 @@ __all__ = [
 ]
 
 DEFAULT_BYPASS_FLAGS = ("--yes", "--assume-yes", "--no-confirm")
-DEFAULT_DOCS = ("README.md", "AGENTS.md", "CLAUDE.md", "llms.txt", "docs/**/*.md", "**/SKILL.md")
+DEFAULT_DOCS = (
+    "README.md",
+    "README.rst",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "llms.txt",
+    "docs/**/*.md",
+    "docs/**/*.rst",
+    "**/SKILL.md",
+)
 """The Markdown files whose examples are checked unless ``docs`` says otherwise."""
+_TOOL_FILE = "exampleguard.toml"
+_PYPROJECT = "pyproject.toml"
+
+DEFAULT_TREE_TIMEOUT = 60.0
+"""Seconds a live tree's import may take unless ``tree_timeout`` says otherwise."""
+MAX_SECONDS = 86_400
+"""The longest time limit a setting may give: a day."""
 
 ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")]
 # Seconds: positive, finite, and at most a day (an infinite timeout is no timeout).
@@ -55,7 +60,7 @@ CodeKind = Literal["fenced", "indented", "inline"]
 
 
 def _inside_project(pattern: str) -> str:
-    # Every documentation file is shown, cached and excepted by its path under the
+    # Every documentation file is shown and excepted by its path under the
     # configuration's folder: a glob that leaves it names files of some other project.
     parts = PurePosixPath(pattern).parts
     if pattern.startswith("/"):
@@ -166,8 +171,6 @@ class Config:
     cwd: Path
     tree_cache: bool = True
     """Whether a live tree may come from the tree cache (``--no-cache`` turns it off)."""
-    check_jobs: int | None = None
-    """Processes that check the examples; ``None``: every core, for a large catalog."""
 
     @property
     def catalog_path(self) -> Path:
@@ -201,32 +204,109 @@ class ConfigError(Exception):
         self.diagnostic = diagnostic
 
 
+def _settings_in_tool_table(source: Path, data: object) -> bool:
+    """Whether the settings of ``source`` (read as ``data``) are its ``[tool.exampleguard]``.
+
+    So in a ``pyproject.toml``, and in any other TOML file with a ``tool`` table but the
+    ``exampleguard.toml`` that holds them at its top level.
+    """
+    if source.name == _PYPROJECT:
+        return True
+    return (
+        source.suffix == ".toml"
+        and isinstance(data, dict)
+        and "tool" in data
+        and source.name != _TOOL_FILE
+    )
+
+
+def find_config(start: Path) -> Path | None:
+    """Find the configuration file by walking up from ``start`` (SPEC section 3.1)."""
+    for directory in (start, *start.parents):
+        candidate = directory / _TOOL_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / _PYPROJECT
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    import tomllib  # noqa: PLC0415 - only needed while searching
+
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        # A broken pyproject.toml is reported when it is the one in use, not while searching
+        # (tomllib recurses once per nested array or inline table).
+        return "[tool.exampleguard" in _safe_read(pyproject)
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "exampleguard" in tool
+
+
+def _safe_read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """``path`` as outputs show it: relative to ``cwd`` when inside it, else absolute.
+
+    Like ruff, every output names files from where the command was started, so that a run from a
+    monorepo's root says ``packages/tool/agent-catalog.json``: what an editor, a terminal and a
+    GitHub annotation (whose workflow runs from the repository root) can open.
+    """
+    absolute = path if path.is_absolute() else cwd / path
+    for base in dict.fromkeys((cwd, cwd.resolve())):
+        if absolute.is_relative_to(base):
+            return absolute.relative_to(base).as_posix()
+    return str(absolute)
+
+
+def repository_root(start: Path) -> Path:
+    """The repository ``start`` is in (the nearest folder with ``.git``), else ``start`` itself.
+
+    ``.git`` may be a folder or, in a worktree or a submodule, a file: either marks the root.
+    """
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
 def load_config(explicit: Path | None, cwd: Path) -> Config:
     """Load the configuration named by ``explicit``, or found from ``cwd``.
 
     Raises :class:`ConfigError` with a ``config-invalid`` (or file) diagnostic naming the file
     and the key that is wrong.
     """
-    found = config_source(explicit, cwd)
-    if found is None and explicit is not None:
-        raise ConfigError(_config_error(f"configuration file {explicit} does not exist", None))
-    if found is None:
-        raise ConfigError(
-            _config_error(
-                f"no configuration found: looked for {TOOL_FILE}, or a [tool.exampleguard] "
-                f"table in {PYPROJECT}, in {cwd} and every directory above it",
-                None,
-                hint="Run `exampleguard init --tree SPEC` to create one, or pass --config.",
+    if explicit is not None:
+        source = explicit if explicit.is_absolute() else cwd / explicit
+        if not source.exists():
+            raise ConfigError(_config_error(f"configuration file {explicit} does not exist", None))
+    else:
+        found = find_config(cwd)
+        if found is None:
+            raise ConfigError(
+                _config_error(
+                    f"no configuration found: looked for {_TOOL_FILE}, or a [tool.exampleguard] "
+                    f"table in {_PYPROJECT}, in {cwd} and every directory above it",
+                    None,
+                    hint="Run `exampleguard init --tree SPEC` to create one, or pass --config.",
+                )
             )
-        )
-    source = found.resolve()
+        source = found
+    source = source.resolve()
     display = display_path(source, cwd)
     try:
         document = load_document(source, display)
     except SourceError as error:
         raise ConfigError(error.diagnostic) from None
     table: KeyPath
-    if settings_in_tool_table(source, document.data):
+    if _settings_in_tool_table(source, document.data):
         table = ("tool", "exampleguard")
         tool = document.data.get("tool")
         data = tool.get("exampleguard") if isinstance(tool, dict) else None
@@ -251,7 +331,7 @@ def load_config(explicit: Path | None, cwd: Path) -> Config:
 def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
     return CONFIG_INVALID.diagnostic(
         message=diagnostic.message,
-        hint="The README's configuration table lists every key with its type and default.",
+        hint="docs/configuration.md lists every key with its type and default.",
         location=diagnostic.location,
     )
 

@@ -16,7 +16,6 @@ from pydantic import Field
 from exampleguard.codes import COUNTS_DRIFT, COUNTS_MISSING
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import Document, check_format, load_document, validate_model
-from exampleguard.fingerprint import note_inputs
 from exampleguard.model import StrictModel
 
 __all__ = ["COUNTS_FORMAT", "Counts", "compare_counts", "load_counts", "render_counts"]
@@ -61,8 +60,6 @@ def load_counts(path: Path, display: str) -> tuple[Counts, Document] | None:
 
     A file that exists but cannot be read or has the wrong structure raises ``SourceError``.
     """
-    # Whether it exists decides the verdict (counts-missing): the run cache keeps the answer.
-    note_inputs([str(path)], ())
     if not path.exists() and not path.is_symlink():
         return None
     document = load_document(path, display)

@@ -42,12 +42,13 @@ PLACEHOLDER_RULE = (
     "`_`, `-` or `.`) stands for one value the reader supplies: it fills the place of exactly "
     "one value (a positional or an option's value), its type and choices are not checked, and "
     "anywhere else (where a command word or a flag is expected) it is reported like any other "
-    "word. A `...` standing alone, or right after a placeholder, means 'more of the same' and is "
-    "left out; what remains must still be a complete command. An example with a placeholder is "
+    "word. A `...` standing alone, right after a placeholder, or right after a `]` (a usage "
+    "synopsis's `[FILES]...`), means 'more of the same' and is left out; what remains must "
+    "still be a complete command. An example with a placeholder is "
     "judged by exampleguard's model alone, and its argument object is not checked against the "
     "tool's schema: its values are not known."
 )
-"""The documented placeholder rule (README, "Examples in documentation")."""
+"""The documented placeholder rule (docs/docs-examples.md, "Examples in documentation")."""
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][\w.-]*>|\{[A-Za-z][\w.-]*\}")
 _ELLIPSIS = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[>}\]]))\.\.\.(?=\s|$)")
@@ -60,6 +61,8 @@ _SPECIAL = re.compile(r"[\\#|&;()'\"$`<>]")
 # A run of characters inside a word that need no look: everything the scan does not stop at.
 _WORD_RUN = re.compile(r"[^\s|;&\\'\"$<>`()]+")
 _WORD = re.compile(r"[^ \t\n]+")
+_OPENING_WORDS = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time"})
+"""Words the shell reads before a compound command's own simple command (``if mycli check``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,9 +329,17 @@ def _substitution_end(text: str, i: int, end: int, program: str, found: list[Com
 
 
 def _command(words: list[_Word], program: str, found: list[Command]) -> None:
-    """Note the command of ``words`` if, after its assignments, it runs ``program``."""
+    """Note the command of ``words`` if, after what the shell reads first, it runs ``program``.
+
+    The shell reads first: assignments, the reserved words that open or continue a compound
+    command (``if``, ``then``, ``do``, ``{``, ``!``, ...) and ``time`` with its ``-p``.
+    """
     first = 0
-    while first < len(words) and _ASSIGNMENT.match(words[first].raw):
+    while first < len(words):
+        raw = words[first].raw
+        timed = raw == "-p" and first > 0 and words[first - 1].raw == "time"
+        if not (timed or raw in _OPENING_WORDS or _ASSIGNMENT.match(raw)):
+            break
         first += 1
     if first >= len(words) or words[first].raw != program:
         return

@@ -190,7 +190,7 @@ def fixture_problems(evaluation: Evaluation) -> list[Diagnostic]:
                 CONFIG_INVALID.diagnostic(
                     f"{location.file}: {location.key or 'fixtures'}: {reason}",
                     hint="Fixtures are a folder of the project holding regular files and "
-                    "directories only; the README's dry-run section says why.",
+                    "directories only; docs/dry-runs.md says why.",
                     location=location,
                 )
             )

@@ -32,7 +32,7 @@ from exampleguard.treecache import TreeCache
 
 if TYPE_CHECKING:
     from exampleguard.counts import Counts
-    from exampleguard.dispositions import LoadedDispositions
+    from exampleguard.dispositions.records import LoadedDispositions
 
 __all__ = ["InputError", "Inputs", "load_inputs", "tree_error"]
 
@@ -89,7 +89,8 @@ def _load_the_rest(
 ) -> Inputs:
     """What :func:`load_inputs` reads once the tree is loaded."""
     from exampleguard.counts import load_counts  # noqa: PLC0415
-    from exampleguard.dispositions import LoadedDispositions, all_errors, load_dispositions  # noqa: PLC0415
+    from exampleguard.dispositions.load import all_errors, load_dispositions  # noqa: PLC0415
+    from exampleguard.dispositions.records import LoadedDispositions  # noqa: PLC0415
 
     records = LoadedDispositions()
     counts: tuple[Counts, Document] | None = None

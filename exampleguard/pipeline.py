@@ -8,9 +8,8 @@ that cannot be evaluated says everything at once (exit 2) before anything is che
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,14 +28,13 @@ from exampleguard.config import Config
 from exampleguard.contract import Contract, EffectiveTool, build_contract
 from exampleguard.counts import Counts, compare_counts
 from exampleguard.diagnostics import Diagnostic, Related, Severity, Span
-from exampleguard.dispositions import (
+from exampleguard.dispositions.check import (
     Review,
     check_dispositions,
     check_doc_exceptions,
     check_exclusions,
 )
 from exampleguard.inputs import InputError, Inputs, load_inputs
-from exampleguard.parallel import THRESHOLD, idle_cores, split_work
 from exampleguard.rules import (
     CATALOG_STAGES,
     NAMED_STAGES,
@@ -198,6 +196,8 @@ def _evaluate(
             examples.append(result)
             diagnostics.extend(result.diagnostics)
         diagnostics.extend(doc_review.diagnostics)
+        # What the sources noticed while reading the docs (a block that yields no example).
+        diagnostics.extend(inputs.examples.notes)
     review = review_records(inputs, contract)
     if repository_checks:
         diagnostics.extend(review.diagnostics)
@@ -237,59 +237,14 @@ def _check_tools(
     tools: list[EffectiveTool],
     progress: Callable[[int, int], None] | None,
 ) -> list[ExampleResult]:
-    """Every example of ``tools``, checked, in order: on every idle core for a large catalog.
-
-    ``progress`` hears from this process only: after each tool it checks, and after each
-    worker's share is back.
-    """
-    weights = [inputs.examples.count(tool.index) for tool in tools]
-    total = sum(weights)
-    jobs = inputs.config.check_jobs
-    if jobs is None:
-        jobs = idle_cores() if total >= THRESHOLD else 1
-    here = os.getpid()
-    done = [0]
-
-    def advance(count: int) -> None:
-        done[0] += count
-        if progress is not None and os.getpid() == here:
-            progress(done[0], total)
-
-    def run(chunk: Sequence[EffectiveTool]) -> list[ExampleResult]:
-        results: list[ExampleResult] = []
-        for tool in chunk:
-            checked = checker.tool(tool, inputs.examples.of_tool(tool.index))
-            results.extend(checked)
-            advance(len(checked))
-        return results
-
-    def unpack(
-        chunk: Sequence[EffectiveTool], packed: list[tuple[Any, ...]]
-    ) -> list[ExampleResult]:
-        records = [record for tool in chunk for record in inputs.examples.of_tool(tool.index)]
-        results = [
-            ExampleResult.of(
-                record,
-                argv=tuple(map(sys.intern, argv)) if argv is not None else None,
-                path=path,
-                arguments=arguments,
-                diagnostics=diagnostics,
-                validated=validated,
-                preview=preview,
-            )
-            for record, (argv, path, arguments, diagnostics, validated, preview) in zip(
-                records, packed, strict=True
-            )
-        ]
-        advance(len(results))
-        return results
-
-    return split_work(tools, weights, jobs, run=run, pack=_pack, unpack=unpack)
-
-
-def _pack(results: list[ExampleResult]) -> list[tuple[Any, ...]]:
-    """What a worker sends back for each example: its verdict, without its record."""
-    return [(r.argv, r.path, r.arguments, r.diagnostics, r.validated, r.preview) for r in results]
+    """Every example of ``tools``, checked, in order; ``progress`` is told after each tool."""
+    total = sum(inputs.examples.count(tool.index) for tool in tools)
+    results: list[ExampleResult] = []
+    for tool in tools:
+        results.extend(checker.tool(tool, inputs.examples.of_tool(tool.index)))
+        if progress is not None:
+            progress(len(results), total)
+    return results
 
 
 def review_records(inputs: Inputs, contract: Contract) -> Review:
@@ -362,7 +317,6 @@ class _ExampleChecker:
         results = [self.example(Subject(record, scope)) for record in examples]
         # What was prepared for this tool's examples is not needed again: let it go, so memory
         # does not grow with the number of tools.
-        self.context.schemas.forget(tool)
         if tool.node is not None:
             self.memo.release(tool.node)
         return results
@@ -417,11 +371,6 @@ class _ExampleChecker:
         ran_tool = verdict is not None and verdict.accepted and verdict.path == subject.tool.path
         subject.bound_to(binding, real=real, ran_tool=ran_tool)
         self._apply(subject, stages.binding, diagnostics)
-        eager = binding.eager or (verdict is not None and verdict.eager)
-        # A placeholder's value is not known: the argument object cannot be judged.
-        judged = subject.arguments is not None and not eager and not record.placeholders
-        if judged and not _failed(diagnostics):
-            self._apply(subject, stages.argument, diagnostics)
         if not _failed(diagnostics):
             # Only examples that bound without errors are compared: a broken one is reported
             # for what is wrong with it, not as the copy of another.

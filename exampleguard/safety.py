@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from exampleguard.codes import GATE_DUPLICATE, GATE_INVALID, GATE_STALE, SAFETY_DRIFT
 from exampleguard.contract import Contract, EffectiveTool
 from exampleguard.diagnostics import Diagnostic
-from exampleguard.dispositions import Gate, Record, is_concrete_reason
+from exampleguard.dispositions.records import Gate, Record, is_concrete_reason
 from exampleguard.documents import Document
 from exampleguard.model import Parameter
 

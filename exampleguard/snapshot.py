@@ -40,7 +40,7 @@ class SourcePlace(StrictModel):
 
 
 class HelpExample(StrictModel):
-    """A command line the command's own help text shows (README, "Examples in help text").
+    """A command line the command's own help text shows (docs/docs-examples.md, help text).
 
     ``command`` is the line as the help shows it, a continued command's physical lines joined
     by newlines; ``field`` names the help text it is in (``help``, ``epilog``, ``description``,

@@ -34,7 +34,6 @@ from exampleguard.documents import (
     parse_document,
     validate_model,
 )
-from exampleguard.fingerprint import note_unknown_inputs
 from exampleguard.model import Parameter
 from exampleguard.snapshot import TREE_FORMAT, JudgeVerdict, Tree
 from exampleguard.treecache import TreeCache, import_inputs, tree_identity
@@ -236,8 +235,6 @@ def load_judged_tree(
         )
 
     if cache is None:
-        # What the import read is not known: a run that depends on it is not cached.
-        note_unknown_inputs()
         text, records = extract()
     else:
         identity = tree_identity(str(spec), root, contained.key(), program)

@@ -40,8 +40,6 @@ from exampleguard.fingerprint import (
     digest_json,
     fingerprint,
     interpreted,
-    note_inputs,
-    note_unknown_inputs,
     unchanged,
 )
 from exampleguard.treechild import import_path
@@ -135,7 +133,6 @@ class TreeCache:
             isinstance(verdict, dict) for verdict in verdicts
         ):
             return None
-        note_inputs(list(entry["statuses"]), entry["directories"])
         return entry["tree"], verdicts
 
     def store(
@@ -161,7 +158,7 @@ class TreeCache:
             "format": CACHE_FORMAT,
             "identity": interpreted(identity),
             "request": digest_json(request),
-            **fingerprint([], directories, by_status=files),
+            **fingerprint(files, directories),
             "tree": result[0],
             "verdicts": result[1],
         }
@@ -181,14 +178,12 @@ class TreeCache:
     ) -> tuple[str, list[Any]]:
         """The cached result for ``request``, or ``extract``'s, kept for next time."""
         if inputs.files is None:
-            note_unknown_inputs()
             return extract()
         cached = self.lookup(identity, request)
         if cached is not None:
             return cached
         started = time.time()
         text, verdicts = extract()
-        note_inputs(inputs.files, inputs.directories)
         self.store(identity, request, (text, verdicts), inputs, started)
         return text, verdicts
 

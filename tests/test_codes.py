@@ -110,7 +110,9 @@ def test_warnings_are_exactly_the_ones_that_make_a_decision_visible() -> None:
     # model-mismatch (SPEC 4): the real parser's verdict stands; the warning makes it visible.
     # doc-example-excepted: a reviewed exception is reported on every run, never silent.
     # tree-unsandboxed: an import under the guard alone, asked for by name, is never silent.
+    # doc-block-without-example: a docs block read as output, whose commands go unchecked.
     assert warnings == {
+        "doc-block-without-example",
         "tree-unsandboxed",
         "shell-expansion",
         "repeated-option",

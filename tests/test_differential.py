@@ -30,6 +30,7 @@ The comparison is proven to have teeth: a binder that ignores one class of probl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -1784,7 +1785,7 @@ def test_a_batch_interrupted_midway_puts_the_tree_back_too() -> None:
     assert [v.accepted for v in judge.judge_all([["--name", "a"], ["--bogus"]])] == [True, False]
 
 
-def test_each_parse_closes_the_contexts_that_have_something_to_close() -> None:
+def test_each_parse_closes_its_contexts_as_click_does() -> None:
     import click
 
     closed: list[str] = []
@@ -1795,9 +1796,9 @@ def test_each_parse_closes_the_contexts_that_have_something_to_close() -> None:
             context.call_on_close(lambda: closed.append("callback"))
 
     class NotingContext(click.Context):
-        def close(self) -> None:
-            closed.append(f"context {self.info_name}")
-            super().close()
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.call_on_close(lambda: closed.append(f"context {self.info_name}"))
 
     @click.group()
     def root() -> None:
@@ -1809,14 +1810,30 @@ def test_each_parse_closes_the_contexts_that_have_something_to_close() -> None:
         """A command with the framework's contexts."""
 
     @root.command()
-    def noted() -> None:
+    @click.option("--count", type=int)
+    def noted(**_: Any) -> None:
         """A command whose contexts note their closing."""
 
     noted.context_class = NotingContext
     judge = ClickJudge(root, "prog")
-    verdicts = judge.judge_all([["plain"], ["plain", "--register"], ["noted"], ["noted"]])
-    assert [v.accepted for v in verdicts] == [True, True, True, True]
-    assert closed == ["callback", "context noted", "context noted"]
+    lines = [["plain"], ["plain", "--register"], ["noted"], ["noted", "--count", "x"]]
+    verdicts = judge.judge_all(lines)
+    assert [v.accepted for v in verdicts] == [True, True, True, False]
+    judged = list(closed)
+    # As Click's own main closes them: entered once made, closed when the parse ends (a
+    # context whose parse failed was never made, so there is nothing to close).
+    closed.clear()
+    for argv in lines:
+        with contextlib.suppress(click.UsageError), root.make_context("prog", list(argv)) as ctx:
+            # Click 8.2 renamed protected_args (8.1's attribute) to _protected_args.
+            protected = vars(ctx).get("_protected_args", vars(ctx).get("protected_args", []))
+            words = [*protected, *ctx.args]
+            name, command, rest = root.resolve_command(ctx, words)
+            assert command is not None
+            with command.make_context(name, rest, parent=ctx):
+                pass
+    assert judged == closed == ["callback", "context noted"]
+    assert click.get_current_context(silent=True) is None
 
 
 def test_a_get_params_set_on_the_command_itself_is_the_one_judged() -> None:
@@ -1873,6 +1890,31 @@ def test_an_argparse_batch_judges_each_argv_as_it_is_judged_alone() -> None:
         assert together == alone
 
     agree()
+
+
+def test_an_override_of_parse_args_is_called_only_with_argparse_s_signature() -> None:
+    calls: list[str] = []
+
+    class Configured(argparse.ArgumentParser):
+        def parse_args(self, config: str) -> None:  # type: ignore[override]
+            calls.append(f"configured from {config}")
+
+    class Noting(argparse.ArgumentParser):
+        def parse_args(  # type: ignore[override]
+            self, args: Sequence[str] | None = None, namespace: None = None
+        ) -> argparse.Namespace:
+            calls.append("noting")
+            return super().parse_args(args, namespace)
+
+    lines = [["--name", "x"], ["--bogus"]]
+    for cls in (Configured, Noting):
+        parser = cls(prog="prog")
+        parser.add_argument("--name")
+        verdicts = ArgparseJudge(parser).judge_all(lines)
+        assert [v.accepted for v in verdicts] == [True, False]
+        assert [(g.name, g.value) for g in verdicts[0].given] == [("name", "x")]
+    # Another signature is not the framework's parse (SPEC 4): argparse's own parses instead.
+    assert calls == ["noting", "noting"]
 
 
 def test_an_argparse_batch_puts_every_parser_back_as_it_was() -> None:

@@ -19,12 +19,8 @@ from pyfakefs.fake_filesystem import FakeFilesystem
 from exampleguard.catalog import load_catalog
 from exampleguard.contract import build_contract
 from exampleguard.diagnostics import Diagnostic
-from exampleguard.dispositions import (
-    Review,
-    check_dispositions,
-    check_exclusions,
-    load_dispositions,
-)
+from exampleguard.dispositions.check import Review, check_dispositions, check_exclusions
+from exampleguard.dispositions.load import load_dispositions
 from exampleguard.documents import SourceError
 from exampleguard.sources.catalog import catalog_examples
 from exampleguard.tree import load_tree, parse_tree_spec

@@ -98,6 +98,74 @@ CONSOLE_OUTPUT = [
         [("README.md:3", "notes add y")],
     ),
     ("a prompt with another program", "```console\n$ pip install notes\nnotes 1.0\n```\n", []),
+    (
+        # A bash block with prompts is a session too: its other lines are the output, even
+        # when the output starts with the program's name.
+        "prompts make a bash block a session",
+        "```bash\n$ notes doctor\nnotes is working!\n```\n",
+        [("README.md:2", "notes doctor")],
+    ),
+    (
+        "the >>> prompt of some CLI guides",
+        "```bash\n>>> notes add x\nadded 1\n```\n",
+        [("README.md:2", "notes add x")],
+    ),
+]
+
+PARAGRAPHS = [
+    (
+        # Generated reference pages write prompted command lines in plain paragraphs.
+        "a prompted line in a paragraph",
+        "Usage:\n\n$ notes add x --tag y\n$ notes-other z\nprose $ notes not-at-start\n",
+        [("README.md:3", "notes add x --tag y")],
+    ),
+    ("an unprompted line in a paragraph is prose", "notes add x is how you add\n", []),
+]
+
+COMPOUND = [
+    (
+        "if",
+        "```sh\nif notes check --strict; then echo ok; fi\n```\n",
+        [("README.md:2", "notes check --strict")],
+    ),
+    ("time", "```sh\ntime notes export\n```\n", [("README.md:2", "notes export")]),
+    ("time -p", "```sh\ntime -p notes export\n```\n", [("README.md:2", "notes export")]),
+    ("negation", "```sh\n! notes check\n```\n", [("README.md:2", "notes check")]),
+    ("group", "```sh\n{ notes export; }\n```\n", [("README.md:2", "notes export")]),
+    (
+        "for loop",
+        "```sh\nfor id in 1 2; do notes rm 4; done\n```\n",
+        [("README.md:2", "notes rm 4")],
+    ),
+    (
+        "while loop",
+        "```sh\nwhile notes wait; do sleep 1; done\n```\n",
+        [("README.md:2", "notes wait")],
+    ),
+    (
+        "a reserved word as an argument",
+        "```sh\nnotes add if\n```\n",
+        [("README.md:2", "notes add if")],
+    ),
+    ("not in command position", "```sh\necho time notes\n```\n", []),
+]
+
+HEREDOCS = [
+    (
+        "a here-document's body is its input",
+        "```sh\nnotes import <<EOF\nnotes add x\nEOF\nnotes list\n```\n",
+        [("README.md:2", "notes import"), ("README.md:5", "notes list")],
+    ),
+    (
+        "quoted delimiter, tabs stripped by <<-",
+        "```sh\ncat <<-'END' | notes import\n\tnotes add x\n\tEND\nnotes list\n```\n",
+        [("README.md:2", "notes import"), ("README.md:5", "notes list")],
+    ),
+    (
+        "a here-string has no body",
+        "```sh\nnotes import <<< 'x'\nnotes list\n```\n",
+        [("README.md:2", "notes import"), ("README.md:3", "notes list")],
+    ),
 ]
 
 PIPES = [
@@ -223,6 +291,23 @@ def test_console_output_is_not_a_command(markdown: str, expected: list[tuple[str
     assert found(markdown) == expected
 
 
+@_table(PARAGRAPHS)
+def test_prompted_lines_in_paragraphs(markdown: str, expected: list[tuple[str, str]]) -> None:
+    assert found(markdown) == expected
+
+
+@_table(COMPOUND)
+def test_commands_inside_compound_commands(markdown: str, expected: list[tuple[str, str]]) -> None:
+    assert found(markdown) == expected
+
+
+@_table(HEREDOCS)
+def test_here_document_bodies_are_never_commands(
+    markdown: str, expected: list[tuple[str, str]]
+) -> None:
+    assert found(markdown) == expected
+
+
 @_table(PIPES)
 def test_pipes_into_other_programs(markdown: str, expected: list[tuple[str, str]]) -> None:
     assert found(markdown) == expected
@@ -324,7 +409,7 @@ README = """\
 Add a note:
 
 ```sh
-$ notes add "buy milk" --priority 2
+notes add "buy milk" --priority 2
 notes add "x" --prio 3
 cd somewhere && notes delete 3 --yes | head
 ```
@@ -505,6 +590,23 @@ def test_placeholders_are_values_never_flags(tmp_path: Path) -> None:
     message = next(d.message for d in report.diagnostics if d.location and d.location.line == 4)
     # The placeholder reads as written (in look-alike letters no parser takes for an option).
     assert "'\u1438command\u1433'" in message
+
+
+def test_a_session_block_without_a_prompt_is_noted_where_it_names_the_program(
+    tmp_path: Path,
+) -> None:
+    readme = (
+        "# notes\n\n```console\nnotes add --prio 3 x\n```\n\n```console\nno command here\n```\n"
+    )
+    report = report_of(docs_project(tmp_path, readme))
+    noted = [
+        (d.code, d.severity.value, d.location.line, d.location.column)
+        for d in report.diagnostics
+        if d.file == "README.md" and d.location is not None
+    ]
+    # The typo in the block is not checked: the block itself is what is reported.
+    assert noted == [("doc-block-without-example", "warning", 4, 1)]
+    assert not [e for e in report.examples if e.source == "markdown"]
 
 
 def test_docs_can_be_turned_off(tmp_path: Path) -> None:
@@ -788,13 +890,17 @@ def test_a_project_without_doc_examples_keeps_its_counts_file(tmp_path: Path) ->
     assert "doc_examples" not in before
 
 
-def test_exampleguards_own_readme_examples_are_checked_and_pass() -> None:
-    # The dogfood: `exampleguard validate` in CI reads the README by default.
+def test_exampleguards_own_readme_and_docs_examples_are_checked_and_pass() -> None:
+    # The dogfood: `exampleguard validate` in CI reads the README and the documentation site
+    # (`docs` in pyproject.toml).
     outcome = validate(load_config(None, REPOSITORY))
     assert outcome.report is not None, outcome.unusable
     docs = [e for e in outcome.report.examples if e.source == "markdown"]
     assert len(docs) >= 10
-    assert all(e.address.startswith("README.md:") for e in docs if e.address)
+    files = {(e.address or "").split(":")[0] for e in docs}
+    assert "README.md" in files
+    assert "docs/getting-started.md" in files
+    assert all(f.startswith("docs/") for f in files - {"README.md"}), files
     assert [(e.address, e.diagnostics) for e in docs if not e.ok] == []
     # Its own CLI's help shows examples too, checked against the same tree.
     helps = [e for e in outcome.report.examples if e.source == "help"]

@@ -25,7 +25,7 @@ from tests.test_dryrun import build, dryrun, markers, needs_bwrap, reconfigure, 
 
 HINT = (
     "  help: Fixtures are a folder of the project holding regular files and directories only; "
-    "the README's dry-run section says why."
+    "docs/dry-runs.md says why."
 )
 NOTHING_RAN = "exampleguard dryrun ran nothing (1 problem)."
 

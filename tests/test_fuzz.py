@@ -45,7 +45,7 @@ from exampleguard.codes import CODES
 from exampleguard.config import ConfigError, load_config
 from exampleguard.contract import Contract, build_contract
 from exampleguard.counts import load_counts
-from exampleguard.dispositions import load_dispositions
+from exampleguard.dispositions.load import load_dispositions
 from exampleguard.documents import SourceError, load_document
 from exampleguard.pipeline import load_inputs
 from exampleguard.tree import TreeSpec, load_tree

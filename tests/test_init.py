@@ -300,10 +300,10 @@ def test_an_unreviewed_stub_with_a_flag_the_command_lacks_is_reported(tmp_path: 
     assert "dryrun-flag-unknown" in result.stdout
 
 
-def test_the_readmes_complete_catalog_entry_passes(tmp_path: Path) -> None:
-    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
-    start = readme.index("```json\n", readme.index("A complete entry looks like this")) + 8
-    entry = json.loads(readme[start : readme.index("```", start)])
+def test_the_docs_complete_catalog_entry_passes(tmp_path: Path) -> None:
+    page = (REPOSITORY / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    start = page.index("```json\n", page.index("A complete entry looks like this")) + 8
+    entry = json.loads(page[start : page.index("```", start)])
     (tmp_path / "catalog.json").write_text(json.dumps(entry), encoding="utf-8")
     (tmp_path / "exampleguard.toml").write_text('catalog = "catalog.json"\n', encoding="utf-8")
     assert run_cli(["counts", "--write"], cwd=tmp_path).returncode == 0

@@ -4,7 +4,7 @@ The end-to-end tests make a user's project in a temporary git repository (a smal
 its catalog and configuration), point its ``.pre-commit-config.yaml`` at a repository holding
 this checkout's hooks file, and commit as a user would: the hook must import the CLI (it runs in
 the project's environment), run when the CLI's source changes, and fail when a flag the catalog
-uses was renamed. The README's monorepo configuration is run as written.
+uses was renamed. The README's configuration and the docs' monorepo one are run as written.
 
 The hooks file uses a small subset of YAML (a list of flat mappings with plain, single- or
 double-quoted scalars and comments), parsed here in a few lines for the table tests.
@@ -238,9 +238,9 @@ def hooks_repository(tmp_path: Path, git_env: dict[str, str]) -> tuple[Path, str
     return repository, _git(repository, "rev-parse", "HEAD", env=git_env)
 
 
-def _readme_block(after: str) -> str:
-    """The README's first ``yaml`` block after the words ``after``."""
-    text = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+def _doc_block(document: str, after: str) -> str:
+    """The first ``yaml`` block after the words ``after`` in ``document`` (README, docs page)."""
+    text = (REPOSITORY / document).read_text(encoding="utf-8")
     start = text.index("```yaml\n", text.index(after)) + len("```yaml\n")
     return text[start : text.index("```", start)]
 
@@ -268,9 +268,9 @@ def _user_project(
     )
     assert written.returncode == 0, written.stdout + written.stderr
     repository, commit = hooks
-    # The README's configuration, pointed at the local hooks repository.
+    # The documented configuration, pointed at the local hooks repository and its commit.
     config = re.sub(r"repo: \S+.*", f"repo: {repository}", config)
-    config = config.replace("rev: v0.1.0", f"rev: {commit}")
+    config = re.sub(r"rev: \S+", f"rev: {commit}", config)
     (root / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     (root / "README.md").write_text("# notes\n", encoding="utf-8")
     _git(root, "init", "-q", env=env)
@@ -302,7 +302,7 @@ def test_the_hook_imports_the_cli_and_fails_when_a_flag_is_renamed_in_its_source
     tmp_path: Path, git_env: dict[str, str], hooks_repository: tuple[Path, str]
 ) -> None:
     root = tmp_path / "notes"
-    config = _readme_block("### pre-commit")
+    config = _doc_block("README.md", "### pre-commit")
     project = _user_project(root, "", hooks_repository, config, git_env)
 
     # Everything as committed: the hook imports the CLI and passes.
@@ -348,11 +348,11 @@ def test_the_hook_imports_the_cli_and_fails_when_a_flag_is_renamed_in_its_source
     assert "tree-unavailable" not in failing.stdout
 
 
-def test_the_readme_monorepo_setup_checks_its_package(
+def test_the_docs_monorepo_setup_checks_its_package(
     tmp_path: Path, git_env: dict[str, str], hooks_repository: tuple[Path, str]
 ) -> None:
     root = tmp_path / "monorepo"
-    config = _readme_block("In a monorepo, give each package")
+    config = _doc_block("docs/ci.md", "In a monorepo, give each package")
     project = _user_project(root, "packages/tool", hooks_repository, config, git_env)
 
     _rename_the_flag(project, root, git_env)

@@ -20,7 +20,8 @@ import pytest
 
 from exampleguard.cli import main
 from exampleguard.codes import CODES, Stage
-from exampleguard.dispositions import Disposition, disposition_file, render_disposition
+from exampleguard.dispositions.records import Disposition
+from exampleguard.dispositions.write import disposition_file, render_disposition
 from tests.support.barrier import run_together
 from tests.support.project import REPOSITORY, run_cli
 

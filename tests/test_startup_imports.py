@@ -1,13 +1,12 @@
 """``validate`` imports only what it uses: a pre-commit gate pays for nothing else.
 
 Run as a real process on a project with a tree snapshot and plain text output, ``validate``
-must not import the terminal renderer, the JSON Schema validator (the argument schemas are
-checked by compiled predicates; jsonschema only words the messages of a failure), the shell
-parser (the fast tokenizer handles plain command lines), a standalone Click, Typer's pydantic
-adapters (the command line converts its own options' values directly), the tree adapters and
-the judges (only the child that imports a live tree runs them), the sandbox, the dry-run stage
-or the strict report models (only ``report merge`` reads with them). What is
-imported is read from ``sys.modules`` at the end of the run, never timed.
+must not import the terminal renderer, the JSON Schema validator (no run validates with it; the
+schemas' agreement with the binder is a differential test), the shell parser (the fast
+tokenizer handles plain command lines), a standalone Click, the tree adapters and the judges
+(only the child that imports a live tree runs them), the sandbox, the dry-run stage or the
+strict report models (only ``report merge`` reads with them). What is imported is read from
+``sys.modules`` at the end of the run, never timed.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ HEAVY = (
     "referencing",
     "bashlex",
     "click",
-    "typer._adapters",
     "exampleguard.adapters._child",
     "exampleguard.adapters.argparser",
     "exampleguard.adapters.clickfamily",

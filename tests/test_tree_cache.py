@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -77,12 +77,7 @@ def cache(tmp_path: Path) -> Path:
 
 
 def validate(root: Path, cache: Path, *args: str, refuse: bool = False) -> tuple[int, str]:
-    """Run ``validate`` in ``root``; its exit code and its output, stdout then stderr.
-
-    The run cache is emptied first: these tests are about the tree cache, which a whole run
-    answered from the run cache would never reach (``tests/test_run_cache.py`` is about that).
-    """
-    shutil.rmtree(cache / "exampleguard" / "runs", ignore_errors=True)
+    """Run ``validate`` in ``root``; its exit code and its output, stdout then stderr."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     marker = root / ".control" / "refuse"
     if refuse:
@@ -247,3 +242,11 @@ def test_cached_and_uncached_output_is_identical_byte_for_byte(project: Path, ca
         cached = validate(project, cache, "--format", output_format, refuse=True)
         assert cached == uncached
         assert uncached[0] == 1
+
+
+def test_an_entry_is_tied_to_where_the_interpreter_imports_from() -> None:
+    # An editable install re-pointed at another checkout of the same version: other code,
+    # from other files, under the same version and PYTHONPATH.
+    from exampleguard.fingerprint import interpreted
+
+    assert interpreted({})["path"] == sys.path

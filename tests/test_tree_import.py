@@ -1,4 +1,4 @@
-"""Importing the user's tree runs their code (issue 8, item 6; README "Importing your tree").
+"""Importing the user's tree runs their code (issue 8, item 6; docs/live-tree.md).
 
 The pipeline runs in this very process (``exampleguard.commands.validate.validate(...)``, as the
 pytest plugin does), and the application's module misbehaves while it is imported: it raises,

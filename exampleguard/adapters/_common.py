@@ -7,8 +7,6 @@ internals, so this module imports no framework and stays cheap to import in the 
 from __future__ import annotations
 
 import gc
-import os
-import sys
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -18,7 +16,6 @@ __all__ = [
     "first_line",
     "group_aliases",
     "paced_collection",
-    "remember_locale_lookups",
     "switch_stores",
 ]
 
@@ -124,51 +121,6 @@ class Shadows:
                 failure = failure or error
         if failure is not None:
             raise failure
-
-
-def remember_locale_lookups(shadows: Shadows) -> None:
-    """Look each message catalog up once for the rest of a batch (until ``shadows`` restore).
-
-    The frameworks translate their texts through :mod:`gettext`, whose ``find`` reads the
-    locale variables and asks the filesystem for every candidate catalog on every message:
-    Click does it for each help option it builds and each error it raises, some 18 µs each,
-    a tenth of a batch's parsing. The answer depends only on the arguments, those variables
-    and catalogs that nothing adds while a batch parses (the tree's child is read-only but
-    for its scratch directory), so it is kept per arguments and variables, and asked again
-    whenever either differs.
-    """
-    module = sys.modules.get("gettext")
-    find = getattr(module, "find", None)
-    if module is None or not callable(find):
-        return
-    known: dict[tuple[Any, ...], Any] = {}
-
-    def find_once(
-        domain: Any, localedir: Any = None, languages: Any = None, all: bool = False
-    ) -> Any:
-        try:
-            key = (
-                domain,
-                localedir,
-                None if languages is None else tuple(languages),
-                all,
-                *map(os.environ.get, _LOCALE_VARIABLES),
-            )
-            found = known.get(key, _UNKNOWN)
-        except TypeError:
-            # Arguments that cannot be a key: asked as they are.
-            return find(domain, localedir, languages, all)
-        if found is _UNKNOWN:
-            found = known[key] = find(domain, localedir, languages, all)
-        # The caller may change the list it is given; the one kept stays as found.
-        return list(found) if isinstance(found, list) else found
-
-    shadows.set(module, "find", find_once)
-
-
-# What gettext.find reads from the environment to choose the languages.
-_LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
-_UNKNOWN = object()
 
 
 # Parses between two collections of the young generations during a batch.

@@ -6,7 +6,7 @@ parameter's help) as plain text, and get back the command lines found in it, eac
 line and column where it starts. Which of those lines run the program, and how they are split
 and checked, is decided later, exactly as for Markdown (:mod:`exampleguard.sources.help`).
 
-The rule (README, "Examples in help text"):
+The rule (docs/docs-examples.md, "Examples in help text"):
 
 * a line whose text, once its indentation is removed, starts with the ``$ `` prompt is a command
   line, anywhere in the text;

@@ -15,18 +15,24 @@ Custom actions run as the application wrote them: they are how argparse stores a
 
 Each conversion argparse makes is observed (``_get_values``), which tells exactly which action
 received which words, and which subparser the command line reached.
+
+The parse is ``parse_args`` as argparse defines it (SPEC 4): an application's override is
+called only where it can be called as argparse's own is (``parse_args(args, namespace)``); one
+with another signature is not, and ``ArgumentParser.parse_args`` parses instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import inspect
 import io
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, group_aliases, remember_locale_lookups
+from exampleguard.adapters._common import Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
@@ -87,6 +93,7 @@ class ArgparseJudge:
 
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self.parser = parser
+        self._parse_args = _framework_parse(parser)
         self.levels: dict[int, _Level] = {}
         pending: list[tuple[argparse.ArgumentParser, tuple[str, ...]]] = [(parser, ())]
         while pending:
@@ -120,7 +127,6 @@ class ArgparseJudge:
         shadows = Shadows()
         pending = iter(argvs)
         try:
-            remember_locale_lookups(shadows)
             for level in self.levels.values():
                 self._neutralise(level, parse, shadows)
             while True:
@@ -143,7 +149,7 @@ class ArgparseJudge:
             sink.seek(0)
             sink.truncate()
         try:
-            namespace = self.parser.parse_args(list(argv))
+            namespace = self._parse_args(list(argv))
         except (_Exited, SystemExit) as exit_:
             status = exit_.status if isinstance(exit_, _Exited) else exit_.code
             return self._exited(path, taken, status, sink.getvalue())
@@ -286,6 +292,26 @@ class ArgparseJudge:
 
 
 _NOT_GIVEN = object()
+
+
+def _framework_parse(parser: argparse.ArgumentParser) -> Callable[[list[str]], Any]:
+    """``parser``'s ``parse_args``, or argparse's own where the parser's has another signature.
+
+    An override has argparse's signature when it can be called as argparse's is: with nothing
+    (``parser.parse_args()``, as a program calls it), and with the words, by position or as
+    ``args``.
+    """
+    own = parser.parse_args
+    if getattr(own, "__func__", None) is argparse.ArgumentParser.parse_args:
+        return own
+    try:
+        signature = inspect.signature(own)
+        signature.bind()
+        signature.bind([])
+        signature.bind(args=[])
+    except (TypeError, ValueError):
+        return functools.partial(argparse.ArgumentParser.parse_args, parser)
+    return own
 
 
 def _value(

@@ -3,8 +3,11 @@
 The chain is resolved exactly as ``Group.invoke`` resolves it: ``make_context`` on the root
 (``resilient_parsing`` off), then, while the command is a group, the group's own
 ``resolve_command`` on the words it left and ``make_context`` of the subcommand with the group's
-context as parent. No command callback ever runs. Like the adapter, this reads Click, Typer's
-bundled Click and Click extensions by their shared structure and imports no ``click``.
+context as parent. No command callback ever runs. Each parse is built as Click builds it: its
+contexts are entered and closed (innermost first) as ``main`` and ``Group.invoke`` use them,
+and each level's option parser and parameter list are Click's own for that parse. Like the
+adapter, this reads Click, Typer's bundled Click and Click extensions by their shared structure
+and imports no ``click``.
 
 What SPEC 4 leaves unchecked is neutralised once for a batch of argvs — on each command the
 first time a parse reaches it — and all of it is put back when the batch ends, however it ends,
@@ -32,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, paced_collection, remember_locale_lookups
+from exampleguard.adapters._common import Shadows, paced_collection
 from exampleguard.adapters.clickfamily import parameter_names, subcommands
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
@@ -112,7 +115,6 @@ class ClickJudge:
         sink = io.StringIO()
         parses = paced_collection(argvs)
         try:
-            remember_locale_lookups(batch.shadows)
             while True:
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                     run = [
@@ -143,45 +145,37 @@ class ClickJudge:
             if isinstance(error, KeyboardInterrupt):
                 raise
             return self._failure(error, state, _printed_help(sink.getvalue()))
-        finally:
-            for context in reversed(state.contexts):
-                if batch.nothing_to_close(context):
-                    continue
-                # A plain try: a suppress() per context is a measurable share of a parse.
-                try:  # noqa: SIM105
-                    context.close()
-                except Exception:
-                    pass
-            batch.end_parse()
 
     def _judge(self, argv: list[str], state: _Parse, batch: _Batch) -> ParseVerdict:
         command, name, parent = self.root, self.program, None
         levels = batch.levels
-        while True:
-            level = levels.get(id(command))
-            if level is None:
-                level = batch.first_reached(command, name, parent)
-            state.begin(command, level.names)
-            state.words = list(argv)
-            context = command.make_context(name, argv, parent=parent)
-            state.contexts.append(context)
-            state.collect(context, batch)
-            if not level.group:
-                return state.accepted()
-            words = [*_protected_args(context), *context.args]
-            if not words:
-                if getattr(command, "invoke_without_command", False):
+        # Each level's context is used as Click's own main and Group.invoke use it: entered
+        # once made, and closed (innermost first) when the parse ends, however it ends.
+        with contextlib.ExitStack() as contexts:
+            while True:
+                level = levels.get(id(command))
+                if level is None:
+                    level = batch.first_reached(command, name, parent)
+                state.begin(command, level.names)
+                state.words = list(argv)
+                context = contexts.enter_context(command.make_context(name, argv, parent=parent))
+                state.collect(context)
+                if not level.group:
                     return state.accepted()
-                return state.rejected("UsageError", "Missing command.")
-            if getattr(command, "chain", False):
-                return state.rejected("UsageError", "chained groups are not supported")
-            cmd_name, sub, rest = command.resolve_command(context, words)
-            if sub is None:
-                return state.rejected(
-                    "NoSuchCommand", f"No such command {words[0]!r}.", word=words[0]
-                )
-            state.path.append(self._primary_name(command, context, cmd_name, sub))
-            command, name, parent, argv = sub, cmd_name, context, list(rest)
+                words = [*_protected_args(context), *context.args]
+                if not words:
+                    if getattr(command, "invoke_without_command", False):
+                        return state.accepted()
+                    return state.rejected("UsageError", "Missing command.")
+                if getattr(command, "chain", False):
+                    return state.rejected("UsageError", "chained groups are not supported")
+                cmd_name, sub, rest = command.resolve_command(context, words)
+                if sub is None:
+                    return state.rejected(
+                        "NoSuchCommand", f"No such command {words[0]!r}.", word=words[0]
+                    )
+                state.path.append(self._primary_name(command, context, cmd_name, sub))
+                command, name, parent, argv = sub, cmd_name, context, list(rest)
 
     def _failure(self, error: BaseException, state: _Parse, printed_help: bool) -> ParseVerdict:
         names = _class_names(error)
@@ -241,15 +235,15 @@ _KNOWN_ERRORS = (
 
 
 class _Parse:
-    """What one argv's parse has seen so far: levels, sources, contexts, given values."""
+    """What one argv's parse has seen so far: levels, sources, given values."""
 
     # One is made per parse.
     __slots__ = (
         "bare",
         "command",
-        "contexts",
         "eager",
         "given",
+        "handed",
         "names",
         "path",
         "unexposed",
@@ -258,7 +252,6 @@ class _Parse:
 
     def __init__(self) -> None:
         self.path: list[str] = []
-        self.contexts: list[Any] = []
         self.given: list[GivenValue] = []
         self.eager: list[Any] = []
         self.bare: set[int] = set()
@@ -267,6 +260,8 @@ class _Parse:
         self.words: list[str] = []
         """The words the current level parses."""
         self.unexposed: dict[tuple[int, int], Any] = {}
+        self.handed: tuple[Any, Any] = (None, None)
+        """The context ``get_params`` was last asked for in this parse, and what it handed out."""
         """The values of parameters kept out of ``ctx.params``, by context and parameter."""
 
     def begin(self, command: Any, names: _Names) -> None:
@@ -285,22 +280,25 @@ class _Parse:
     def eager_given(self) -> bool:
         return bool(self.eager)
 
-    def collect(self, context: Any, batch: _Batch) -> None:
-        """Record the values the command line gave at this level (source ``COMMANDLINE``)."""
-        plan = batch.collection_plan(self.command.get_params(context), self.names, context)
+    def collect(self, context: Any) -> None:
+        """Record the values the command line gave at this level (source ``COMMANDLINE``).
+
+        The parameters are those Click processed the values from: the list it was handed last
+        for this context, which is not asked for again.
+        """
+        handed, params = self.handed
+        if handed is not context:
+            params = self.command.get_params(context)
+        plan = _collection_plan(params, self.names, context)
         if not plan:
             return
         level = tuple(self.path)
         values = context.params
         source_of = context.get_parameter_source
-        commandline = batch.commandline
         for param, key, name, sharers, exposed in plan:
             source = source_of(key)
-            if source is not commandline:
-                if source is None or commandline is not None or source.name != "COMMANDLINE":
-                    continue
-                # The framework's own member, compared by identity from now on.
-                commandline = batch.commandline = source
+            if getattr(source, "name", None) != "COMMANDLINE":
+                continue
             value = values.get(key) if exposed else self.unexposed.get((id(context), id(param)))
             # A value given bare stores the option's flag value, which can be None: the
             # program was handed None from the command line, so it counts as given.
@@ -409,7 +407,8 @@ class _Batch:
 
     Each command is neutralised the first time a parse reaches it, each parameter the first
     time its command hands it out; both are kept alive (and their identities unique) until the
-    batch ends and :attr:`shadows` puts everything back.
+    batch ends and :attr:`shadows` puts everything back. Nothing of a parse is kept for the
+    next: each builds its contexts, parsers and parameter lists as Click builds them.
     """
 
     def __init__(self, flag_needs_value: Any, string: Any) -> None:
@@ -420,45 +419,12 @@ class _Batch:
         self.shadows = Shadows()
         self.state = _Parse()
         """The parse under way, which the neutralised parameters report to."""
-        self.commandline: Any = None
-        """The framework's ``ParameterSource.COMMANDLINE``, once a parse has met it."""
         self.levels: dict[int, _Level] = {}
         """What each command reached in the batch is, by the command's identity."""
         self._commands: dict[int, Any] = {}
         self._params: dict[int, Any] = {}
         self._classes: set[type] = set()
         self._installed: set[Callable[..., Any]] = set()
-        self._plans: dict[int, tuple[Any, Any, list[_Collected]]] = {}
-        self._plain_closing: dict[type, bool] = {}
-        self._command_classes: dict[type, tuple[bool, bool]] = {}
-        self.lent: list[Any] = []
-        """The reused parsers the parse under way was handed (see :func:`_reused_parsers`)."""
-
-    def end_parse(self) -> None:
-        """Let go of the parse's contexts, once it is over.
-
-        A kept parser would hold its last one (and the chain of parents above it) to the end
-        of the batch, for the collector to walk again and again.
-        """
-        for parser in self.lent:
-            parser.ctx = None
-        self.lent.clear()
-
-    def nothing_to_close(self, context: Any) -> bool:
-        """Whether closing ``context`` would do nothing.
-
-        Nothing is registered on it to close (a resource or a close callback), and its class
-        closes as the framework's own ``Context`` does. Closing an empty context still builds it
-        a new exit stack, a share of every parse.
-        """
-        cls = type(context)
-        plain = self._plain_closing.get(cls)
-        if plain is None:
-            plain = self._plain_closing[cls] = _framework_closing(cls)
-        if not plain:
-            return False
-        stack = vars(context).get("_exit_stack")
-        return stack is not None and not getattr(stack, "_exit_callbacks", True)
 
     def first_reached(self, command: Any, name: str, parent: Any) -> _Level:
         """Neutralise ``command``, a parse having reached it for the first time in the batch.
@@ -474,59 +440,20 @@ class _Batch:
         self._commands[id(command)] = command
         # Every parameter the parse will see goes through get_params, the help option too
         # (which Click may build anew on each call): each is neutralised as it is handed out.
-        own = getattr(command, "__dict__", {})
         # A method the application set on the object itself is the one Click calls.
-        original = own.get("get_params") or type(command).get_params.__get__(command)
-        # The framework's own get_params hands out the same parameters for every context with
-        # the same help option names: asked once, as Click asks twice per parse and the value
-        # collection once more.
-        stable, own_parser = self._traits(type(command))
-        stable = stable and not any(name in own for name in _PARAMS_METHODS)
-        own_parser = own_parser and "make_parser" not in own
-        known: dict[tuple[Any, ...], Any] = {}
-        # The last answer, and what it was for (a copy of the help option names, and the
-        # number of parameters): a parse asks three times in a row with the same context.
-        last: list[Any] = [None, -1, None]
+        original = vars(command).get("get_params") or type(command).get_params.__get__(command)
 
         def get_params(ctx: Any) -> Any:
-            names = getattr(ctx, "help_option_names", None) or ()
-            count = len(command.params)
-            if stable:
-                if count == last[1] and names == last[0]:
-                    return last[2]
-                key = (tuple(names), count)
-                found = known.get(key)
-                if found is not None:
-                    last[:] = [list(names), count, found]
-                    return found
             params = original(ctx)
             for param in params:
                 if id(param) not in self._params:
                     self._params[id(param)] = param
                     _neutralise_param(param, self)
-            if stable:
-                known[(tuple(names), count)] = params
-                last[:] = [list(names), count, params]
+            # The list Click processes this context's values from (its last ask in a parse).
+            self.state.handed = (ctx, params)
             return params
 
         self.shadows.set(command, "get_params", get_params)
-        if stable and own_parser:
-            self.shadows.set(
-                command, "make_parser", _reused_parsers(command, get_params, self.lent)
-            )
-
-    def _traits(self, cls: type) -> tuple[bool, bool]:
-        """Whether commands of ``cls`` hand out parameters and build parsers as the framework does.
-
-        Worked out once per class: a large tree has thousands of commands and a few classes.
-        """
-        traits = self._command_classes.get(cls)
-        if traits is None:
-            traits = self._command_classes[cls] = (
-                _framework_get_params(cls),
-                _framework_method(cls, "make_parser"),
-            )
-        return traits
 
     def neutralise_class(self, cls: type) -> None:
         """Replace the methods of :data:`_CLASS_REPLACED` on ``cls``, for the rest of the batch.
@@ -549,104 +476,27 @@ class _Batch:
         """What replaces ``attribute``, one of :data:`_CLASS_REPLACED`."""
         return _no_envvar if attribute == "value_from_envvar" else _no_prompt
 
-    def collection_plan(self, params: Any, names: _Names, context: Any) -> list[_Collected]:
-        """The parameters of ``params`` whose values are collected, worked out once per list."""
-        cached = self._plans.get(id(params))
-        if cached is not None and cached[0] is params and cached[1] is names:
-            return cached[2]
-        exposed = [p for p in params if getattr(p, "expose_value", True)]
-        by_key: dict[str, list[Any]] = {}
-        for param in exposed:
-            by_key.setdefault(param.name, []).append(param)
-        plan: list[_Collected] = []
-        for param in params:
-            name = names.of(param, context)
-            if name is None:
-                continue
-            if not getattr(param, "expose_value", True):
-                # Its value reaches the program through its callback alone (Flask's --app),
-                # which noted it; a key another parameter also has names no value of its own.
-                if not _unnoted(param) and param.name not in by_key:
-                    plan.append((param, param.name, name, None, False))
-                continue
-            sharers = by_key[param.name]
-            plan.append((param, param.name, name, sharers if len(sharers) > 1 else None, True))
-        # The list is kept with its plan, so its identity is not reused within the batch.
-        self._plans[id(params)] = (params, names, plan)
-        return plan
 
-
-def _framework_closing(cls: type) -> bool:
-    """Whether contexts of ``cls`` close with the framework's own ``Context`` methods alone."""
-    base = _framework_class(cls, "Context")
-    if base is None:
-        return False
-    own = vars(base)
-    return all(
-        name not in own or getattr(cls, name) is own[name]
-        for name in ("close", "_close_with_exception_info")
-    )
-
-
-def _framework_get_params(cls: type) -> bool:
-    """Whether commands of ``cls`` hand out their parameters with the framework's own methods."""
-    return all(_framework_method(cls, name) for name in _PARAMS_METHODS)
-
-
-# The methods through which a command hands out its parameters, its help option included.
-_PARAMS_METHODS = ("get_params", "get_help_option", "get_help_option_names")
-
-
-def _framework_method(cls: type, name: str) -> bool:
-    """Whether the method ``name`` of ``cls`` is the framework's own ``Command``'s."""
-    base = _framework_class(cls, "Command")
-    if base is None:
-        return False
-    own = vars(base)
-    return name in own and getattr(cls, name) is own[name]
-
-
-def _framework_class(cls: type, name: str) -> type | None:
-    """The framework's own class ``name`` (``Command``, ``Context``) that ``cls`` derives from."""
-    for base in cls.__mro__:
-        if base.__name__ == name and base.__module__.endswith("core"):
-            return base
-    return None
-
-
-def _reused_parsers(
-    command: Any, get_params: Callable[[Any], Any], lent: list[Any]
-) -> Callable[[Any], Any]:
-    """``make_parser`` that builds a command's option parser once per batch and per settings.
-
-    The framework's parser is a table of the parameters, built from the context's parsing
-    settings and token normalisation; a parse keeps its state apart (its own parsing state) and
-    reads the context it reports errors with, which is set to each parse's own. Each parser
-    handed out is noted in ``lent``, for its context to be let go of once the parse is over.
-    """
-    original = type(command).make_parser.__get__(command)
-    built: dict[tuple[Any, ...], Any] = {}
-
-    def make_parser(ctx: Any) -> Any:
-        key = (
-            id(get_params(ctx)),
-            getattr(ctx, "allow_interspersed_args", None),
-            getattr(ctx, "ignore_unknown_options", None),
-            getattr(ctx, "token_normalize_func", None),
-        )
-        try:
-            parser = built.get(key)
-        except TypeError:
-            # A normalisation that cannot be a key: built for this parse alone.
-            return original(ctx)
-        if parser is None:
-            parser = built[key] = original(ctx)
-        else:
-            parser.ctx = ctx
-        lent.append(parser)
-        return parser
-
-    return make_parser
+def _collection_plan(params: Any, names: _Names, context: Any) -> list[_Collected]:
+    """The parameters of ``params`` whose values are collected, and how."""
+    exposed = [p for p in params if getattr(p, "expose_value", True)]
+    by_key: dict[str, list[Any]] = {}
+    for param in exposed:
+        by_key.setdefault(param.name, []).append(param)
+    plan: list[_Collected] = []
+    for param in params:
+        name = names.of(param, context)
+        if name is None:
+            continue
+        if not getattr(param, "expose_value", True):
+            # Its value reaches the program through its callback alone (Flask's --app),
+            # which noted it; a key another parameter also has names no value of its own.
+            if not _unnoted(param) and param.name not in by_key:
+                plan.append((param, param.name, name, None, False))
+            continue
+        sharers = by_key[param.name]
+        plan.append((param, param.name, name, sharers if len(sharers) > 1 else None, True))
+    return plan
 
 
 def _owns_shared_value(param: Any, sharers: list[Any], value: Any, words: list[str]) -> bool:

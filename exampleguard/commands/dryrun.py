@@ -104,9 +104,10 @@ def _isolation_problems(config: Config) -> list[Diagnostic]:
         sandbox.check_pass_env(settings.pass_env, os.environ)
     except sandbox.PassEnvError as error:
         hint = (
-            "Loader and interpreter hooks never enter a dry run; the README documents the rule."
+            "Loader and interpreter hooks never enter a dry run; docs/sandbox.md documents "
+            "the rule."
             if isinstance(error, sandbox.HookEnvError)
-            else "Credentials never enter a dry run; the README documents the rule."
+            else "Credentials never enter a dry run; docs/sandbox.md documents the rule."
         )
         location = config.location("dryrun", "pass_env")
         problems.append(

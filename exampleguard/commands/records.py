@@ -31,25 +31,25 @@ from exampleguard.commands._outcome import TextOutcome, refuse
 from exampleguard.commands.validate import ValidateOutcome, run_evaluation
 from exampleguard.config import Config
 from exampleguard.contract import EffectiveTool, build_contract
-from exampleguard.dispositions import (
+from exampleguard.dispositions.check import check_dispositions, check_doc_exceptions, exact_command
+from exampleguard.dispositions.records import (
     EXCLUSIONS_FILE,
     Disposition,
     DocException,
     Exclusion,
     LoadedDispositions,
     Record,
-    RecordError,
-    append_record,
-    check_dispositions,
-    check_doc_exceptions,
-    disposition_file,
-    exact_command,
     has_wildcard,
     is_concrete_reason,
+    shown_path,
+)
+from exampleguard.dispositions.write import (
+    RecordError,
+    append_record,
+    disposition_file,
     render_disposition,
     render_exclusion,
     rewrite_disposition,
-    shown_path,
     toml_string,
 )
 from exampleguard.pipeline import InputError, Inputs, load_inputs, review_records

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from exampleguard.config import Config
 from exampleguard.diagnostics import Diagnostic
-from exampleguard.fingerprint import note_inputs
 from exampleguard.inputs import InputError, load_inputs
 
 if TYPE_CHECKING:
@@ -105,8 +104,6 @@ class SourceFiles:
         relative = Path(name)
         candidates = [relative] if relative.is_absolute() else [f / relative for f in self._folders]
         for candidate in candidates:
-            # Which file a frame quotes is part of a cached run's output, found or not.
-            note_inputs([str(candidate)], ())
             try:
                 if not candidate.is_file() or candidate.stat().st_size > MAX_FRAMED_BYTES:
                     continue

@@ -3,8 +3,8 @@
 The binder answers "would the framework accept this?". The rules answer "should an agent copy
 this?": the limits on a tool's examples, the program and command an example runs, requirements
 the catalog adds, options the command would prompt for, the require-one-of / require-together /
-mutually-exclusive constraints, banned confirmation bypasses, a preview switched off, the tool's
-strict argument schema, and no two examples of a tool doing the same.
+mutually-exclusive constraints, banned confirmation bypasses, a preview switched off, and no two
+examples of a tool doing the same.
 
 Every rule is a function ``rule(subject) -> findings`` (:data:`Rule`); a finding names its
 :class:`~exampleguard.codes.Code`. The tuples below say when the pipeline applies each rule: a
@@ -26,7 +26,6 @@ from exampleguard.rules._checks import (
     duplicate_example,
     example_too_long,
     missing_required,
-    schema_mismatch,
     too_many_examples,
     tool_unbound,
     wrong_command,
@@ -35,7 +34,6 @@ from exampleguard.rules._checks import (
 from exampleguard.rules._subject import Finding, Rule, RuleContext, Subject, ToolScope, word_span
 
 __all__ = [
-    "ARGUMENT_RULES",
     "BINDING_RULES",
     "CATALOG_STAGES",
     "MAX_EXAMPLES",
@@ -71,9 +69,6 @@ BINDING_RULES: tuple[Rule, ...] = (
 )
 """On its binding to the command tree."""
 
-ARGUMENT_RULES: tuple[Rule, ...] = (schema_mismatch,)
-"""On the argument object of an example that binds without an error (the independent check)."""
-
 TOOL_RULES: tuple[Rule, ...] = (duplicate_example,)
 """Against the tool's earlier examples, last, for an example without an error: the earlier
 ones are all checked by then."""
@@ -86,18 +81,16 @@ class Stages:
     text: tuple[Rule, ...]
     word: tuple[Rule, ...]
     binding: tuple[Rule, ...]
-    argument: tuple[Rule, ...]
     tool: tuple[Rule, ...]
 
 
-CATALOG_STAGES = Stages(TEXT_RULES, WORD_RULES, BINDING_RULES, ARGUMENT_RULES, TOOL_RULES)
+CATALOG_STAGES = Stages(TEXT_RULES, WORD_RULES, BINDING_RULES, TOOL_RULES)
 """A catalog tool's example: every rule."""
 
 NAMED_STAGES = Stages(
     text=(example_too_long,),
     word=(wrong_program,),
     binding=(always_prompts, missing_required, constraints, bypass_flags),
-    argument=(schema_mismatch,),
     tool=(),
 )
 """An example that belongs to no tool (documentation, help text): every rule about one example

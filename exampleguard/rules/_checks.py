@@ -21,7 +21,6 @@ from exampleguard.codes import (
     MUTUALLY_EXCLUSIVE,
     REQUIRE_ONE_OF,
     REQUIRE_TOGETHER,
-    SCHEMA_MISMATCH,
     TOO_MANY_EXAMPLES,
     TOOL_UNBOUND,
     WRONG_COMMAND,
@@ -45,7 +44,6 @@ __all__ = [
     "duplicate_example",
     "example_too_long",
     "missing_required",
-    "schema_mismatch",
     "too_many_examples",
     "tool_unbound",
     "wrong_command",
@@ -590,28 +588,6 @@ def _dryrun_disabled_given(subject: Subject, preview: str) -> Sequence[Finding]:
 
 
 # -- the arguments -------------------------------------------------------------------------------
-
-
-def schema_mismatch(subject: Subject) -> Sequence[Finding]:
-    """``schema-mismatch``: the arguments fail the tool's strict argument schema.
-
-    The independent check: an example the binder accepts must also satisfy the schema that
-    agents calling the tool through a function-calling API use; any disagreement is a defect.
-    """
-    if subject.arguments is None:
-        return _NOTHING
-    tool = subject.tool
-    mismatches = subject.context.schemas.errors(tool, subject.arguments)
-    if not mismatches:
-        return _NOTHING
-    return [
-        Finding(
-            SCHEMA_MISMATCH,
-            f"the arguments do not match {tool.id}'s argument schema: {mismatch}",
-            hint=f"`exampleguard schema tool {tool.id}` prints the schema.",
-        )
-        for mismatch in mismatches
-    ]
 
 
 def duplicate_example(subject: Subject) -> Sequence[Finding]:

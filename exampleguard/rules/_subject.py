@@ -22,7 +22,6 @@ from exampleguard.rules._binding import (
 )
 from exampleguard.sources import ExampleRecord
 from exampleguard.tokenize import Tokens
-from exampleguard.toolschema import SchemaCheck
 
 __all__ = ["Finding", "Rule", "RuleContext", "Subject", "ToolScope", "word_span"]
 
@@ -49,7 +48,6 @@ class RuleContext:
     contract: Contract
     max_example_chars: int
     bypass_flags: Sequence[str]
-    schemas: SchemaCheck = field(default_factory=SchemaCheck)
     resolved: dict[tuple[Any, ...], tuple[object, _Resolved]] = field(
         default_factory=dict, repr=False, compare=False
     )

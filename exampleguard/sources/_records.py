@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from exampleguard.diagnostics import Location, Span
+from exampleguard.diagnostics import Diagnostic, Location, Span
 
 if TYPE_CHECKING:
     from exampleguard.catalog import LoadedCatalog
@@ -176,6 +176,11 @@ class Examples:
         """How many tool positions there are (the catalog's tools)."""
         return 0
 
+    @property
+    def notes(self) -> Sequence[Diagnostic]:
+        """What a source noticed while reading its files (a docs block that yields nothing)."""
+        return ()
+
     def of_tool(self, position: int) -> Sequence[ExampleRecord]:
         """The examples of the catalog tool at ``position``, in their order."""
         del position
@@ -187,9 +192,9 @@ class Examples:
 
     def merge(self, other: Examples) -> Examples:
         """These examples and ``other``'s, a tool's own first."""
-        if not len(self) and not self.named:
+        if not len(self) and not self.named and not self.notes:
             return other
-        if not len(other) and not other.named:
+        if not len(other) and not other.named and not other.notes:
             return self
         return _Merged(self, other)
 
@@ -204,16 +209,23 @@ class Examples:
 class ExampleList(Examples):
     """Examples held as records, tool position by tool position, and those of no tool."""
 
-    __slots__ = ("_by_tool", "_named", "_size")
+    __slots__ = ("_by_tool", "_named", "_notes", "_size")
 
     def __init__(
         self,
         by_tool: Sequence[Sequence[ExampleRecord]] = (),
         named: Sequence[ExampleRecord] = (),
+        notes: Sequence[Diagnostic] = (),
     ) -> None:
         self._by_tool = tuple(tuple(records) for records in by_tool)
         self._named = tuple(named)
+        self._notes = tuple(notes)
         self._size = sum(len(records) for records in self._by_tool)
+
+    @property
+    def notes(self) -> Sequence[Diagnostic]:
+        """What the source noticed while reading its files."""
+        return self._notes
 
     @property
     def named(self) -> Sequence[ExampleRecord]:
@@ -246,6 +258,10 @@ class _Merged(Examples):
     @property
     def named(self) -> Sequence[ExampleRecord]:
         return (*self._first.named, *self._second.named)
+
+    @property
+    def notes(self) -> Sequence[Diagnostic]:
+        return (*self._first.notes, *self._second.notes)
 
     def of_tool(self, position: int) -> Sequence[ExampleRecord]:
         return (*self._first.of_tool(position), *self._second.of_tool(position))

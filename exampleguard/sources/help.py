@@ -7,7 +7,7 @@ each becomes examples exactly as a Markdown command line does
 (:func:`~exampleguard.docshell.line_examples`: every simple command that runs the
 program, placeholders noted) and is checked like any documentation example.
 
-Where an example is reported (README, "Examples in help text"):
+Where an example is reported (docs/docs-examples.md, "Examples in help text"):
 
 * from a snapshot file: at the ``command`` string of its ``help_examples`` entry, mapped
   through the JSON escapes, addressed ``tree.json:LINE``;

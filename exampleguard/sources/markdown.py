@@ -5,7 +5,7 @@ parsed with markdown-it-py, a CommonMark parser, so that what is code is decided
 renderer decides it: fences inside list items and blockquotes, indented code, fences of other
 languages and inline code are told apart exactly, never guessed by pattern.
 
-What is an example (README, "Examples in documentation"):
+What is an example (docs/docs-examples.md, "Examples in documentation"):
 
 * code: fenced blocks whose info string is a shell (:data:`SHELL_LANGUAGES`) or empty; indented
   blocks and inline code only when ``docs_code`` names them;
@@ -25,71 +25,37 @@ import fnmatch
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from exampleguard.diagnostics import Location, Span
-from exampleguard.docshell import line_examples
+from exampleguard.diagnostics import Diagnostic
 from exampleguard.documents import read_text
-from exampleguard.fingerprint import note_inputs
-from exampleguard.sources._blockcache import Block, BlockCache
+from exampleguard.sources._codeblocks import (
+    SESSION_LANGUAGES,
+    SHELL_LANGUAGES,
+    CodeLine,
+    CommandLineReader,
+    DocumentOrigin,
+)
 from exampleguard.sources._records import (
     ExampleList,
     ExampleRecord,
     Examples,
-    Layout,
     SourceContext,
 )
+from exampleguard.sources.rest import REST_SUFFIX, rest_examples
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 __all__ = [
-    "PROMPTS",
-    "SHELL_LANGUAGES",
-    "MarkdownOrigin",
     "MarkdownSource",
-    "code_blocks",
     "doc_files",
     "markdown_examples",
 ]
 
-SHELL_LANGUAGES = frozenset({"sh", "bash", "shell", "console", "zsh", "shell-session", ""})
-"""Info strings (their first word, lower-cased) of the fences that hold commands."""
-SESSION_LANGUAGES = frozenset({"console", "shell-session"})
-"""Fences of a terminal session: only prompted lines are commands, the rest is output."""
-PROMPTS = ("$ ", "% ")
-"""The prompts a command line may start with."""
-_CONTINUATION_PROMPT = "> "
 # `**` does not descend into these: dependencies and tool caches are not the project's docs.
 _NOT_DOCS = frozenset({"node_modules", "__pycache__", "site-packages"})
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class MarkdownOrigin:
-    """The examples of one Markdown file, each located line by line in it."""
-
-    display: str
-    layouts: list[Layout] = field(default_factory=list)
-
-    @property
-    def file(self) -> str:
-        """The Markdown file, as shown to people."""
-        return self.display
-
-    @property
-    def kind(self) -> str:
-        """``markdown``."""
-        return "markdown"
-
-    def address(self, index: int) -> str:
-        """``README.md:42`` (``README.md:42:17`` for a second example on that line)."""
-        return self.layouts[index].address
-
-    def location(self, index: int, span: Span | None = None) -> Location:
-        """Where example ``index`` (or ``span`` of its text) is in the file."""
-        return self.layouts[index].location(self.display, span)
 
 
 class MarkdownSource:
@@ -99,32 +65,27 @@ class MarkdownSource:
     reads_tree = False
 
     def read(self, context: SourceContext) -> Examples:
-        """Every example of every Markdown file the ``docs`` globs name."""
+        """Every example of every file the ``docs`` globs name: reST (``.rst``) or Markdown."""
         config = context.config
         settings = config.settings
         program = context.catalog.catalog.program
         records: list[ExampleRecord] = []
+        notes: list[Diagnostic] = []
         # Every file is under the configuration's folder: shown as that folder is, plus the rest.
         shown_root = config.display(config.root)
         prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
-        # Inline code needs the parse itself (its tokens' children); blocks are all else reads.
-        cache = BlockCache() if config.tree_cache and "inline" not in settings.docs_code else None
         for path in doc_files(config.root, settings.docs):
             display = prefix + path.relative_to(config.root).as_posix()
             text = read_text(path, display)
+            if path.suffix.lower() == REST_SUFFIX:
+                if program in text:
+                    records.extend(rest_examples(text, display, program, notes))
+                continue
             if not _may_hold_examples(text, program, settings.docs_code):
                 # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
-            records.extend(
-                markdown_examples(
-                    text,
-                    display,
-                    program,
-                    settings.docs_code,
-                    blocks=_cached_blocks(path, text, cache) if cache is not None else None,
-                )
-            )
-        return ExampleList((), records) if records else Examples()
+            records.extend(markdown_examples(text, display, program, settings.docs_code, notes))
+        return ExampleList((), records, notes) if records or notes else Examples()
 
 
 def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
@@ -137,6 +98,9 @@ def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
     first = text.find(program)
     if first < 0:
         return False
+    if f"$ {program}" in text:
+        # A prompted line in a paragraph (a generated reference page).
+        return True
     if any(kind != "fenced" for kind in code):
         return True
     fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
@@ -189,9 +153,6 @@ def _expand(directory: Path, parts: list[str]) -> Iterator[Path]:
     for entry in _entries(directory):
         if not fnmatch.fnmatchcase(entry.name, head):
             continue
-        if entry.is_symlink():
-            # What a link leads to decides, and its listing entry stays the same: noted.
-            note_inputs((), [entry.path]) if rest else note_inputs([entry.path], ())
         if rest:
             if entry.is_dir():
                 yield from _expand(Path(entry.path), rest)
@@ -226,12 +187,6 @@ def _is(path: Path, kind: Callable[[int], bool]) -> bool:
     A folder the user may not enter (a container's data volume, owned by another user) holds
     none of the project's docs: it is passed over, as the listing of such a folder is.
     """
-    # The answer decides which files are read: the run cache keeps it, as a folder's listing
-    # or a file's digest (absent ones included), since looking is not reading.
-    if kind is stat.S_ISDIR:
-        note_inputs((), [str(path)])
-    else:
-        note_inputs([str(path)], ())
     try:
         return kind(path.stat().st_mode)
     except OSError:
@@ -258,85 +213,66 @@ def _parser(*, inline: bool) -> MarkdownIt:
     return parser
 
 
-@dataclass(slots=True)
-class _Line:
-    """One line of code: its text and where that text starts in the file (1-based)."""
-
-    text: str
-    line: int
-    column: int
-
-
 def markdown_examples(
     text: str,
     display: str,
     program: str,
     code: Sequence[str] = ("fenced",),
-    *,
-    blocks: list[Block] | None = None,
+    notes: list[Diagnostic] | None = None,
 ) -> list[ExampleRecord]:
     """The examples of one Markdown document, each with an origin that locates it in ``text``.
 
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
-    code. ``blocks``, when given, are ``text``'s code blocks as :func:`code_blocks` finds them
-    (from the cache): the document is not parsed again. Inline code is always parsed.
+    code. What the reading noticed (a session block without a prompt) is added to ``notes``.
     """
-    origin = MarkdownOrigin(display)
+    origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
-    builder = _Builder(origin, program)
-    if "inline" in code:
-        for token in _parser(inline=True).parse(text):
-            if token.type == "inline" and token.map is not None:
-                for child in token.children or ():
-                    if child.type == "code_inline":
-                        builder.block([_inline_line(child, token, source_lines)], session=False)
-            else:
-                _read_block(builder, _block_of(token), code, source_lines)
-        return builder.records
-    for block in code_blocks(text) if blocks is None else blocks:
-        _read_block(builder, block, code, source_lines)
+    builder = CommandLineReader(origin, program)
+    prompted = f"$ {program}"
+    previous: str | None = None
+    for token in _parser(inline="inline" in code).parse(text):
+        opened, previous = previous, token.type
+        if (
+            token.type == "inline"
+            and opened == "paragraph_open"
+            and token.map is not None
+            and prompted in token.content
+        ):
+            # Generated reference pages write `$ mycli ...` lines in plain paragraphs.
+            for line in _prompted_lines(token.content, prompted, token.map[0], source_lines):
+                builder.block([line], session=True, declared=False)
+        if token.type == "fence" and "fenced" in code and token.map is not None:
+            language = token.info.strip().split(maxsplit=1)[0].lower() if token.info else ""
+            if language in SHELL_LANGUAGES:
+                lines = _code_lines(token.content, token.map[0] + 1, source_lines)
+                builder.block(lines, session=language in SESSION_LANGUAGES)
+        elif token.type == "code_block" and "indented" in code and token.map is not None:
+            builder.block(_code_lines(token.content, token.map[0], source_lines), session=False)
+        elif token.type == "inline" and "inline" in code and token.map is not None:
+            for child in token.children or ():
+                if child.type == "code_inline":
+                    builder.block([_inline_line(child, token, source_lines)], session=False)
+    if notes is not None:
+        notes.extend(builder.notes)
     return builder.records
 
 
-def code_blocks(text: str) -> list[Block]:
-    """The fenced and indented code blocks of ``text``, in order."""
-    found = (_block_of(token) for token in _parser(inline=False).parse(text))
-    return [block for block in found if block is not None]
+def _prompted_lines(
+    content: str, prompted: str, first: int, source: list[str]
+) -> Iterator[CodeLine]:
+    """The lines of a paragraph that start with ``$ PROGRAM``, each placed in the file."""
+    for offset, line_text in enumerate(content.split("\n")):
+        if not (line_text == prompted or line_text.startswith(prompted + " ")):
+            continue
+        number = first + offset
+        raw = source[number] if number < len(source) else line_text
+        found = raw.find(line_text)
+        yield CodeLine(line_text, number + 1, (found if found >= 0 else 0) + 1)
 
 
-def _cached_blocks(path: Path, text: str, cache: BlockCache) -> list[Block]:
-    blocks = cache.lookup(path, text)
-    if blocks is None:
-        blocks = code_blocks(text)
-        cache.store(path, text, blocks)
-    return blocks
-
-
-def _block_of(token: Any) -> Block | None:
-    if token.type in ("fence", "code_block") and token.map is not None:
-        return token.type, token.info, token.content, token.map[0]
-    return None
-
-
-def _read_block(
-    builder: _Builder, block: Block | None, code: Sequence[str], source_lines: list[str]
-) -> None:
-    """Read the command lines of one code block, if it is of a kind ``code`` names."""
-    if block is None:
-        return
-    kind, info, content, first = block
-    if kind == "fence" and "fenced" in code:
-        language = info.strip().split(maxsplit=1)[0].lower() if info else ""
-        if language in SHELL_LANGUAGES:
-            lines = _code_lines(content, first + 1, source_lines)
-            builder.block(lines, session=language in SESSION_LANGUAGES)
-    elif kind == "code_block" and "indented" in code:
-        builder.block(_code_lines(content, first, source_lines), session=False)
-
-
-def _code_lines(content: str, first: int, source: list[str]) -> list[_Line]:
+def _code_lines(content: str, first: int, source: list[str]) -> list[CodeLine]:
     """The lines of a code block, each placed in the file (``first`` is its 0-based line)."""
-    lines: list[_Line] = []
+    lines: list[CodeLine] = []
     for offset, line_text in enumerate(content.split("\n")[:-1] if content else []):
         number = first + offset
         raw = source[number] if number < len(source) else line_text
@@ -348,78 +284,16 @@ def _code_lines(content: str, first: int, source: list[str]) -> list[_Line]:
             found = raw.find(line_text.lstrip())
             column = (found if found >= 0 else 0) + 1 - (len(line_text) - len(line_text.lstrip()))
             column = max(column, 1)
-        lines.append(_Line(line_text, number + 1, column))
+        lines.append(CodeLine(line_text, number + 1, column))
     return lines
 
 
-def _inline_line(child: Any, parent: Any, source: list[str]) -> _Line:
+def _inline_line(child: Any, parent: Any, source: list[str]) -> CodeLine:
     """Inline code placed where it is written (searched for in its paragraph's lines)."""
     content: str = child.content
     start, end = parent.map
     for number in range(start, min(end, len(source))):
         found = source[number].find(content)
         if found >= 0:
-            return _Line(content, number + 1, found + 1)
-    return _Line(content, start + 1, 1)
-
-
-class _Builder:
-    """Turns the lines of code blocks into located example records."""
-
-    def __init__(self, origin: MarkdownOrigin, program: str) -> None:
-        self.origin = origin
-        self.program = program
-        self.records: list[ExampleRecord] = []
-        self._lines_used: set[int] = set()
-
-    def block(self, lines: list[_Line], *, session: bool) -> None:
-        """Read the command lines of one block of code."""
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            stripped = line.text.lstrip()
-            indent = len(line.text) - len(stripped)
-            prompt = next((p for p in PROMPTS if stripped.startswith(p)), None)
-            i += 1
-            if session and prompt is None:
-                continue  # output
-            skip = indent + (len(prompt) if prompt else 0)
-            pieces = [_Line(line.text[skip:], line.line, line.column + skip)]
-            while pieces[-1].text.endswith("\\") and i < len(lines):
-                following = lines[i]
-                i += 1
-                # The shell removes only the backslash-newline: the next line's indentation
-                # stays part of the command; a session's `> ` prompt does not.
-                prompted = session and following.text.startswith(_CONTINUATION_PROMPT)
-                cut = len(_CONTINUATION_PROMPT) if prompted else 0
-                pieces.append(_Line(following.text[cut:], following.line, following.column + cut))
-            self._command_line(pieces)
-
-    def _command_line(self, pieces: list[_Line]) -> None:
-        text = "\n".join(piece.text for piece in pieces)
-        if self.program not in text:
-            return
-        starts: list[int] = []
-        position = 0
-        for piece in pieces:
-            starts.append(position)
-            position += len(piece.text) + 1
-        places = [(piece.line, piece.column) for piece in pieces]
-        for found in line_examples(text, self.program):
-            layout = Layout.of(starts, places, found.start, found.end)
-            line = layout.lines[0]
-            address = f"{self.origin.display}:{line}"
-            if line in self._lines_used:
-                address += f":{layout.columns[0]}"
-            self._lines_used.add(line)
-            self.origin.layouts.append(replace(layout, address=address))
-            self.records.append(
-                ExampleRecord(
-                    None,
-                    len(self.origin.layouts) - 1,
-                    found.text,
-                    self.origin,
-                    found.placeholders,
-                    found.blanks,
-                )
-            )
+            return CodeLine(content, number + 1, found + 1)
+    return CodeLine(content, start + 1, 1)

@@ -11,21 +11,13 @@ check), with its baseline measured in the same run, just before it:
    timing) plus one interpreter start-up with Click imported;
 2. 50,000 over 10,000 examples, wall time, the two taken in turn;
 3. peak RSS of the 50,000-example run;
-4. the repository's own catalog with a tree snapshot, run again with nothing changed (as a
-   pre-commit hook or an editor runs it: answered from the run cache), against ``python -c
-   "import typer"``;
-5. the same with the live tree, second run, sources unchanged, against the same baseline;
-6. the same with the live tree, first run (exampleguard's caches empty: the tree imported,
-   the README parsed), against the child's own import of the CLI (``python -c "import
-   exampleguard.cli"``) plus 0.2 s; a run with no cache directory at all (the machine's very
-   first) is printed beside the table;
+4. the repository's own catalog with a tree snapshot, against ``python -c "import typer"``;
+5. the same with the live tree, second run (tree cache warm), against the same baseline;
+6. the same with the live tree, first run (the tree cache empty: the tree imported), against
+   the child's own import of the CLI (``python -c "import exampleguard.cli"``) plus 0.2 s; a
+   run with no cache directory at all (the machine's very first) is printed beside the table;
 7. the real-parser check on 10,000 examples with a live Click tree, against Click's
    ``make_context`` alone on the same argvs (in one process), and end to end.
-
-Rows 4 and 5 are also taken without the run cache, printed beside the table: the snapshot
-run with ``--no-cache``, and the live tree's second run with the tree cache warm and the run
-cache emptied before each run. Rows 1-3 and the end-to-end run of row 7 measure the checking
-itself: they pass ``--no-cache`` (or start with the caches empty).
 
 The machine is shared: each figure and its baselines are taken in turn (A B A B ...), so that
 both see the same load; CPU-time ratios are printed beside the wall-time ones (they depend far
@@ -272,7 +264,7 @@ def bench_catalog_only(
         runs = repeat if size <= 10_000 else max(1, repeat // 2)
         application = click_application((size + 1) // 2)
         argvs = [shlex.split(text)[1:] for text in texts]
-        # What checking costs: never answered from the run cache.
+        # What checking costs: a checkout compared with --before may keep whole runs in a cache.
         validate = [*_exampleguard(), "validate", "--no-cache"]
         measures = {
             "start": process([sys.executable, "-c", "import click"], REPO),
@@ -379,7 +371,6 @@ def _own_runs(
     return {
         f"{prefix}cli": process([sys.executable, "-c", "import exampleguard.cli"], checkout, env),
         f"{prefix}snapshot": process(validate, project, env),
-        f"{prefix}snapshot_uncached": process([*validate, "--no-cache"], project, env),
         f"{prefix}first": process(
             validate,
             checkout,
@@ -387,12 +378,6 @@ def _own_runs(
             before=lambda: shutil.rmtree(cold / "exampleguard", ignore_errors=True),
         ),
         f"{prefix}second": process(validate, checkout, {**base, "XDG_CACHE_HOME": str(warm)}),
-        f"{prefix}second_uncached": process(
-            validate,
-            checkout,
-            {**base, "XDG_CACHE_HOME": str(warm)},
-            before=lambda: shutil.rmtree(warm / "exampleguard" / "runs", ignore_errors=True),
-        ),
     }
 
 
@@ -402,10 +387,8 @@ def _own_rows(figures: dict[str, dict[str, float]], prefix: str = "") -> dict[st
     return {
         "python_import_cli_s": figures[f"{prefix}cli"]["wall_s"],
         "snapshot": _pair(figures[f"{prefix}snapshot"], figures["typer"]),
-        "snapshot_uncached": _pair(figures[f"{prefix}snapshot_uncached"], figures["typer"]),
         "live_first": _pair(figures[f"{prefix}first"], figures[f"{prefix}cli"], allowance),
         "live_second": _pair(figures[f"{prefix}second"], figures["typer"]),
-        "live_second_uncached": _pair(figures[f"{prefix}second_uncached"], figures["typer"]),
     }
 
 
@@ -689,17 +672,6 @@ def render(report: dict[str, Any]) -> str:
             f"floor: a five-option Typer command run once: {floor['wall_s']:.3f} s = "
             f"{floor['ratio']:.2f}x import typer (cpu {floor['cpu_ratio']:.2f}x)"
         )
-    own = report.get("own_catalog", {})
-    for key, label in (
-        ("snapshot_uncached", "own catalog, tree snapshot, --no-cache"),
-        ("live_second_uncached", "own catalog, live tree, 2nd run, run cache emptied"),
-    ):
-        if key in own:
-            row = own[key]
-            lines.append(
-                f"without the run cache: {label}: {row['wall_s']:.3f} s = {row['ratio']:.2f}x "
-                f"import typer (cpu {row['cpu_ratio']:.2f}x)"
-            )
     earlier = report.get("own_catalog", {}).get("before")
     if earlier:
         for key, label in (
