@@ -19,7 +19,7 @@ Values convert and accumulate as pflag's do (:mod:`exampleguard.bind._pflag`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from exampleguard.bind._common import BinderBase, choices_hint, describe_level
 from exampleguard.bind._pflag import GoSyntaxError, PflagValue, value_kind
@@ -226,7 +226,6 @@ class _CobraBinder(BinderBase):
             stray = self._strip(words, self._table(node).finding)
             if stray:
                 word = next(p for p in words if p.text == stray[0])
-                self.binding.path = node.path
                 self.unknown_command(word, node)
                 raise _Failed
         return node, words
@@ -297,18 +296,20 @@ class _CobraBinder(BinderBase):
         self._arguments(node, table, positional)
         if settings.disable_flag_parsing:
             return
-        given = {id(p) for p, v in self._set() if v.changed}
+        changed = self._changed()
+        given = {id(parameter) for parameter in changed}
         for parameter in table.required:
             if id(parameter) not in given:
                 self.problem(
                     "missing-required",
                     f"'{describe_level(self.contract, node.path)}' requires {parameter.display()}",
                 )
-        self._groups(node, given)
+        self._groups(node, {parameter.name for parameter in changed})
 
-    def _set(self) -> list[tuple[Parameter, PflagValue]]:
+    def _changed(self) -> list[Parameter]:
+        """The flags set so far (pflag's ``Changed``): ``--x=false`` is set too."""
         by_id = {id(o.parameter): o.parameter for o in self.state.occurrences}
-        return [(by_id[key], value) for key, value in self.state.values.items() if key in by_id]
+        return [by_id[key] for key, value in self.state.values.items() if value.changed]
 
     def _arguments(self, node: CommandNode, table: _Tables, positional: list[Piece]) -> None:
         settings = node.settings
@@ -369,9 +370,8 @@ class _CobraBinder(BinderBase):
                     )
                     return
 
-    def _groups(self, node: CommandNode, given: set[int]) -> None:
+    def _groups(self, node: CommandNode, names: set[str]) -> None:
         """The flag groups, by the names of the flags set (``--x=false`` is set too)."""
-        names = {p.name for p, value in self._set() if value.changed and id(p) in given}
         known = {p.name for p in node.accepted()}
         constraints = node.framework_constraints
         level = describe_level(self.contract, node.path)
@@ -630,7 +630,7 @@ class _CobraBinder(BinderBase):
                 continue
             value = self.state.values.get(id(parameter))
             if value is not None and value.changed:
-                self.binding.typed[id(parameter)] = _json_value(value)
+                self.binding.typed[id(parameter)] = value.value
 
 
 def _strip_unknown_value(rest: list[Piece]) -> list[Piece]:
@@ -644,11 +644,6 @@ def _strip_unknown_value(rest: list[Piece]) -> list[Piece]:
 
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
-
-
-def _json_value(value: PflagValue) -> Any:
-    """A flag's value as the judge reports it: a type exampleguard does not model as text."""
-    return value.value
 
 
 _COBRA_16 = FrameworkRules(choices_by_text=True, booleans=CLICK_BOOLEANS)
