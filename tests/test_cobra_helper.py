@@ -304,3 +304,22 @@ def _checks_one_required() -> bool:
 
     source = Path(OTHER_COBRA, "src/github.com/spf13/cobra") if OTHER_COBRA else COBRA
     return "MarkFlagsOneRequired" in (source / "flag_groups.go").read_text(encoding="utf-8")
+
+
+def test_the_helper_is_formatted_and_vetted(tmp_path: Path) -> None:
+    from tests.support.golang import go_environment, lay_out
+
+    unformatted = subprocess.run(
+        ["gofmt", "-l", str(HELPER)], capture_output=True, text=True, check=True
+    )
+    assert unformatted.stdout == ""
+    source = lay_out("single", tmp_path)
+    vetted = subprocess.run(
+        ["go", "vet", "./internal/exampleguard/"],
+        cwd=source,
+        env=go_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert vetted.returncode == 0, vetted.stderr
