@@ -19,6 +19,7 @@ __all__ = ["SCHEMA_KINDS", "committed_schema_path", "generate_schema", "schema_t
 SCHEMA_KINDS = (
     "catalog",
     "tree",
+    "judge",
     "dispositions",
     "exclusions",
     "doc-exceptions",
@@ -30,6 +31,7 @@ SCHEMA_KINDS = (
 _TITLES = {
     "catalog": "exampleguard.catalog/v1",
     "tree": "exampleguard.tree/v1",
+    "judge": "exampleguard tree protocol: one verdict line of `PROGRAM __exampleguard judge`",
     "dispositions": "exampleguard dispositions file (dispositions/*.toml)",
     "exclusions": "exampleguard coverage exclusions (dispositions/exclusions.toml)",
     "doc-exceptions": "exampleguard doc exceptions (dispositions/doc-exceptions.toml)",
@@ -44,6 +46,7 @@ _TITLES = {
 _MODELS = {
     "catalog": ("exampleguard.catalog", "Catalog"),
     "tree": ("exampleguard.snapshot", "Tree"),
+    "judge": ("exampleguard.snapshot", "JudgeVerdict"),
     "dispositions": ("exampleguard.dispositions.records", "DispositionFile"),
     "exclusions": ("exampleguard.dispositions.records", "ExclusionFile"),
     "doc-exceptions": ("exampleguard.dispositions.records", "DocExceptionFile"),
