@@ -743,6 +743,7 @@ class SchemaKind(StrEnum):
 
     catalog = "catalog"
     tree = "tree"
+    judge = "judge"
     dispositions = "dispositions"
     exclusions = "exclusions"
     doc_exceptions = "doc-exceptions"
@@ -758,8 +759,8 @@ def schema(
         SchemaKind,
         typer.Argument(
             metavar="KIND",
-            help="catalog, tree, dispositions, exclusions, doc-exceptions, counts, report, "
-            "config, or `tool` for a tool's argument schema.",
+            help="catalog, tree, judge (a tree protocol verdict), dispositions, exclusions, "
+            "doc-exceptions, counts, report, config, or `tool` for a tool's argument schema.",
         ),
     ],
     tool_id: Annotated[
@@ -978,13 +979,14 @@ def dispositions_check(config: ConfigOption = None) -> None:
 @app.command(cls=DirectCommand)
 def init(
     tree_spec: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--tree",
             metavar="SPEC",
-            help="click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR or a snapshot .json.",
+            help="click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR, exec:PROGRAM or a "
+            "snapshot .json.",
         ),
-    ],
+    ] = None,
     program: Annotated[
         str | None,
         typer.Option(
@@ -993,12 +995,28 @@ def init(
             help="The program name agents type (default: from the tree).",
         ),
     ] = None,
+    cobra: Annotated[
+        bool,
+        typer.Option(
+            "--cobra",
+            help="Write the tree protocol's Go helper into this cobra program's module "
+            "(internal/exampleguard/exampleguard.go).",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Start using exampleguard here: configuration, a starter catalog, dispositions/, counts."""
     from exampleguard.commands import init as command
 
     del config  # init writes the configuration; it does not read one
+    if tree_spec is None and not cobra:
+        raise typer.BadParameter("init needs --tree SPEC, or --cobra", param_hint="--tree")
+    if cobra:
+        outcome = command.init_cobra(Path.cwd())
+        if tree_spec is None or outcome.unusable:
+            _finish(outcome, summary="exampleguard init changed nothing")
+        _stdout(outcome.text)
+    assert tree_spec is not None
     outcome = command.init_project(Path.cwd(), spec_text=tree_spec, program=program)
     _finish(outcome, summary="exampleguard init changed nothing")
 

@@ -597,7 +597,8 @@ def _node_from_tree(command: TreeCommand, path: Path) -> CommandNode:
 
 def _inherit_persistent(node: CommandNode, inherited: list[Parameter]) -> None:
     node.inherited = inherited
-    passed_down = _dedupe([*inherited, *(p for p in node.parameters if p.persistent)])
+    # The nearest declaration of a flag wins, as cobra merges its parents' persistent flags.
+    passed_down = _dedupe([*(p for p in node.parameters if p.persistent), *inherited])
     for name in node.names:
         child = node.children[name]
         if child.path[:-1] == node.path:

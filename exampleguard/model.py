@@ -54,10 +54,11 @@ Flag = Annotated[bool, Strict()]
 Whole = Annotated[int, Strict()]
 Number = Annotated[int, Strict()] | Annotated[float, Strict()]
 # Literals need no marker: they match only their own values.
-DIALECT_NAMES: tuple[str, ...] = ("click", "argparse")
+DIALECT_NAMES: tuple[str, ...] = ("click", "argparse", "cobra")
 """The dialects, as catalogs and trees name them: whose parsing rules an example is bound with
-(Click and Typer share ``click``). Each has its facts below (:data:`DIALECTS`) and a binder in
-:mod:`exampleguard.bind`; adding one regenerates the committed JSON Schemas, which list them."""
+(Click and Typer share ``click``; ``cobra`` is Go's cobra with pflag). Each has its facts below
+(:data:`DIALECTS`) and a binder in :mod:`exampleguard.bind`; adding one regenerates the
+committed JSON Schemas, which list them."""
 if TYPE_CHECKING:
     # A Literal built from the registry is opaque to a type checker; to it, a name is a name.
     Dialect = str
@@ -161,6 +162,14 @@ class Parameter(StrictRecord):
     max_open: Flag = False
     formats: list[Text] | None = None
     item_choices: list[list[Choice] | None] | None = None
+    pflag_type: NonEmpty | None = None
+    """cobra: the flag's pflag value type (``Value.Type()``: ``stringSlice``, ``count``,
+    ``uint8``...), which decides how its words convert and accumulate; absent, it follows from
+    ``type``, ``count`` and ``multiple``."""
+    no_opt_default: Text | None = None
+    """cobra: pflag's ``NoOptDefVal``, the value a flag given without one takes (``--color``
+    as ``--color=auto``; ``true`` for a switch, ``+1`` for a counter); absent, the flag needs
+    its value, unless it is a switch or a counter."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Parameter:
@@ -188,6 +197,8 @@ class Parameter(StrictRecord):
             )
         if self.confirmation and not (self.prompt and self.is_flag):
             raise ValueError("confirmation is a flag that prompts (prompt = true, no value)")
+        if self.positional and (self.pflag_type is not None or self.no_opt_default is not None):
+            raise ValueError("pflag_type and no_opt_default apply to options only")
         return self
 
     @property
@@ -278,7 +289,13 @@ class ParserSettings(StrictModel):
     """How one command's parser treats words, where it departs from its dialect's defaults.
 
     Click reads these from the context settings (``allow_interspersed_args`` is false for every
-    group); argparse from the parser (``allow_abbrev``, ``prefix_chars``).
+    group); argparse from the parser (``allow_abbrev``, ``prefix_chars``). cobra from the
+    command: ``allow_interspersed_args`` (pflag's ``SetInterspersed``), ``ignore_unknown_options``
+    (``FParseErrWhitelist.UnknownFlags``), ``disable_flag_parsing``, ``traverse_children`` (the
+    root's), and its argument validator: ``legacy_args`` (no validator: at the root of a program
+    with subcommands a word is a command), ``custom_args`` (a validator exampleguard cannot
+    read: its verdict is the program's), else ``min_args`` to ``max_args`` (``None``: no most)
+    arguments, which the positional parameter's ``choices`` restrict (``OnlyValidArgs``).
     """
 
     allow_interspersed_args: bool = True
@@ -287,6 +304,12 @@ class ParserSettings(StrictModel):
     no_args_is_help: bool = False
     allow_abbrev: bool = True
     prefix_chars: NonEmpty = "-"
+    min_args: Annotated[int, Strict(), Field(ge=0)] = 0
+    max_args: Annotated[int, Strict(), Field(ge=0)] | None = None
+    legacy_args: bool = False
+    custom_args: bool = False
+    traverse_children: bool = False
+    disable_flag_parsing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +339,13 @@ DIALECTS: dict[str, DialectFacts] = {
     # Every argparse parser, with subparsers or without, reads its words the same way, and
     # parse_args itself rejects what a mutually exclusive or required group forbids.
     "argparse": DialectFacts(
+        catalog_group=ParserSettings(),
+        catalog_command=ParserSettings(),
+        enforces_constraints=True,
+    ),
+    # A cobra command without a validator takes any words; its flag groups (mutually
+    # exclusive, required together, one required) are checked by cobra before the command runs.
+    "cobra": DialectFacts(
         catalog_group=ParserSettings(),
         catalog_command=ParserSettings(),
         enforces_constraints=True,

@@ -596,7 +596,7 @@ def _unsandboxed(config: Config) -> list[Diagnostic]:
     settings = config.settings
     if settings.tree is None or settings.tree_isolation != "guard":
         return []
-    if not settings.tree.startswith(("click:", "typer:", "argparse:")):
+    if not settings.tree.startswith(("click:", "typer:", "argparse:", "exec:")):
         return []
     return [
         TREE_UNSANDBOXED.diagnostic(

@@ -1,13 +1,16 @@
 """The executable command tree's format (``exampleguard.tree/v1``): what a snapshot file holds.
 
-A live tree's child writes the same format; :mod:`exampleguard.tree` loads either.
+A live tree's child writes the same format; :mod:`exampleguard.tree` loads either. A program in
+another language that speaks the exampleguard tree protocol (``tree = "exec:PROGRAM"``, SPEC
+3.3) prints the same format for ``__exampleguard tree``, and answers ``__exampleguard judge``
+with one :class:`JudgeVerdict` per line.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, Strict
+from pydantic import Field, JsonValue, Strict
 
 from exampleguard.model import (
     NO_CONSTRAINTS,
@@ -20,7 +23,7 @@ from exampleguard.model import (
     StrictModel,
 )
 
-__all__ = ["TREE_FORMAT", "HelpExample", "SourcePlace", "Tree", "TreeCommand"]
+__all__ = ["TREE_FORMAT", "HelpExample", "JudgeVerdict", "SourcePlace", "Tree", "TreeCommand"]
 
 TREE_FORMAT = "exampleguard.tree/v1"
 
@@ -78,7 +81,8 @@ class Tree(StrictModel):
     ``value_syntax`` says whose rules convert numbers: ``python`` (``int()``/``float()``, as Click
     and argparse do) or ``pydantic`` (Typer 0.26 and later, which validates through pydantic).
     ``framework`` and ``framework_version`` say which parser the tree was read from (``click``,
-    ``typer`` or ``argparse``, and the version of Click, of Typer, or of CPython for argparse):
+    ``typer``, ``argparse`` or ``cobra``, and the version of Click, of Typer, of CPython for
+    argparse, or of cobra where the Go program's build recorded it):
     the binder follows that version's rules. Both are optional; a snapshot without them is bound
     with the dialect's default rules (:meth:`~exampleguard.bind.dialect.Dialect.rules_for`).
     """
@@ -87,15 +91,38 @@ class Tree(StrictModel):
     program: NonEmpty
     dialect: Dialect
     value_syntax: Literal["python", "pydantic"] = "python"
-    framework: Literal["click", "typer", "argparse"] | None = None
+    framework: Literal["click", "typer", "argparse", "cobra"] | None = None
     framework_version: NonEmpty | None = None
     option_values_drop_separator: bool | None = None
     """argparse: whether ``--`` given as an option's own value (``--opt=--``) is dropped, as
     measured on the parser the tree was read from (a patch release of 3.11 and of 3.12 changed
     it, so the version alone does not tell); absent, the version table decides."""
+    find_skips_flag_values: bool | None = None
+    """cobra: whether the program's cobra finds a command's word past the flag values before it
+    (1.7 and later), as the helper measured it on that cobra (a build without module data does
+    not say its version); absent, the version table decides."""
     commands: list[TreeCommand]
 
     def command(self, path: list[str] | tuple[str, ...]) -> TreeCommand | None:
         """The command at exactly ``path``, if the tree has one."""
         wanted = list(path)
         return next((c for c in self.commands if c.path == wanted), None)
+
+
+class JudgeVerdict(StrictModel):
+    """One answer of a program's own parser in the tree protocol (``__exampleguard judge``).
+
+    The program reads one JSON array of words (the words after the program) per line on its
+    standard input and writes one of these per line on its standard output, in order, with no
+    command body run. ``accepted`` is its parser's verdict; ``path`` the command it resolved,
+    by primary names from the program on (as far as parsing got, for a rejection); ``given``
+    what the command would receive, by the snapshot's parameter names: each flag given, and
+    the positional parameter when it received at least one word; ``error`` the parser's
+    message for a rejection. A number that is not finite is written ``NaN``, ``Infinity`` or
+    ``-Infinity``. Everything in it is data: exampleguard decides nothing else by it.
+    """
+
+    accepted: bool
+    path: list[str] | None = None
+    given: dict[str, JsonValue] = Field(default_factory=dict)
+    error: str | None = None

@@ -1,14 +1,19 @@
 """The executable command tree (``exampleguard.tree/v1``) and where it comes from.
 
-A tree is either a snapshot file or the live application, named by ``click:MODULE:ATTR``,
-``typer:MODULE:ATTR`` or ``argparse:MODULE:ATTR``. Importing an application runs its code, which
-may print, hang, change global state or exit; so it is imported in a child process with a
-timeout, and only the snapshot format crosses the process boundary.
+A tree is either a snapshot file, the live application, named by ``click:MODULE:ATTR``,
+``typer:MODULE:ATTR`` or ``argparse:MODULE:ATTR``, or a built program that speaks the
+exampleguard tree protocol, named by ``exec:PROGRAM [ARGS...]`` (SPEC 3.3). Importing an
+application runs its code, which may print, hang, change global state or exit; so does running
+a program. Either happens in a child process with a timeout, under the one isolation decision
+(:mod:`exampleguard.treechild`), and only the snapshot format and the verdicts cross the process
+boundary, as data.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shlex
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from exampleguard import treechild
-from exampleguard.adapters.verdict import ParseVerdict
+from exampleguard.adapters._helptext import help_argvs
+from exampleguard.adapters.verdict import GivenValue, ParseVerdict
 from exampleguard.codes import ISOLATION_UNAVAILABLE, TREE_UNAVAILABLE
 from exampleguard.diagnostics import Diagnostic, Location
 from exampleguard.documents import (
@@ -28,9 +34,10 @@ from exampleguard.documents import (
     parse_document,
     validate_model,
 )
-from exampleguard.snapshot import TREE_FORMAT, Tree
+from exampleguard.model import Parameter
+from exampleguard.snapshot import TREE_FORMAT, JudgeVerdict, Tree
 from exampleguard.treecache import TreeCache, import_inputs, tree_identity
-from exampleguard.treechild import ChildRun, Containment, run_child
+from exampleguard.treechild import ChildRun, Containment, ExecRun, run_child, run_exec
 
 if TYPE_CHECKING:
     import sandbox
@@ -56,24 +63,37 @@ MAX_TREE_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class TreeSpec:
-    """A parsed ``tree`` setting: a framework object to import, or a snapshot path."""
+    """A parsed ``tree`` setting: a framework object to import, a program to run, or a snapshot.
 
-    framework: Literal["click", "typer", "argparse", "snapshot"]
+    For ``exec``, ``command`` is the program (resolved) and its arguments, and ``text`` the
+    setting as written, which names the tree in messages and in the cache's key.
+    """
+
+    framework: Literal["click", "typer", "argparse", "snapshot", "exec"]
     module: str = ""
     attribute: str = ""
     path: Path | None = None
+    command: tuple[str, ...] = ()
+    text: str = ""
 
     def __str__(self) -> str:
         if self.framework == "snapshot":
             return str(self.path)
+        if self.framework == "exec":
+            return self.text
         return f"{self.framework}:{self.module}:{self.attribute}"
 
 
+EXEC_PREFIX = "exec:"
+
+
 def parse_tree_spec(value: str, base: Path) -> TreeSpec:
-    """Parse a ``tree`` setting; relative snapshot paths resolve against ``base``.
+    """Parse a ``tree`` setting; relative snapshot paths and programs resolve against ``base``.
 
     Raises ``ValueError`` with a message that says what the accepted forms are.
     """
+    if value.startswith(EXEC_PREFIX):
+        return _exec_spec(value, base)
     framework, sep, rest = value.partition(":")
     if sep and framework in _FRAMEWORKS:
         module, sep, attribute = rest.partition(":")
@@ -86,9 +106,30 @@ def parse_tree_spec(value: str, base: Path) -> TreeSpec:
     if value.lower().endswith(".json"):
         return TreeSpec("snapshot", path=(base / value))
     raise ValueError(
-        f"tree {value!r} is neither click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR "
-        "nor a path to a tree snapshot .json"
+        f"tree {value!r} is neither click:MODULE:ATTR, typer:MODULE:ATTR, argparse:MODULE:ATTR, "
+        "exec:PROGRAM nor a path to a tree snapshot .json"
     )
+
+
+def _exec_spec(value: str, base: Path) -> TreeSpec:
+    """``exec:PROGRAM [ARGS...]``, split as a shell splits words.
+
+    A relative PROGRAM is the project's (``base``), never looked up on PATH.
+    """
+    try:
+        words = shlex.split(value.removeprefix(EXEC_PREFIX))
+    except ValueError as error:
+        raise ValueError(
+            f"tree {value!r}: exec:PROGRAM [ARGS...] does not split: {error}"
+        ) from None
+    if not words or not words[0]:
+        raise ValueError(
+            f"tree {value!r} names no program: exec:PROGRAM [ARGS...] (for example "
+            "'exec:./bin/app')"
+        )
+    program = Path(words[0])
+    resolved = program if program.is_absolute() else base / program
+    return TreeSpec("exec", command=(str(resolved), *words[1:]), text=value)
 
 
 Verdicts = Mapping[tuple[str, ...], ParseVerdict]
@@ -183,7 +224,8 @@ def load_judged_tree(
     }
 
     def extract() -> tuple[str, list[Any]]:
-        return _extract(
+        run = _extract_exec if spec.framework == "exec" else _extract
+        return run(
             spec,
             root=root,
             timeout=timeout,
@@ -196,15 +238,225 @@ def load_judged_tree(
         text, records = extract()
     else:
         identity = tree_identity(str(spec), root, contained.key(), program)
+        if spec.framework == "exec":
+            # The program run is named by its content, hashed here: never by what it says.
+            identity["program_sha256"] = _program_digest(spec)
         text, records = cache.through(identity, request, import_inputs(root), extract)
     tree, document = _read_tree(spec, text)
     return JudgedTree(tree, document, _verdicts_of(spec, unique, records))
 
 
+def _program_digest(spec: TreeSpec) -> str:
+    """The SHA-256 of an ``exec`` tree's program file, read by exampleguard itself."""
+    digest = hashlib.sha256()
+    try:
+        with Path(spec.command[0]).open("rb") as program:
+            while chunk := program.read(1 << 20):
+                digest.update(chunk)
+    except OSError as error:
+        raise SourceError(_missing_program(spec, error)) from None
+    return digest.hexdigest()
+
+
+def _missing_program(spec: TreeSpec, error: OSError) -> Diagnostic:
+    return TREE_UNAVAILABLE.diagnostic(
+        message=f"tree {spec}: the program {spec.command[0]} cannot be read: "
+        f"{error.strerror or error}",
+        hint="Build the program first (for a Go program: `go build -o bin/app .`); a relative "
+        "PROGRAM is the project directory's.",
+        location=Location(str(spec)),
+    )
+
+
+_PROTOCOL_WORD = "__exampleguard"
+
+
+def _extract_exec(
+    spec: TreeSpec,
+    *,
+    root: Path,
+    timeout: float,
+    program: str | None,
+    request: dict[str, Any],
+    containment: Containment,
+) -> tuple[str, list[Any]]:
+    """Ask a program that speaks the tree protocol for its tree, then for its verdicts.
+
+    Two runs, each contained as a Python tree's import is: ``__exampleguard tree`` prints the
+    snapshot; ``__exampleguard judge`` reads the argvs (the examples', then the help texts')
+    one JSON array per line and answers one verdict per line. Both answers are data: read
+    against the formats, never followed. The verdicts are kept in the records a Python tree's
+    child sends, so that the cache and the rest of the run do not tell the two apart.
+    """
+    if not Path(spec.command[0]).is_file():
+        raise SourceError(_missing_program(spec, FileNotFoundError(2, "No such file or directory")))
+    run = _run_protocol(spec, root, "tree", None, timeout=timeout, containment=containment)
+    text = run.stdout.decode("utf-8", errors="replace")
+    tree, _ = _read_tree(spec, text)
+    if program is not None and tree.program != program:
+        # The catalog names the program as agents type it, as it names a Python tree's root.
+        tree = tree.model_copy(update={"program": program})
+        data = json.loads(text)
+        data["program"] = program
+        text = json.dumps(data, ensure_ascii=False)
+    asked = [list(argv) for argv in request["argvs"]]
+    helped: list[list[str]] = []
+    if request["help_examples"]:
+        seen = {tuple(argv) for argv in asked}
+        helped = [a for a in help_argvs(tree.model_dump(mode="json")) if tuple(a) not in seen]
+    records: list[Any] = []
+    if asked or helped:
+        lines = [json.dumps(a, ensure_ascii=True, separators=(",", ":")) for a in (*asked, *helped)]
+        judged = _run_protocol(spec, root, "judge", lines, timeout=timeout, containment=containment)
+        verdicts = _protocol_verdicts(spec, tree, judged.stdout, len(lines))
+        records = [v.to_json() for v in verdicts[: len(asked)]]
+        records += [
+            {"help": {"argv": argv, "verdict": verdict.to_json()}}
+            for argv, verdict in zip(helped, verdicts[len(asked) :], strict=True)
+        ]
+    return text, records
+
+
+def _run_protocol(
+    spec: TreeSpec,
+    root: Path,
+    request: str,
+    lines: list[str] | None,
+    *,
+    timeout: float,
+    containment: Containment,
+) -> ExecRun:
+    """One run of the program for ``request``; its failure as an error, its output as bytes."""
+    import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
+
+    try:
+        run = run_exec(
+            spec.command,
+            request,
+            root=root,
+            lines=lines,
+            timeout=timeout,
+            containment=containment,
+        )
+    except sandbox.IsolationUnavailable as error:
+        raise SourceError(_isolation_unavailable(spec, error)) from None
+    except sandbox.PassEnvError as error:
+        raise SourceError(
+            _unavailable(spec, f"tree_env: {error}", "Set only plain placeholder variables.")
+        ) from None
+    except OSError as error:
+        raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
+    doing = f"`{_PROTOCOL_WORD} {request}`"
+    if run.status == "timed-out":
+        raise SourceError(
+            _unavailable(
+                spec,
+                f"did not answer {doing} within {timeout:g} seconds",
+                "Raise `tree_timeout`, or make the program start faster.",
+            )
+        )
+    if run.status == "not-started":
+        # Told by the sandbox's own side only: the program never ran. Nothing else is tried.
+        raise SourceError(
+            _unavailable(spec, f"the sandbox could not start the program: {run.detail}")
+        )
+    if run.too_large:
+        limit = describe_size(treechild.MAX_FRAME_BYTES)
+        raise SourceError(_unavailable(spec, f"answered {doing} with more than {limit}"))
+    if run.exit_code != 0:
+        ended = f"exited with status {run.exit_code}"
+        if run.exit_code is None:
+            ended = f"was killed ({run.detail})"
+        raise SourceError(
+            _unavailable(
+                spec,
+                f"{ended} answering {doing}{_stderr_tail(run.stderr)}",
+                "The program must speak the exampleguard tree protocol: for a cobra program, "
+                "`exampleguard init --cobra` writes the helper and says how to wire it.",
+            )
+        )
+    return run
+
+
+def _protocol_verdicts(
+    spec: TreeSpec, tree: Tree, output: bytes, expected: int
+) -> list[ParseVerdict]:
+    """The verdict lines of a ``judge`` run, one per argv asked, as the pipeline's verdicts."""
+    lines = output.decode("utf-8", errors="replace").splitlines()
+    if len(lines) != expected:
+        raise SourceError(
+            _unavailable(
+                spec, f"answered {len(lines)} verdict line(s) for {expected} command line(s)"
+            )
+        )
+    verdicts = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = JudgeVerdict.model_validate(json.loads(line))
+            verdicts.append(_as_parse_verdict(tree, record))
+        except ValueError as error:
+            # A pydantic ValidationError and a JSON error are both ValueErrors.
+            reason = str(error).splitlines()[0]
+            raise SourceError(
+                _unavailable(spec, f"sent a verdict (line {number}) that does not read: {reason}")
+            ) from None
+    return verdicts
+
+
+def _as_parse_verdict(tree: Tree, record: JudgeVerdict) -> ParseVerdict:
+    """A protocol verdict as the pipeline's: each given name placed at the level declaring it.
+
+    A name is the command's own parameter, else the nearest ancestor's persistent one, else an
+    ancestor's own (a parent's flags parsed on the way down). An accepted verdict that gives a
+    parameter the tree declares eager the value true (``--help``) ended at it, as a Python
+    parser's would.
+    """
+    path = tuple(record.path) if record.path is not None else None
+    given: list[GivenValue] = []
+    eager = False
+    if path is not None and record.given:
+        if tree.command(path) is None:
+            raise ValueError(f"its path {list(path)} is not a command of the tree")
+        for name, value in record.given.items():
+            level, parameter = _declared(tree, path, name)
+            # Given ``--help=false``, help is given and does not end the parse.
+            eager = eager or (parameter.eager and value is True)
+            given.append(GivenValue(level, name, _shaped(parameter, value)))
+    return ParseVerdict(
+        accepted=record.accepted,
+        path=path,
+        error=None if record.accepted else "ProtocolError",
+        message=record.error,
+        eager=record.accepted and eager,
+        given=tuple(given) if record.accepted else (),
+    )
+
+
+def _shaped(parameter: Parameter, value: Any) -> Any:
+    """A positional's words as an argument object holds them: one value where it takes one."""
+    single = parameter.positional and parameter.values_per_occurrence == 1
+    if single and isinstance(value, list) and len(value) == 1:
+        return value[0]
+    return value
+
+
+def _declared(tree: Tree, path: tuple[str, ...], name: str) -> tuple[tuple[str, ...], Parameter]:
+    """The level of ``path`` (itself or an ancestor) that declares the parameter ``name``."""
+    ancestors = [path[:depth] for depth in range(len(path) - 1, -1, -1)]
+    searches = [([path], False), (ancestors, True), (ancestors, False)]
+    for levels, persistent_only in searches:
+        for level in levels:
+            command = tree.command(level)
+            for parameter in command.parameters if command is not None else ():
+                if parameter.name == name and (parameter.persistent or not persistent_only):
+                    return level, parameter
+    raise ValueError(f"it gives {name!r}, which no command on its path declares")
+
+
 def _read_tree(spec: TreeSpec, text: str) -> tuple[Tree, Document]:
     """The tree a child sent, validated."""
-    document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
     try:
+        document = parse_document(text, Path(f"<{spec}>"), str(spec), "json")
         check_format(document, TREE_FORMAT)
         tree = validate_model(Tree, document)
     except SourceError as error:
@@ -347,9 +599,12 @@ def _hint_for(message: str) -> str | None:
 
 
 def _isolation_unavailable(spec: TreeSpec, error: sandbox.IsolationUnavailable) -> Diagnostic:
+    what, nothing = ("the import of a live tree", "nothing was imported")
+    if spec.framework == "exec":
+        what, nothing = ("a tree protocol program", "nothing was run")
     return ISOLATION_UNAVAILABLE.diagnostic(
-        message=f"tree {spec}: the import of a live tree runs in the dry runs' sandbox, and "
-        f"{str(error).removeprefix('isolation-unavailable: ')}; nothing was imported",
+        message=f"tree {spec}: {what} runs in the dry runs' sandbox, and "
+        f"{str(error).removeprefix('isolation-unavailable: ')}; {nothing}",
         hint="Run where that sandbox works (`exampleguard sandbox` tells what this host "
         "refuses), commit a tree snapshot (`exampleguard tree --format json`), or set "
         'tree_isolation = "guard" knowingly: the import then runs unsandboxed, under a guard.',
@@ -361,7 +616,12 @@ def _unavailable(spec: TreeSpec, reason: str, hint: str | None = None) -> Diagno
     return TREE_UNAVAILABLE.diagnostic(
         message=f"tree {spec}: {reason}",
         hint=hint
-        or "The tree is imported in a child process from the configuration's directory; "
-        "the message says what the import did.",
+        or (
+            "The program runs in the sandbox from the configuration's directory, as "
+            "`PROGRAM __exampleguard tree` and `... judge`; the message says what it did."
+            if spec.framework == "exec"
+            else "The tree is imported in a child process from the configuration's directory; "
+            "the message says what the import did."
+        ),
         location=Location(str(spec)),
     )

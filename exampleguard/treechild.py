@@ -1,7 +1,9 @@
 """The one launcher of a live tree's child, under the one isolation decision.
 
-Importing the application runs its code. The child that does it (:mod:`exampleguard.adapters.
-_child`) always runs through :func:`sandbox.run`, whatever contains it:
+Importing the application runs its code; so does running a program that speaks the tree
+protocol (``tree = "exec:PROGRAM"``). The child that imports (:mod:`exampleguard.adapters.
+_child`) and the program (:func:`run_exec`) always run through :func:`sandbox.run`, whatever
+contains them:
 
 - ``tree_isolation = "auto"`` (the default) is the sandbox's ``auto`` with the dry runs'
   ``require``: the sandbox's host probe picks the backend before any project code runs, and
@@ -27,7 +29,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,8 +43,10 @@ __all__ = [
     "MAX_FRAME_BYTES",
     "ChildRun",
     "Containment",
+    "ExecRun",
     "import_path",
     "run_child",
+    "run_exec",
 ]
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -180,8 +184,6 @@ def _policy(
     timeout: float,
     containment: Containment,
 ) -> sandbox.Policy:
-    import sandbox  # noqa: PLC0415 - see run_child
-
     framework, module, attribute, program = named
     entries = _pythonpath_entries()
     package_root = str(Path(__file__).resolve().parent.parent)
@@ -205,13 +207,123 @@ def _policy(
         mode,
         str(root),
     )
+    # The interpreter and everything it imports from, and the request folder: the caller's
+    # own settings and files, never paths a file's content named.
+    readable = (*import_path(entries, package_root), request_file.parent)
+    return _contained(argv, root, readable, timeout, containment)
+
+
+@dataclass
+class ExecRun:
+    """How one run of a protocol-speaking program ended, and what it wrote on stdout."""
+
+    status: str
+    """A :class:`sandbox.Status` value."""
+    exit_code: int | None
+    stderr: str
+    detail: str | None
+    backend: str
+    stdout: bytes = b""
+    too_large: bool = False
+    """It wrote more than :data:`MAX_FRAME_BYTES`: nothing of it was kept."""
+
+
+class _Capped:
+    """A program's standard output, kept up to :data:`MAX_FRAME_BYTES` and no further."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.too_large = False
+
+    def feed(self, chunk: bytes) -> None:
+        """Keep ``chunk``, unless the output has grown past the limit (then keep nothing)."""
+        if self.too_large:
+            return
+        if len(self.data) + len(chunk) > MAX_FRAME_BYTES:
+            self.too_large = True
+            self.data = bytearray()
+            return
+        self.data += chunk
+
+
+PROTOCOL_WORD = "__exampleguard"
+"""The word after which a protocol-speaking program reads its request (``tree``, ``judge``)."""
+
+# Runs the program with the request file as its standard input (the sandbox gives a run none):
+# the launcher is the interpreter exampleguard runs on, shown read-only like a Python tree's.
+_STDIN_LAUNCHER = (
+    "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.dup2(fd, 0); os.close(fd); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+def run_exec(
+    command: Sequence[str],
+    request: str,
+    *,
+    root: Path,
+    lines: Sequence[str] | None,
+    timeout: float,
+    containment: Containment,
+) -> ExecRun:
+    """Run ``command`` with ``__exampleguard REQUEST`` contained as ``containment`` says.
+
+    ``lines`` (for ``judge``) are written to a request file that the program reads as its
+    standard input. The same decision, limits, output cap and environment as a Python tree's
+    import (see the module docstring); the program gets no import guard, a binary has no
+    interpreter to hook: ``tree_isolation = "guard"`` leaves it the ``env`` backend alone.
+    Raises :class:`sandbox.IsolationUnavailable` when the isolation decided for this host
+    cannot be had (nothing is run), ``OSError`` when the request folder cannot be made.
+    """
+    import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
+
+    program, *args = command
+    argv: tuple[str, ...] = (program, *args, PROTOCOL_WORD, request)
+    folder = tempfile.mkdtemp(prefix="exampleguard-request-")
+    try:
+        Path(folder).chmod(0o755)
+        readable: list[Path] = [Path(folder)]
+        resolved = Path(program).resolve()
+        if not resolved.is_relative_to(root.resolve()):
+            # A program outside the project, named by the caller's own setting.
+            readable.append(resolved)
+        if lines is not None:
+            request_file = Path(folder, "request.jsonl")
+            request_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+            request_file.chmod(0o644)
+            argv = (sys.executable, "-I", "-S", "-c", _STDIN_LAUNCHER, str(request_file), *argv)
+            readable.extend(import_path())
+        policy = _contained(argv, root, tuple(readable), timeout, containment)
+        output = _Capped()
+        outcome = sandbox.run(policy, on_stdout=output.feed)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return ExecRun(
+        outcome.status.value,
+        outcome.exit_code,
+        outcome.stderr,
+        outcome.detail,
+        outcome.backend,
+        bytes(output.data),
+        output.too_large or outcome.stdout_truncated,
+    )
+
+
+def _contained(
+    argv: tuple[str, ...],
+    root: Path,
+    trusted_readable: tuple[Path, ...],
+    timeout: float,
+    containment: Containment,
+) -> sandbox.Policy:
+    """The policy of a tree's child: the one isolation decision, its limits and environment."""
+    import sandbox  # noqa: PLC0415 - see run_child
+
     limits = {"memory_mb": containment.memory_mb, "max_processes": containment.max_processes}
     return sandbox.Policy(
         argv=argv,
         project_dir=root,
-        # The interpreter and everything it imports from, and the request folder: the
-        # caller's own settings and files, never paths a file's content named.
-        trusted_readable=(*import_path(entries, package_root), request_file.parent),
+        trusted_readable=trusted_readable,
         isolation=sandbox.Isolation.ENV if containment.guard else sandbox.Isolation.AUTO,
         require=frozenset()
         if containment.guard

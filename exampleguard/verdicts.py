@@ -162,6 +162,34 @@ _CLICK_CODES: dict[str, str] = {
 }
 
 
+# The messages of a program that speaks the tree protocol; cobra's and pflag's words.
+_PROTOCOL_CODES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(unknown (shorthand )?flag|bad flag syntax)"), "unknown-flag"),
+    (re.compile(r"^unknown command"), "unknown-command"),
+    (re.compile(r"^flag needs an argument"), "missing-value"),
+    (re.compile(r"^invalid argument .* flag"), "bad-type"),
+    (re.compile(r"^invalid argument"), "bad-choice"),
+    (re.compile(r"^required flag"), "missing-required"),
+    (re.compile(r"are set they must all be set"), "require-together"),
+    (re.compile(r"are set none of the others can be"), "mutually-exclusive"),
+    (re.compile(r"at least one of the flags in the group"), "require-one-of"),
+    (re.compile(r"^requires at least"), "missing-required"),
+    (re.compile(r"^accepts at most"), "extra-positional"),
+)
+_COUNTED = re.compile(r"^accepts (?:between )?(\d+)(?: and \d+)? arg\(s\), received (\d+)")
+
+
+def _protocol_code(message: str) -> str:
+    counted = _COUNTED.match(message)
+    if counted is not None:
+        low, received = map(int, counted.groups())
+        return "missing-required" if received < low else "extra-positional"
+    for pattern, code in _PROTOCOL_CODES:
+        if pattern.search(message):
+            return code
+    return "not-runnable"
+
+
 def real_problem(verdict: ParseVerdict, words: Sequence[str]) -> Problem:
     """The real parser's rejection as a problem: the closest registered code, at its word.
 
@@ -188,6 +216,8 @@ def real_problem(verdict: ParseVerdict, words: Sequence[str]) -> Problem:
 def _code(verdict: ParseVerdict) -> str:
     error = verdict.error or ""
     message = verdict.message or ""
+    if error == "ProtocolError":
+        return _protocol_code(message)
     if error in _CLICK_CODES:
         return _CLICK_CODES[error]
     if error == "BadOptionUsage":

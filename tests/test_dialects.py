@@ -68,8 +68,8 @@ TOOLS: list[dict[str, Any]] = [
 
 
 def test_every_dialect_has_its_facts_and_its_binder() -> None:
-    assert DIALECT_NAMES == ("click", "argparse")
-    assert spoken_dialects() == "click or argparse"
+    assert DIALECT_NAMES == ("click", "argparse", "cobra")
+    assert spoken_dialects() == "click, argparse or cobra"
     assert tuple(DIALECTS) == DIALECT_NAMES
     for name in DIALECT_NAMES:
         assert dialect(name).name == name
@@ -85,9 +85,9 @@ def test_the_formats_accept_exactly_the_registered_names(kind: str) -> None:
 
 
 def test_an_unregistered_dialect_is_refused_with_the_registered_names() -> None:
-    with pytest.raises(ValidationError, match="'click' or 'argparse'"):
+    with pytest.raises(ValidationError, match="'click', 'argparse' or 'cobra'"):
         Tree.model_validate(
-            {"format": "exampleguard.tree/v1", "program": "x", "dialect": "cobra", "commands": []}
+            {"format": "exampleguard.tree/v1", "program": "x", "dialect": "clap", "commands": []}
         )
 
 

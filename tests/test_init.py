@@ -459,3 +459,58 @@ def test_an_explicit_program_wins_over_the_scripts(tmp_path: Path) -> None:
     assert "program: bmv (from --program)" in result.stdout
     catalog = json.loads((tmp_path / "agent-catalog.json").read_text(encoding="utf-8"))
     assert catalog["program"] == "bmv"
+
+
+# -- init --cobra ---------------------------------------------------------------------------------
+
+
+def go_module(root: Path, module: str = "example.com/app") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "go.mod").write_text(f"module {module}\n\ngo 1.19\n", encoding="utf-8")
+    return root
+
+
+def test_init_cobra_writes_the_helper_at_the_module_root(tmp_path: Path) -> None:
+    module = go_module(tmp_path / "app")
+    below = module / "cmd" / "app"
+    below.mkdir(parents=True)
+    result = run_cli(["init", "--cobra"], cwd=below)
+    assert result.returncode == 0, result.stderr
+    helper = module / "internal" / "exampleguard" / "exampleguard.go"
+    shipped = REPOSITORY / "exampleguard" / "go" / "exampleguard.go"
+    assert helper.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
+    assert 'import "example.com/app/internal/exampleguard"' in result.stdout
+    assert "exampleguard.Register(rootCmd)" in result.stdout
+    # Nothing else is written: the configuration waits for a built program.
+    assert sorted(p.name for p in module.iterdir()) == ["cmd", "go.mod", "internal"]
+    again = run_cli(["init", "--cobra"], cwd=module)
+    assert again.returncode == 0
+    assert "is up to date" in again.stdout
+
+
+def test_init_cobra_replaces_an_older_helper_but_no_other_file(tmp_path: Path) -> None:
+    module = go_module(tmp_path / "app")
+    helper = module / "internal" / "exampleguard" / "exampleguard.go"
+    helper.parent.mkdir(parents=True)
+    shipped = (REPOSITORY / "exampleguard" / "go" / "exampleguard.go").read_text("utf-8")
+    helper.write_text(shipped.split("\n", 1)[0] + "\n// an older version\n", encoding="utf-8")
+    assert run_cli(["init", "--cobra"], cwd=module).returncode == 0
+    assert helper.read_text(encoding="utf-8") == shipped
+    helper.write_text("package exampleguard // the maintainer's own\n", encoding="utf-8")
+    refused = run_cli(["init", "--cobra"], cwd=module)
+    assert refused.returncode == 2
+    assert "is not exampleguard's helper" in refused.stderr
+    assert helper.read_text(encoding="utf-8") == "package exampleguard // the maintainer's own\n"
+
+
+def test_init_cobra_outside_a_go_module_changes_nothing(tmp_path: Path) -> None:
+    result = run_cli(["init", "--cobra"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no go.mod" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_init_needs_a_tree_or_cobra(tmp_path: Path) -> None:
+    result = run_cli(["init"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "init needs --tree SPEC, or --cobra" in result.stderr

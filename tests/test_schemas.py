@@ -33,6 +33,7 @@ def test_the_kinds_are_the_documented_ones() -> None:
     assert SCHEMA_KINDS == (
         "catalog",
         "tree",
+        "judge",
         "dispositions",
         "exclusions",
         "doc-exceptions",

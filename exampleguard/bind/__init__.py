@@ -2,9 +2,10 @@
 
 Each dialect is an exact model of one framework's parser, in a module of its own
 (:mod:`~exampleguard.bind.clickfamily` for Click and Typer, :mod:`~exampleguard.bind.argparser`
-for argparse), registered below by name. :func:`bind` hands the words to the
-contract's dialect; the result is a :class:`Binding`: the resolved command path, every
-occurrence of every parameter, the role of each word, and every problem found.
+for argparse, :mod:`~exampleguard.bind.cobra` for Go's cobra), registered below by name.
+:func:`bind` hands the words to the contract's dialect; the result is a :class:`Binding`: the
+resolved command path, every occurrence of every parameter, the role of each word, and every
+problem found.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from exampleguard.bind import argparser, clickfamily
+from exampleguard.bind import argparser, clickfamily, cobra
 from exampleguard.bind._records import Binding, FrameworkRules, Occurrence, Piece, Problem, Role
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 
@@ -34,7 +35,9 @@ __all__ = [
     "dialect",
 ]
 
-_DIALECTS: dict[str, Dialect] = {d.name: d for d in (clickfamily.DIALECT, argparser.DIALECT)}
+_DIALECTS: dict[str, Dialect] = {
+    d.name: d for d in (clickfamily.DIALECT, argparser.DIALECT, cobra.DIALECT)
+}
 """Each dialect's binder and rules, by the name :data:`exampleguard.model.DIALECT_NAMES` gives."""
 
 
@@ -68,6 +71,7 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
             tree.framework,
             tree.framework_version,
             tree.option_values_drop_separator,
+            tree.find_skips_flag_values,
         )
         if tree is not None
         else found.rules
@@ -78,14 +82,20 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
 
 @functools.lru_cache(maxsize=16)
 def _rules(
-    name: str, framework: str | None, version: str | None, drops_separator: bool | None
+    name: str,
+    framework: str | None,
+    version: str | None,
+    drops_separator: bool | None,
+    skips_values: bool | None = None,
 ) -> FrameworkRules:
     """The rules a tree's examples are bound with: its version's row, then what it measured.
 
     One object per tree setting, so that what is compiled per rules is compiled once.
     """
     rules = dialect(name).rules_for(framework, version)
+    # Measured where the tree was read: it wins over the version table.
     if drops_separator is not None:
-        # Measured where the tree was read: it wins over the version table.
         rules = replace(rules, option_values_drop_separator=drops_separator)
+    if skips_values is not None:
+        rules = replace(rules, find_skips_flag_values=skips_values)
     return rules

@@ -186,6 +186,10 @@ class FrameworkRules:
     separates the next option's value (``-ft=x`` gives ``-t`` the value ``x``, not ``=x``); a
     switch given ``=value`` (``-f=x``) is an error; an unknown letter ends the bundle as an
     unrecognized argument."""
+    find_skips_flag_values: bool = False
+    """cobra 1.7 and later: ``Find`` removes a command's word where it stands, not where the
+    same word first appears as a flag's value, and ``Traverse`` takes a word for a flag only if
+    it starts with ``--`` or is ``-x``... (1.6 took any word whose second byte is ``-``)."""
     reparse_skips_command_word: bool = False
     """Click 8.1 and before: when a group's first leftover word looks like an option and names
     no subcommand, the group re-parses only the words after it (8.2 and later re-parse from

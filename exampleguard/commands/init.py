@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.resources
 import json
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +25,14 @@ from exampleguard.rules import PREVIEW_FLAGS
 from exampleguard.snapshot import Tree
 from exampleguard.tree import TreeSpec, load_tree, parse_tree_spec
 
-__all__ = ["Script", "init_project", "preview_flag", "script_for"]
+__all__ = [
+    "COBRA_HELPER",
+    "Script",
+    "init_cobra",
+    "init_project",
+    "preview_flag",
+    "script_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +141,7 @@ def script_for(spec: TreeSpec, pyproject_text: str | None, root: Path) -> Script
     the module's source under ``root`` or ``root/src``, never by importing it). When several
     entries do, the first in the file is chosen and the others are named.
     """
-    if spec.framework == "snapshot" or pyproject_text is None:
+    if spec.framework in ("snapshot", "exec") or pyproject_text is None:
         return None
     try:
         project = tomllib.loads(pyproject_text).get("project")
@@ -204,6 +213,13 @@ def _program_line(name: str, *, program: str | None, script: Script | None, spec
         return (
             f"program: {name} (from [{script.table}] {name} = {json.dumps(script.target)}{also}; "
             "pass --program to choose another)"
+        )
+    if spec.framework in ("snapshot", "exec"):
+        # No Python entry point can run a snapshot or a built program: the tree names itself.
+        return (
+            f"program: {name} (the tree's own name; pass --program if agents type another name, "
+            "since examples and documentation lines that start with another name are not "
+            "checked)"
         )
     return (
         f"program: {name} (the tree's own name: no [project.scripts] entry of pyproject.toml "
@@ -355,3 +371,70 @@ class _InitFailed(Exception):
 
 def _has_children(tree: Tree, path: list[str]) -> bool:
     return any(len(c.path) == len(path) + 1 and c.path[: len(path)] == path for c in tree.commands)
+
+
+COBRA_HELPER = ("internal", "exampleguard", "exampleguard.go")
+"""Where ``init --cobra`` writes the Go helper, below the module's root."""
+_MODULE_LINE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+
+
+def cobra_helper_source() -> str:
+    """The Go helper exampleguard ships (``exampleguard/go/exampleguard.go``)."""
+    return (importlib.resources.files("exampleguard") / "go" / "exampleguard.go").read_text(
+        encoding="utf-8"
+    )
+
+
+def init_cobra(cwd: Path) -> TextOutcome:
+    """``exampleguard init --cobra``: write the tree protocol's Go helper into the module.
+
+    The module is the one whose ``go.mod`` is in ``cwd`` or the nearest folder above it; the
+    helper goes to ``internal/exampleguard/exampleguard.go`` there. An existing helper is
+    replaced only by exampleguard's own text (it says so when it is up to date); any other file
+    in the way is refused, changing nothing.
+    """
+    module_root = next((d for d in (cwd, *cwd.parents) if (d / "go.mod").is_file()), None)
+    if module_root is None:
+        return refuse(
+            CONFIG_INVALID,
+            f"init --cobra changes nothing: no go.mod in {cwd} or above it; run it in the Go "
+            "module of the cobra program",
+        )
+    try:
+        go_mod = (module_root / "go.mod").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return refuse(FILE_UNREADABLE, f"go.mod cannot be read: {error}")
+    found = _MODULE_LINE.search(go_mod)
+    if found is None:
+        return refuse(FILE_INVALID, f"{module_root / 'go.mod'} has no `module` line")
+    module = found.group(1)
+    target = module_root.joinpath(*COBRA_HELPER)
+    source = cobra_helper_source()
+    shown = target.relative_to(cwd) if target.is_relative_to(cwd) else target
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        return refuse(CONFIG_INVALID, f"init --cobra changes nothing: {shown} is not a file")
+    if target.exists():
+        existing = target.read_text(encoding="utf-8", errors="replace")
+        if existing == source:
+            return TextOutcome(f"{shown} is up to date\n" + _wiring(module))
+        if not existing.startswith(source.split("\n", 1)[0]):
+            return refuse(
+                CONFIG_INVALID,
+                f"init --cobra changes nothing: {shown} exists and is not exampleguard's helper",
+            )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, source)
+    except OSError as error:
+        return refuse(FILE_UNREADABLE, f"init --cobra could not write {shown}: {error}")
+    return TextOutcome(f"wrote {shown}\n" + _wiring(module))
+
+
+def _wiring(module: str) -> str:
+    return (
+        "next: wire it with one line before the root command runs, in the file that has it:\n"
+        f'    import "{module}/internal/exampleguard"\n'
+        "    exampleguard.Register(rootCmd)\n"
+        "then build the program (go build -o bin/APP .) and point exampleguard at it:\n"
+        '    exampleguard init --tree "exec:./bin/APP"   (or tree = "exec:./bin/APP")\n'
+    )

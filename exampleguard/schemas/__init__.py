@@ -25,6 +25,7 @@ __all__ = [
 SCHEMA_KINDS = (
     "catalog",
     "tree",
+    "judge",
     "dispositions",
     "exclusions",
     "doc-exceptions",
@@ -36,6 +37,7 @@ SCHEMA_KINDS = (
 _TITLES = {
     "catalog": "exampleguard.catalog/v1",
     "tree": "exampleguard.tree/v1",
+    "judge": "exampleguard tree protocol: one verdict line of `PROGRAM __exampleguard judge`",
     "dispositions": "exampleguard dispositions file (dispositions/*.toml)",
     "exclusions": "exampleguard coverage exclusions (dispositions/exclusions.toml)",
     "doc-exceptions": "exampleguard doc exceptions (dispositions/doc-exceptions.toml)",
@@ -50,6 +52,7 @@ _TITLES = {
 _MODELS = {
     "catalog": ("exampleguard.catalog", "Catalog"),
     "tree": ("exampleguard.snapshot", "Tree"),
+    "judge": ("exampleguard.snapshot", "JudgeVerdict"),
     "dispositions": ("exampleguard.dispositions.records", "DispositionFile"),
     "exclusions": ("exampleguard.dispositions.records", "ExclusionFile"),
     "doc-exceptions": ("exampleguard.dispositions.records", "DocExceptionFile"),
