@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from exampleguard.clibuild import DirectCommand, DirectGroup, click_command
-
 if TYPE_CHECKING:
     from exampleguard.commands._outcome import TextOutcome
     from exampleguard.commands.dryrun import DryRunOutcome
@@ -36,7 +34,6 @@ EXIT_OK, EXIT_DEFECTS, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 app = typer.Typer(
     name="exampleguard",
-    cls=DirectGroup,
     help="Keep the command examples a CLI publishes to AI agents true.",
     no_args_is_help=True,
     add_completion=False,
@@ -44,13 +41,11 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 dispositions_app = typer.Typer(
-    cls=DirectGroup,
     help="Reviewer records: dry-run dispositions and coverage exclusions.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
 report_app = typer.Typer(
-    cls=DirectGroup,
     help="Work with JSON reports.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -343,7 +338,7 @@ _VALIDATE_EXAMPLES = """Examples:
 """
 
 
-@app.command(cls=DirectCommand, epilog=_VALIDATE_EXAMPLES)
+@app.command(epilog=_VALIDATE_EXAMPLES)
 def validate(
     config: ConfigOption = None,
     output_format: FormatOption = OutputFormat.full,
@@ -498,7 +493,7 @@ def _example_address(value: str) -> tuple[str, int]:
     return tool, int(rest[:-1])
 
 
-@app.command(cls=DirectCommand)
+@app.command()
 def dryrun(
     config: ConfigOption = None,
     output_format: FormatOption = OutputFormat.full,
@@ -653,7 +648,7 @@ def _progress(*, enabled: bool = True) -> Iterator[_Bar | None]:
         bar.close()
 
 
-@app.command("sandbox", cls=DirectCommand)
+@app.command("sandbox")
 def sandbox_command(
     config: ConfigOption = None,
     output_format: Annotated[
@@ -678,7 +673,7 @@ def sandbox_command(
 # -- counts -------------------------------------------------------------------------------------
 
 
-@app.command(cls=DirectCommand)
+@app.command()
 def counts(
     config: ConfigOption = None,
     write: Annotated[
@@ -697,7 +692,7 @@ def counts(
 # -- tree ---------------------------------------------------------------------------------------
 
 
-@app.command(cls=DirectCommand)
+@app.command()
 def tree(
     config: ConfigOption = None,
     tree_spec: Annotated[
@@ -753,7 +748,7 @@ class SchemaKind(StrEnum):
     tool = "tool"
 
 
-@app.command(cls=DirectCommand)
+@app.command()
 def schema(
     kind: Annotated[
         SchemaKind,
@@ -787,7 +782,7 @@ def schema(
     _finish(outcome)
 
 
-@app.command(cls=DirectCommand)
+@app.command()
 def explain(
     code: Annotated[
         str | None,
@@ -799,7 +794,7 @@ def explain(
     config: ConfigOption = None,
 ) -> None:
     """Explain what a diagnostic code means, why it matters and how to fix it."""
-    from exampleguard.codes import CODES
+    from exampleguard.codes import CODES, RETIRED
 
     del config  # accepted for uniformity: every command takes --config
     if code is None:
@@ -808,6 +803,9 @@ def explain(
             _stdout(f"{entry.name:<{width}}  {entry.severity.value:<7}  {entry.summary}\n")
         raise typer.Exit(EXIT_OK)
     found = CODES.get(code)
+    if found is None and code in RETIRED:
+        _stdout(f"{code}: retired; no run reports it any more. It was {RETIRED[code]}.\n")
+        raise typer.Exit(EXIT_OK)
     if found is None:
         import difflib
 
@@ -844,7 +842,7 @@ ReviewerOption = Annotated[
 ]
 
 
-@dispositions_app.command("add", cls=DirectCommand)
+@dispositions_app.command("add")
 def dispositions_add(
     tool_id: ToolArgument,
     index: IndexArgument,
@@ -888,7 +886,7 @@ def dispositions_add(
     _finish(outcome, summary="exampleguard refused the record; nothing was written")
 
 
-@dispositions_app.command("update", cls=DirectCommand)
+@dispositions_app.command("update")
 def dispositions_update(
     tool_id: ToolArgument,
     index: IndexArgument,
@@ -901,7 +899,7 @@ def dispositions_update(
     _edit_disposition("update", tool_id, index, dry_run=dry_run, config=config)
 
 
-@dispositions_app.command("remove", cls=DirectCommand)
+@dispositions_app.command("remove")
 def dispositions_remove(
     tool_id: ToolArgument,
     index: IndexArgument,
@@ -924,7 +922,7 @@ def _edit_disposition(
     _finish(outcome, summary="exampleguard refused the change; nothing was written")
 
 
-@dispositions_app.command("exclude", cls=DirectCommand)
+@dispositions_app.command("exclude")
 def dispositions_exclude(
     path: Annotated[list[str], typer.Argument(metavar="PATH...", help="The command's exact path.")],
     reason: Annotated[
@@ -945,7 +943,7 @@ def dispositions_exclude(
 
 
 @dispositions_app.command(
-    "list", cls=DirectCommand, epilog="Examples:\n\n\b\n  exampleguard dispositions list -f json"
+    "list", epilog="Examples:\n\n\b\n  exampleguard dispositions list -f json"
 )
 def dispositions_list(
     output_format: Annotated[
@@ -963,7 +961,7 @@ def dispositions_list(
     _finish(outcome)
 
 
-@dispositions_app.command("check", cls=DirectCommand)
+@dispositions_app.command("check")
 def dispositions_check(config: ConfigOption = None) -> None:
     """Check only the reviewer records (doc exceptions too) and coverage; exit 1 on a defect."""
     from exampleguard.commands import records as command
@@ -976,7 +974,7 @@ def dispositions_check(config: ConfigOption = None) -> None:
 # -- init and report merge ----------------------------------------------------------------------
 
 
-@app.command(cls=DirectCommand)
+@app.command()
 def init(
     tree_spec: Annotated[
         str | None,
@@ -1021,7 +1019,7 @@ def init(
     _finish(outcome, summary="exampleguard init changed nothing")
 
 
-@report_app.command("merge", cls=DirectCommand)
+@report_app.command("merge")
 def report_merge(
     reports: Annotated[
         list[Path],
@@ -1063,7 +1061,8 @@ def _run(argv: list[str] | None, *, process: bool) -> int:
     """Run the CLI; as the ``process`` itself, an interrupted run stays deaf to more signals."""
     from exampleguard.signals import Interrupted, interrupts_raise
 
-    command = click_command(app, _plain_arguments)
+    command = typer.main.get_command(app)
+    _plain_arguments(command)
     try:
         with interrupts_raise(hold_after=process):
             command.main(args=argv, prog_name="exampleguard", standalone_mode=True)

@@ -190,6 +190,13 @@ def test_explain_an_unknown_code(tmp_path: Path, given: str, suggestion: str | N
     assert "Traceback" not in result.stderr
 
 
+def test_explain_a_retired_code_says_what_it_was(tmp_path: Path) -> None:
+    result = run_cli(["explain", "schema-mismatch"], cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.startswith("schema-mismatch: retired; no run reports it any more.")
+    assert "differential test" in result.stdout
+
+
 @pytest.mark.parametrize("name", sorted(CODES))
 def test_every_code_is_a_constant_of_its_own_name(name: str) -> None:
     constant = name.upper().replace("-", "_")
