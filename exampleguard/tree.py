@@ -11,11 +11,12 @@ boundary, as data.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shlex
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -327,9 +328,7 @@ def _run_protocol(
     containment: Containment,
 ) -> ExecRun:
     """One run of the program for ``request``; its failure as an error, its output as bytes."""
-    import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
-
-    try:
+    with _start_errors(spec):
         run = run_exec(
             spec.command,
             request,
@@ -338,14 +337,6 @@ def _run_protocol(
             timeout=timeout,
             containment=containment,
         )
-    except sandbox.IsolationUnavailable as error:
-        raise SourceError(_isolation_unavailable(spec, error)) from None
-    except sandbox.PassEnvError as error:
-        raise SourceError(
-            _unavailable(spec, f"tree_env: {error}", "Set only plain placeholder variables.")
-        ) from None
-    except OSError as error:
-        raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
     doing = f"`{_PROTOCOL_WORD} {request}`"
     if run.status == "timed-out":
         raise SourceError(
@@ -492,9 +483,7 @@ def _extract(
     containment: Containment,
 ) -> tuple[str, list[Any]]:
     """Run the child once; its tree text and verdict records, or its failure as an error."""
-    import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
-
-    try:
+    with _start_errors(spec):
         run = run_child(
             spec.framework,
             spec.module,
@@ -505,14 +494,6 @@ def _extract(
             timeout=timeout,
             containment=containment,
         )
-    except sandbox.IsolationUnavailable as error:
-        raise SourceError(_isolation_unavailable(spec, error)) from None
-    except sandbox.PassEnvError as error:
-        raise SourceError(
-            _unavailable(spec, f"tree_env: {error}", "Set only plain placeholder variables.")
-        ) from None
-    except OSError as error:
-        raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
     if run.status == "timed-out":
         raise SourceError(
             _unavailable(
@@ -596,6 +577,23 @@ def _hint_for(message: str) -> str | None:
     if "tree_isolation" in message:
         return 'Use tree_isolation = "auto": the sandbox lets the import do what it contains.'
     return None
+
+
+@contextlib.contextmanager
+def _start_errors(spec: TreeSpec) -> Iterator[None]:
+    """A child that cannot be started here, as the error that says why (for every kind of tree)."""
+    import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
+
+    try:
+        yield
+    except sandbox.IsolationUnavailable as error:
+        raise SourceError(_isolation_unavailable(spec, error)) from None
+    except sandbox.PassEnvError as error:
+        raise SourceError(
+            _unavailable(spec, f"tree_env: {error}", "Set only plain placeholder variables.")
+        ) from None
+    except OSError as error:
+        raise SourceError(_unavailable(spec, f"could not be started: {error}")) from None
 
 
 def _isolation_unavailable(spec: TreeSpec, error: sandbox.IsolationUnavailable) -> Diagnostic:
