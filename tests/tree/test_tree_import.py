@@ -1,4 +1,4 @@
-"""Importing the user's tree runs their code (issue 8, item 6; docs/live-tree.md).
+"""Importing the user's tree runs their code (docs/live-tree.md).
 
 The pipeline runs in this very process (``exampleguard.commands.validate.validate(...)``, as the
 pytest plugin does), and the application's module misbehaves while it is imported: it raises,
@@ -8,7 +8,7 @@ clear ``tree-unavailable`` error that names the cause — and afterwards this pr
 as it was: working directory, environment, ``sys.modules``, ``sys.path``, signal handlers,
 threads, child processes, and nothing written to its stdout or stderr.
 
-``tests/test_adapters.py`` covers the same failures through the CLI (exit 2, the message, no
+``tests/tree/test_adapters.py`` covers the same failures through the CLI (exit 2, the message, no
 traceback); this file proves the isolation of exampleguard's own process, and adds what
 outlives an import (threads, forked and double-forked processes) and the memory a chatty
 import can cost.

@@ -15,8 +15,8 @@ import pytest
 
 from exampleguard.report import render
 from exampleguard.sources.markdown import markdown_examples
+from tests.inputs.test_docs_examples import docs_project, report_of
 from tests.support.project import run_cli
-from tests.test_docs_examples import docs_project, report_of
 
 WRONG = 'notes add "x" --prio 3'
 README = f"# Notes\n\nDo not write this:\n\n```sh\n{WRONG}\n```\n"

@@ -1,4 +1,4 @@
-"""Tokenizing one example the way bash would (SPEC 4 step 1; issues 3, 7 and 8).
+"""Tokenizing one example the way bash would (SPEC 4 step 1).
 
 Tables pin every shell construct to its code and exact span; property tests prove the fast path
 equal to the bashlex path and the expansion verdicts equal to a real bash; hostile and huge
@@ -31,7 +31,7 @@ from exampleguard.tokenize import (
     tokenize,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="the bash differential needs bash")
 CODES = {"parse-error", "shell-construct", "shell-comment", "shell-expansion"}

@@ -1,4 +1,4 @@
-"""Concurrent runs in one repository (issue 8, item 5) do not interfere.
+"""Concurrent runs in one repository do not interfere.
 
 Every scenario starts real ``exampleguard`` processes that have imported everything and wait on
 a barrier, then releases them together, so their work overlaps. Each group of processes gets a

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.dryrun.test_dryrun import build, dryrun, markers, needs_bwrap, reconfigure, tool
 from tests.support.project import assert_unusable_report
 from tests.support.runuid import public_dir, python_for, reachable_by_runs
-from tests.test_dryrun import build, dryrun, markers, needs_bwrap, reconfigure, tool
 
 HINT = (
     "  help: Fixtures are a folder of the project holding regular files and directories only; "

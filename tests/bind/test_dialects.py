@@ -28,7 +28,7 @@ from exampleguard.pipeline import evaluate, load_inputs
 from exampleguard.schemas import committed_schema_path
 from exampleguard.snapshot import Tree
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def catalog_only(dialect: str, tools: list[dict[str, Any]], program: str = "notes") -> Contract:

@@ -52,7 +52,7 @@ def loaded_modules(root: Path, *args: str) -> tuple[int, str, list[str]]:
         text=True,
         timeout=120,
         check=False,
-        env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "NO_COLOR": "1"},
+        env={"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NO_COLOR": "1"},
     )
     *text, last = result.stdout.splitlines()
     probe = json.loads(last)

@@ -45,7 +45,7 @@ from tests.support.project import (
 from tests.support.runuid import python_for, reachable_by_runs
 from tests.support.terminal import CTRL_C, Terminal
 
-FIXTURES = Path(__file__).parent / "fixtures" / "dryrun"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "dryrun"
 PROGRAM = "prev"
 TREE = "click:preview_app:cli"
 LEAVES: tuple[tuple[str, ...], ...] = (

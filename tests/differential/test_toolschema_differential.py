@@ -2,12 +2,13 @@
 
 The strict argument schema (``exampleguard schema tool ID``) and the binder are two readings of
 the same parameters: agents fill the schema, ``validate`` binds the examples. For the fixture
-applications of :mod:`tests.test_differential` (Click, Typer, argparse, and the small apps
-where the frameworks' versions differ), hypothesis generates command lines from the tree, valid
-ones and mutations of them; for every one the binder accepts, the argument object it builds
-must validate, through the ``jsonschema`` library, against the schema of the tool it bound to.
+applications of :mod:`tests.differential.test_differential` (Click, Typer, argparse, and the
+small apps where the frameworks' versions differ), hypothesis generates command lines from the
+tree, valid ones and mutations of them; for every one the binder accepts, the argument object
+it builds must validate, through the ``jsonschema`` library, against the schema of the tool it
+bound to.
 That the schema also says the catalog's constraints exactly as the rules check them is
-:mod:`tests.test_toolschema_constraints`.
+:mod:`tests.bind.test_toolschema_constraints`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from exampleguard import toolschema
 from exampleguard.bind import bind
 from exampleguard.rules import arguments_of
 from exampleguard.toolschema import argument_schema, schema_errors
-from tests.test_differential import (
+from tests.differential.test_differential import (
     ACCEPTED,
     COMPARED,
     REJECTED,

@@ -4,8 +4,8 @@
 ``tree = "exec:./bin/shop"``, then ``exampleguard validate``: it passes, and catches a flag the
 code renamed, a flag group the code tightened and a command line of a cobra ``Example`` that
 names a flag the command does not have. A reviewed preview of the Go binary is dry-run in the
-sandbox. Every run of the program goes through the sandbox (``tests/test_exec_tree_containment``
-has the hostile ones).
+sandbox. Every run of the program goes through the sandbox
+(``tests/sandbox/test_exec_tree_containment`` has the hostile ones).
 """
 
 from __future__ import annotations

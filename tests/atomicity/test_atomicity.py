@@ -1,4 +1,4 @@
-"""Interrupted writes (issue 8, item 4): every file is either fully old or fully new.
+"""Interrupted writes: every file is either fully old or fully new.
 
 Real processes are killed at random points: ``counts --write``, ``dispositions add``,
 ``dispositions exclude`` and ``init`` run in a child that has imported everything and waits on a
@@ -13,8 +13,9 @@ handled by anyone: a temporary file may stay behind (named ``.<target>.<random>.
 read as a record), but the target itself is still old or new.
 
 In-process, a failure injected between the temporary write and the rename (or at the fsync)
-leaves the old file and no temporary (``tests/test_records_write.py`` does this for ``add`` and
-``exclude`` at the rename; here ``counts --write``, ``init``, ``--output`` and the fsync).
+leaves the old file and no temporary (``tests/commands/test_records_write.py`` does this for
+``add`` and ``exclude`` at the rename; here ``counts --write``, ``init``, ``--output`` and the
+fsync).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import sandbox
+from tests.dryrun.test_dryrun import Result, build, dryrun, needs_bwrap, reconfigure, tool
 from tests.support.runuid import public_dir, reachable_by_runs
-from tests.test_dryrun import Result, build, dryrun, needs_bwrap, reconfigure, tool
 
 pytestmark = pytest.mark.sandbox
 

@@ -35,7 +35,7 @@ from exampleguard.documents import Document
 from exampleguard.model import DIALECT_NAMES
 from exampleguard.snapshot import Tree
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLICK_VARIABLES = {"8.1": "EXAMPLEGUARD_CLICK_8_1", "8.2": "EXAMPLEGUARD_CLICK_8_2"}
 """Where the Clicks other than the installed one are (.ci/run installs each in .venv)."""
 

@@ -26,7 +26,7 @@ from exampleguard.codes import CODES
 from tests.support.project import make_project, run_cli
 
 HERE = Path(__file__).resolve()
-TESTS = HERE.parent
+TESTS = HERE.parents[1]
 
 # Parameters of a catalog-only command (no tree: the catalog is the truth).
 PARAMETERS: list[dict[str, Any]] = [

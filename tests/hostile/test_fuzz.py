@@ -1,4 +1,4 @@
-"""Fuzzing (issue 8): any input gives diagnostics and an exit code, never an escaping exception.
+"""Fuzzing: any input gives diagnostics and an exit code, never an escaping exception.
 
 Three layers, each bounded in the normal suite and run far longer behind ``@pytest.mark.slow``
 (``pytest --run-slow``):
@@ -14,7 +14,7 @@ Three layers, each bounded in the normal suite and run far longer behind ``@pyte
   for 0 and 1, nothing on stdout for 2, and never a traceback. In-process for volume, and as a
   real subprocess for a smaller sample.
 
-``tests/test_tokenize.py`` fuzzes the tokenizer on its own; it is the first step of every
+``tests/tokens/test_tokenize.py`` fuzzes the tokenizer on its own; it is the first step of every
 example here.
 """
 

@@ -1,4 +1,4 @@
-"""Hostile inputs across every file kind, through the real CLI (issue 8).
+"""Hostile inputs across every file kind, through the real CLI.
 
 Each case starts from one of two small, valid projects (checked by ``test_each_base_passes``) and
 plants one hostile thing: a huge, deep, oddly encoded or oddly typed file, a file that is really
@@ -11,8 +11,8 @@ names the exit code and the diagnostic code a user must see. Whatever the input:
 * and every file of the project is byte-identical afterwards (hashed before and after; symlinks by
   their target, FIFOs by their kind, bytecode caches of the imported tree module aside).
 
-``tests/test_malformed.py`` covers the plainly malformed files (bad syntax, unknown or missing
-keys, wrong formats); the cases here are the hostile ones.
+``tests/hostile/test_malformed.py`` covers the plainly malformed files (bad syntax, unknown or
+missing keys, wrong formats); the cases here are the hostile ones.
 """
 
 from __future__ import annotations

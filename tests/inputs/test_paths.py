@@ -1,4 +1,4 @@
-"""Paths are data, not commands (issue 8, item 3).
+"""Paths are data, not commands.
 
 A tool id, a reviewer name, a reason or an evidence string can never make a write land outside
 ``dispositions/``; a symlinked record file or a symlinked ``dispositions/`` folder that leads out
@@ -6,8 +6,9 @@ of the repository is refused; files that are not UTF-8 (and arguments that are n
 error; ``--output`` that cannot be written is a clear error. Every test walks the whole temporary
 tree (symlinks by their target, never followed) before and after, so any stray write shows.
 
-``tests/test_records_write.py`` covers the first ids (``a/b``, ``../escape``, absolute paths,
-``..``, ``.hidden``, ``exclusions``) and a symlinked target file; these cases complement them.
+``tests/commands/test_records_write.py`` covers the first ids (``a/b``, ``../escape``, absolute
+paths, ``..``, ``.hidden``, ``exclusions``) and a symlinked target file; these cases complement
+them.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def add_args(tool: str, index: int, *extra: str) -> list[str]:
 
 # -- tool ids --------------------------------------------------------------------------------------
 
-# Complementing tests/test_records_write.py (a/b, ../escape, absolute paths, .., .hidden).
+# Complementing tests/commands/test_records_write.py (a/b, ../escape, absolute paths, .., .hidden).
 TOOL_IDS = [
     "../../outside/planted",  # the workspace has a real outside/ folder
     "/",

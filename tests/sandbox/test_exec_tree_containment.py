@@ -4,10 +4,10 @@ The program here is an sh script that speaks the tree protocol and, before it an
 what it would get away with if exampleguard ran it as the caller: it writes into the project
 and the caller's home, forges the sandbox's exec-failure line, leaves a process behind, floods
 its standard output past the cap, or writes GitHub workflow commands and terminal escapes into
-its verdicts. Each runs on the three hosts CI users have (``tests/test_live_tree_containment``
-simulates them) and for both callers; where the sandbox can run it contains the program, where
-it cannot nothing runs (exit 2, ``isolation-unavailable``). Never does the program run outside
-the sandbox.
+its verdicts. Each runs on the three hosts CI users have
+(``tests/sandbox/test_live_tree_containment`` simulates them) and for both callers; where the
+sandbox can run it contains the program, where it cannot nothing runs (exit 2,
+``isolation-unavailable``). Never does the program run outside the sandbox.
 """
 
 from __future__ import annotations
@@ -21,10 +21,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from tests.support.project import ONE_EXAMPLE_COUNTS, make_project
-from tests.support.runuid import reachable_by_runs
-from tests.test_live_tree_containment import (
+from test_live_tree_containment import (
     CALLERS,
     HOSTS,
     Caller,
@@ -32,6 +29,9 @@ from tests.test_live_tree_containment import (
     exampleguard,
     validate,
 )
+
+from tests.support.project import ONE_EXAMPLE_COUNTS, make_project
+from tests.support.runuid import reachable_by_runs
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -209,8 +209,9 @@ def test_guard_named_by_name_is_said_for_a_program_too(tmp_path: Path) -> None:
 
 def _caller(request: pytest.FixtureRequest, tmp_path: Path, who: str) -> Caller:
     """The caller ``who``, as the live tree's containment tests make it."""
+    from test_live_tree_containment import PUBLIC_PYTHON
+
     from tests.support.runuid import public_dir
-    from tests.test_live_tree_containment import PUBLIC_PYTHON
 
     if who == "caller":
         return Caller("caller", tmp_path)
