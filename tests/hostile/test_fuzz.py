@@ -21,7 +21,6 @@ example here.
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import json
 import os
@@ -63,15 +62,6 @@ LONG = settings(
     max_examples=max(5_000, settings().max_examples),
     suppress_health_check=list(HealthCheck),
 )
-
-
-@pytest.fixture(autouse=True)
-def keep_the_garbage_collector() -> Iterator[None]:
-    """``cli.main`` turns the cyclic collector off for its short-lived process; not for ours."""
-    enabled = gc.isenabled()
-    yield
-    if enabled:
-        gc.enable()
 
 
 # -- hostile text -------------------------------------------------------------------------------
