@@ -27,16 +27,22 @@ from dataclasses import dataclass
 from exampleguard.diagnostics import Span
 
 __all__ = [
+    "DEFAULT_PROMPTS",
     "PLACEHOLDER_RULE",
     "Command",
     "LineExample",
     "blank_continuations",
+    "ends_inside_quotes",
     "line_examples",
     "mask_placeholders",
     "placeholders",
     "program_commands",
     "unmask_placeholders",
 ]
+
+DEFAULT_PROMPTS = ("$", "%", ">>>")
+"""The prompts a documented command line may start with, each followed by a blank: sh's,
+zsh's, and the ``>>>`` some CLI guides use in shell blocks (the ``doc_prompts`` default)."""
 
 PLACEHOLDER_RULE = (
     "A word, or part of a word, written `<name>` or `{name}` (a letter, then letters, digits, "
@@ -205,6 +211,36 @@ def blank_continuations(text: str) -> tuple[Span, ...]:
             quote = ch
         i += 1
     return tuple(found)
+
+
+def ends_inside_quotes(text: str) -> bool:
+    """Whether ``text`` ends inside a quote: the shell reads the next line as more of it.
+
+    A quote opened in a ``# comment`` is prose, and a backslash escapes the next character
+    outside single quotes, as in sh.
+    """
+    if "'" not in text and '"' not in text:
+        return False
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 2
+            continue
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t\n;|&("):
+            newline = text.find("\n", i)
+            if newline < 0:
+                return False
+            i = newline
+        i += 1
+    return bool(quote)
 
 
 def program_commands(text: str, program: str) -> list[Command]:

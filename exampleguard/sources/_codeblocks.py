@@ -8,15 +8,15 @@ command lines of those lines (prompts, sessions, continuations) and locates ever
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from exampleguard.codes import DOC_BLOCK_WITHOUT_EXAMPLE
 from exampleguard.diagnostics import Diagnostic, Location, Span
-from exampleguard.docshell import line_examples
+from exampleguard.docshell import DEFAULT_PROMPTS, ends_inside_quotes, line_examples
 from exampleguard.sources._records import ExampleRecord, Layout
 
 __all__ = [
-    "PROMPTS",
     "SESSION_LANGUAGES",
     "SHELL_LANGUAGES",
     "CodeLine",
@@ -29,9 +29,6 @@ SHELL_LANGUAGES = frozenset({"sh", "bash", "shell", "console", "zsh", "shell-ses
 the blocks that hold commands."""
 SESSION_LANGUAGES = frozenset({"console", "shell-session"})
 """Blocks of a terminal session: only prompted lines are commands, the rest is output."""
-PROMPTS = ("$ ", "% ", ">>> ")
-"""The prompts a command line may start with: sh's, zsh's, and the ``>>>`` some CLI guides
-use in shell blocks."""
 _CONTINUATION_PROMPT = "> "
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 """A here-document's operator and delimiter word (``<<EOF``, ``<<-'END'``); ``<<<`` is a
@@ -73,9 +70,14 @@ class CodeLine:
 class CommandLineReader:
     """Turns the lines of code blocks into located example records."""
 
-    def __init__(self, origin: DocumentOrigin, program: str) -> None:
+    def __init__(
+        self, origin: DocumentOrigin, program: str, prompts: Sequence[str] = DEFAULT_PROMPTS
+    ) -> None:
         self.origin = origin
         self.program = program
+        # A prompt is followed by a blank (`$ mycli`): `$HOME/bin/mycli` is not prompted.
+        # Longest first, so that `>>>` wins over a configured `>`.
+        self.prompts = tuple(sorted((f"{p} " for p in prompts), key=len, reverse=True))
         self.records: list[ExampleRecord] = []
         self.notes: list[Diagnostic] = []
         self._lines_used: set[int] = set()
@@ -89,7 +91,7 @@ class CommandLineReader:
         its writer ``declared`` (a ``console`` block) with no prompt at all is noted when it
         names the program.
         """
-        prompted = any(_prompt(line.text) is not None for line in lines)
+        prompted = any(self._prompt(line.text) is not None for line in lines)
         if session and not prompted:
             if declared:
                 self._note_unread(lines)
@@ -100,13 +102,13 @@ class CommandLineReader:
             line = lines[i]
             stripped = line.text.lstrip()
             indent = len(line.text) - len(stripped)
-            prompt = _prompt(line.text)
+            prompt = self._prompt(line.text)
             i += 1
             if session and prompt is None:
                 continue  # output
             skip = indent + (len(prompt) if prompt else 0)
             pieces = [CodeLine(line.text[skip:], line.line, line.column + skip)]
-            while pieces[-1].text.endswith("\\") and i < len(lines):
+            while i < len(lines) and _continued(pieces):
                 following = lines[i]
                 i += 1
                 # The shell removes only the backslash-newline: the next line's indentation
@@ -118,6 +120,10 @@ class CommandLineReader:
                 )
             self._command_line(pieces)
             i = _after_heredocs(lines, i, "\n".join(piece.text for piece in pieces))
+
+    def _prompt(self, text: str) -> str | None:
+        stripped = text.lstrip()
+        return next((p for p in self.prompts if stripped.startswith(p)), None)
 
     def _note_unread(self, lines: list[CodeLine]) -> None:
         """A session block with no prompt: note it if it names the program."""
@@ -164,9 +170,15 @@ class CommandLineReader:
             )
 
 
-def _prompt(text: str) -> str | None:
-    stripped = text.lstrip()
-    return next((p for p in PROMPTS if stripped.startswith(p)), None)
+def _continued(pieces: list[CodeLine]) -> bool:
+    """Whether the shell reads the next line as more of the command line of ``pieces``.
+
+    After a backslash-newline, and while a quote is open: a multi-line quoted argument (a
+    ``--convert '...'`` script, a JSON document) is one word of the command.
+    """
+    if pieces[-1].text.endswith("\\"):
+        return True
+    return ends_inside_quotes("\n".join(piece.text for piece in pieces))
 
 
 def _after_heredocs(lines: list[CodeLine], i: int, command: str) -> int:

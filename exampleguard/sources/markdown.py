@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from exampleguard.diagnostics import Diagnostic
+from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.documents import read_text
 from exampleguard.sources._codeblocks import (
     SESSION_LANGUAGES,
@@ -77,18 +78,25 @@ class MarkdownSource:
         for path in doc_files(config.root, settings.docs):
             display = prefix + path.relative_to(config.root).as_posix()
             text = read_text(path, display)
+            prompts = settings.doc_prompts
             if path.suffix.lower() == REST_SUFFIX:
                 if program in text:
-                    records.extend(rest_examples(text, display, program, notes))
+                    records.extend(rest_examples(text, display, program, notes, prompts=prompts))
                 continue
-            if not _may_hold_examples(text, program, settings.docs_code):
+            if not _may_hold_examples(text, program, settings.docs_code, prompts):
                 # Most files of a docs tree never name the program in code: nothing to parse.
                 continue
-            records.extend(markdown_examples(text, display, program, settings.docs_code, notes))
+            records.extend(
+                markdown_examples(
+                    text, display, program, settings.docs_code, notes, prompts=prompts
+                )
+            )
         return ExampleList((), records, notes) if records or notes else Examples()
 
 
-def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
+def _may_hold_examples(
+    text: str, program: str, code: Sequence[str], prompts: Sequence[str] = DEFAULT_PROMPTS
+) -> bool:
     """Whether ``text`` can hold an example at all; false only when it certainly cannot.
 
     An example's line names the program. When fences are the only code read, that line also
@@ -98,7 +106,7 @@ def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
     first = text.find(program)
     if first < 0:
         return False
-    if f"$ {program}" in text:
+    if any(f"{prompt} {program}" in text for prompt in prompts):
         # A prompted line in a paragraph (a generated reference page).
         return True
     if any(kind != "fenced" for kind in code):
@@ -219,16 +227,19 @@ def markdown_examples(
     program: str,
     code: Sequence[str] = ("fenced",),
     notes: list[Diagnostic] | None = None,
+    *,
+    prompts: Sequence[str] = DEFAULT_PROMPTS,
 ) -> list[ExampleRecord]:
     """The examples of one Markdown document, each with an origin that locates it in ``text``.
 
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
-    code. What the reading noticed (a session block without a prompt) is added to ``notes``.
+    code; ``prompts`` the prompts a command line may start with (``doc_prompts``). What the
+    reading noticed (a session block without a prompt) is added to ``notes``.
     """
     origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
-    builder = CommandLineReader(origin, program)
-    prompted = f"$ {program}"
+    builder = CommandLineReader(origin, program, prompts)
+    prompted = tuple(f"{prompt} {program}" for prompt in prompts)
     previous: str | None = None
     for token in _parser(inline="inline" in code).parse(text):
         opened, previous = previous, token.type
@@ -236,7 +247,7 @@ def markdown_examples(
             token.type == "inline"
             and opened == "paragraph_open"
             and token.map is not None
-            and prompted in token.content
+            and any(start in token.content for start in prompted)
         ):
             # Generated reference pages write `$ mycli ...` lines in plain paragraphs.
             for line in _prompted_lines(token.content, prompted, token.map[0], source_lines):
@@ -258,11 +269,11 @@ def markdown_examples(
 
 
 def _prompted_lines(
-    content: str, prompted: str, first: int, source: list[str]
+    content: str, prompted: tuple[str, ...], first: int, source: list[str]
 ) -> Iterator[CodeLine]:
-    """The lines of a paragraph that start with ``$ PROGRAM``, each placed in the file."""
+    """The lines of a paragraph that start with a prompt and the program, placed in the file."""
     for offset, line_text in enumerate(content.split("\n")):
-        if not (line_text == prompted or line_text.startswith(prompted + " ")):
+        if not any(line_text == start or line_text.startswith(start + " ") for start in prompted):
             continue
         number = first + offset
         raw = source[number] if number < len(source) else line_text

@@ -20,8 +20,10 @@ Markdown's are.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.sources._codeblocks import (
     SESSION_LANGUAGES,
     SHELL_LANGUAGES,
@@ -54,11 +56,17 @@ _SETTINGS: dict[str, Any] = {
 
 
 def rest_examples(
-    text: str, display: str, program: str, notes: list[Diagnostic] | None = None
+    text: str,
+    display: str,
+    program: str,
+    notes: list[Diagnostic] | None = None,
+    *,
+    prompts: Sequence[str] = DEFAULT_PROMPTS,
 ) -> list[ExampleRecord]:
     """The examples of one reStructuredText document, each located in ``text``.
 
-    What the reading noticed (a session block without a prompt) is added to ``notes``.
+    ``prompts`` are the prompts a command line may start with (``doc_prompts``). What the
+    reading noticed (a session block without a prompt) is added to ``notes``.
     """
     # Deferred: only runs whose docs hold reST need the parser (a tenth of a second to import).
     from docutils import nodes  # noqa: PLC0415
@@ -67,7 +75,7 @@ def rest_examples(
     settings = {**_SETTINGS, "warning_stream": io.StringIO()}
     tree = publish_doctree(text, source_path=display, settings_overrides=settings)
     origin = DocumentOrigin(display, "rest")
-    reader = CommandLineReader(origin, program)
+    reader = CommandLineReader(origin, program, prompts)
     source = text.splitlines()
     cursor = 0
     for block in tree.findall(nodes.literal_block):
