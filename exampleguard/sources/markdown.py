@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.codes import DOC_FILE_UNREAD
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.documents import read_text
@@ -49,11 +50,23 @@ from exampleguard.sources.rest import REST_SUFFIX, rest_examples
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
+    from exampleguard.config import Config
+
 __all__ = [
+    "MARKDOWN_NAMES",
+    "MARKDOWN_SUFFIXES",
     "MarkdownSource",
     "doc_files",
+    "document_kind",
     "markdown_examples",
 ]
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mdx"})
+"""The names (lower-cased) of the files read as Markdown; ``.rst`` files are reStructuredText."""
+MARKDOWN_NAMES = frozenset({"llms.txt", "llms-full.txt"})
+"""Files read as Markdown whatever their suffix: the llms.txt convention writes Markdown."""
+_SHOWN_UNREAD = 3
+"""How many of a glob's unread files a warning names."""
 
 # `**` does not descend into these: dependencies and tool caches are not the project's docs.
 _NOT_DOCS = frozenset({"node_modules", "__pycache__", "site-packages"})
@@ -69,29 +82,75 @@ class MarkdownSource:
         """Every example of every file the ``docs`` globs name: reST (``.rst``) or Markdown."""
         config = context.config
         settings = config.settings
-        program = context.catalog.catalog.program
         records: list[ExampleRecord] = []
         notes: list[Diagnostic] = []
         # Every file is under the configuration's folder: shown as that folder is, plus the rest.
         shown_root = config.display(config.root)
         prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
-        for path in doc_files(config.root, settings.docs):
-            display = prefix + path.relative_to(config.root).as_posix()
-            text = read_text(path, display)
-            prompts = settings.doc_prompts
-            if path.suffix.lower() == REST_SUFFIX:
-                if program in text:
-                    records.extend(rest_examples(text, display, program, notes, prompts=prompts))
-                continue
-            if not _may_hold_examples(text, program, settings.docs_code, prompts):
-                # Most files of a docs tree never name the program in code: nothing to parse.
-                continue
-            records.extend(
-                markdown_examples(
-                    text, display, program, settings.docs_code, notes, prompts=prompts
-                )
-            )
+        seen: set[Path] = set()
+        for index, pattern in enumerate(settings.docs):
+            paths = [path for path in doc_files(config.root, [pattern]) if path not in seen]
+            seen.update(paths)
+            unread = [path for path in paths if document_kind(path) is None]
+            if unread:
+                # Never read (an image is no text): named at the glob that brought them in.
+                shown = [prefix + path.relative_to(config.root).as_posix() for path in unread]
+                notes.append(_unread_note(config, index, pattern, shown))
+            for path in paths:
+                if document_kind(path) is None:
+                    continue
+                display = prefix + path.relative_to(config.root).as_posix()
+                self._read_one(path, display, context, records, notes)
         return ExampleList((), records, notes) if records or notes else Examples()
+
+    @staticmethod
+    def _read_one(
+        path: Path,
+        display: str,
+        context: SourceContext,
+        records: list[ExampleRecord],
+        notes: list[Diagnostic],
+    ) -> None:
+        """Add the examples of one file, read as its kind of document."""
+        settings = context.config.settings
+        program = context.catalog.catalog.program
+        text = read_text(path, display)
+        prompts = settings.doc_prompts
+        if document_kind(path) == "rest":
+            if program in text:
+                records.extend(rest_examples(text, display, program, notes, prompts=prompts))
+            return
+        if not _may_hold_examples(text, program, settings.docs_code, prompts):
+            # Most files of a docs tree never name the program in code: nothing to parse.
+            return
+        records.extend(
+            markdown_examples(text, display, program, settings.docs_code, notes, prompts=prompts)
+        )
+
+
+def document_kind(path: Path) -> str | None:
+    """``markdown`` or ``rest``: how ``path`` is read; None for a file no reader reads."""
+    suffix = path.suffix.lower()
+    if suffix == REST_SUFFIX:
+        return "rest"
+    if suffix in MARKDOWN_SUFFIXES or path.name.lower() in MARKDOWN_NAMES:
+        return "markdown"
+    return None
+
+
+def _unread_note(config: Config, index: int, pattern: str, shown: list[str]) -> Diagnostic:
+    """The ``doc-file-unread`` warning of the ``docs`` glob ``index``, at that glob."""
+    named = ", ".join(shown[:_SHOWN_UNREAD])
+    if len(shown) > _SHOWN_UNREAD:
+        named += f" and {len(shown) - _SHOWN_UNREAD} more"
+    files = "file" if len(shown) == 1 else "files"
+    return DOC_FILE_UNREAD.diagnostic(
+        f"docs glob {pattern!r} matches {len(shown)} {files} that no reader reads, not "
+        f"checked: {named}",
+        hint="Markdown (.md, .markdown, .mdx, llms.txt) and reStructuredText (.rst) are read; "
+        "narrow the glob to them.",
+        location=config.location("docs", index),
+    )
 
 
 def _may_hold_examples(

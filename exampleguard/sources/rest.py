@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["CODE_DIRECTIVE_CLASS", "REST_SUFFIX", "rest_examples"]
 
 REST_SUFFIX = ".rst"
-"""The files read as reStructuredText; every other ``docs`` file is read as Markdown."""
+"""The suffix of the files read as reStructuredText (Markdown's: ``MARKDOWN_SUFFIXES``)."""
 CODE_DIRECTIVE_CLASS = "code"
 """The class docutils gives the literal block of a ``code`` directive (and its aliases)."""
 

@@ -11,7 +11,7 @@ from typing import Any
 from exampleguard.commands.validate import validate
 from exampleguard.config import load_config
 from exampleguard.report import Report
-from tests.support.project import REPOSITORY, write_config
+from tests.support.project import REPOSITORY, run_cli, write_config
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"
 DOC_FIXTURES = REPOSITORY / "tests" / "fixtures" / "docs"
@@ -67,3 +67,9 @@ def doc_examples(report: Report, file: str) -> dict[str, str]:
         for e in report.examples
         if e.address is not None and e.address.startswith(f"{file}:")
     }
+
+
+def write_counts(root: Path) -> None:
+    """Record the project's counts (its docs examples included), as a maintainer commits them."""
+    result = run_cli(["counts", "--write"], cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
