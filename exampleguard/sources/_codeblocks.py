@@ -8,7 +8,7 @@ command lines of those lines (prompts, sessions, continuations) and locates ever
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from exampleguard.codes import DOC_BLOCK_WITHOUT_EXAMPLE
@@ -30,6 +30,8 @@ the blocks that hold commands."""
 SESSION_LANGUAGES = frozenset({"console", "shell-session"})
 """Blocks of a terminal session: only prompted lines are commands, the rest is output."""
 _CONTINUATION_PROMPT = "> "
+_ASSIGNED = re.compile(r"\s+[-+*/]?=(\s|$)")
+"""What follows the program's name in code that assigns to a variable of that name."""
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 """A here-document's operator and delimiter word (``<<EOF``, ``<<-'END'``); ``<<<`` is a
 here-string, which has no body."""
@@ -89,14 +91,23 @@ class CommandLineReader:
         other lines are output (a program's output often starts with the program's name). The
         body of a here-document is the input of its command, never a command line. A session
         its writer ``declared`` (a ``console`` block) with no prompt at all is noted when it
-        names the program.
+        names the program. One that was not declared (reST's ``::`` block, which is as often
+        output or Python) is read as commands only when each of its command lines runs the
+        program: a block of commands written without prompts.
         """
         prompted = any(self._prompt(line.text) is not None for line in lines)
         if session and not prompted:
             if declared:
                 self._note_unread(lines)
-            return
-        session = session or prompted
+                return
+            if not self._all_commands(lines):
+                return
+            session = False
+        for pieces in self._command_lines(lines, session=session or prompted):
+            self._command_line(pieces)
+
+    def _command_lines(self, lines: list[CodeLine], *, session: bool) -> Iterator[list[CodeLine]]:
+        """The command lines of a block, each as its physical lines without their prompts."""
         i = 0
         while i < len(lines):
             line = lines[i]
@@ -118,8 +129,22 @@ class CommandLineReader:
                 pieces.append(
                     CodeLine(following.text[cut:], following.line, following.column + cut)
                 )
-            self._command_line(pieces)
+            yield pieces
             i = _after_heredocs(lines, i, "\n".join(piece.text for piece in pieces))
+
+    def _all_commands(self, lines: list[CodeLine]) -> bool:
+        """Whether every command line of a block without prompts runs the program."""
+        seen = False
+        for pieces in self._command_lines(lines, session=False):
+            text = "\n".join(piece.text for piece in pieces).strip()
+            if not text or text.startswith("#"):
+                continue
+            found = line_examples(text, self.program)
+            if not found or _ASSIGNED.match(found[0].text, len(self.program)):
+                # Output, another program's command, or code (`mycli = App()`).
+                return False
+            seen = True
+        return seen
 
     def _prompt(self, text: str) -> str | None:
         stripped = text.lstrip()
