@@ -6,7 +6,7 @@ reST renderer decides it, never guessed by pattern:
 
 * ``code``, ``code-block`` and ``sourcecode`` directives of a shell language
   (:data:`~exampleguard.sources._codeblocks.SHELL_LANGUAGES`): every line is a command line once an
-  optional ``$ `` or ``% `` prompt is removed; in a ``console`` or ``shell-session`` block only
+  optional prompt (``doc_prompts``) is removed; in a ``console`` or ``shell-session`` block only
   prompted lines are, the rest is output;
 * ``::`` literal blocks: only prompted lines are command lines (such a block is as often a
   program's output, a configuration file or Python as it is a shell session); a block without
@@ -15,8 +15,8 @@ reST renderer decides it, never guessed by pattern:
   ``tab-item``) is read as reST of its own; sphinx-prompt's ``prompt`` directive of a shell
   language is a shell block.
 
-No file is ever included or read through the document (``include`` and ``raw`` are off). Each example is located at the reST file's line and column of every character, as
-Markdown's are.
+No file is ever included or read through the document (``include`` and ``raw`` are off). Each
+example is located at the reST file's line and column of every character, as Markdown's are.
 """
 
 from __future__ import annotations
