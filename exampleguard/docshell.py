@@ -64,12 +64,17 @@ _REDIRECT = re.compile(r"(?:[0-9]+|\{[A-Za-z_]\w*\})?(?:&>>?|>>?&?|<<<|<<-?|<>|<
 _OPEN, _CLOSE = "\u1438", "\u1433"
 _SEPARATORS = ("||", "&&", "|&", "|", ";;", ";", "&", "(", ")")
 # Characters that mean something to the scan; a line without any is plain words.
-_SPECIAL = re.compile(r"[\\#|&;()'\"$`<>]")
+_SPECIAL = re.compile(r"[\\#|&;()'\"$`<>\n]")
 # A run of characters inside a word that need no look: everything the scan does not stop at.
 _WORD_RUN = re.compile(r"[^\s|;&\\'\"$<>`()]+")
 _WORD = re.compile(r"[^ \t\n]+")
-_OPENING_WORDS = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time"})
+_OPENING_WORDS = frozenset(
+    {"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time", "coproc"}
+)
 """Words the shell reads before a compound command's own simple command (``if mycli check``)."""
+_RUNNING_BUILTINS = frozenset({"exec", "command"})
+"""Builtins that run the command their words name, as it is (``exec mycli serve``); with an
+option of theirs first (``command -v mycli``) they look the program up instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,11 +271,17 @@ def _scan(text: str, start: int, end: int, program: str, found: list[Command]) -
     i = start
     while i < end:
         ch = text[i]
-        if ch in " \t\n":
+        if ch in " \t":
             i += 1
             continue
         if text.startswith("\\\n", i):
             i += 2
+            continue
+        if ch == "\n":
+            # A newline outside quotes ends a command, as `;` does.
+            _command(words, program, found)
+            words = []
+            i += 1
             continue
         if ch == "#" and (i == start or text[i - 1] in " \t\n;|&("):
             # A comment runs to the end of the line: prose, not the program's.
@@ -389,13 +400,19 @@ def _command(words: list[_Word], program: str, found: list[Command]) -> None:
     """Note the command of ``words`` if, after what the shell reads first, it runs ``program``.
 
     The shell reads first: assignments, the reserved words that open or continue a compound
-    command (``if``, ``then``, ``do``, ``{``, ``!``, ...) and ``time`` with its ``-p``.
+    command (``if``, ``then``, ``do``, ``{``, ``!``, ``coproc``, ...), ``time`` with its ``-p``,
+    ``function NAME``, and the builtins ``exec`` and ``command`` that run the words after them.
     """
     first = 0
     while first < len(words):
         raw = words[first].raw
         timed = raw == "-p" and first > 0 and words[first - 1].raw == "time"
-        if not (timed or raw in _OPENING_WORDS or _ASSIGNMENT.match(raw)):
+        if raw == "function":
+            # `function name { mycli ...; }`: the name is the function's, not a command.
+            first += 2
+            continue
+        shell_word = timed or raw in _OPENING_WORDS or raw in _RUNNING_BUILTINS
+        if not (shell_word or _ASSIGNMENT.match(raw)):
             break
         first += 1
     if first >= len(words) or words[first].raw != program:
