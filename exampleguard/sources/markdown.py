@@ -330,8 +330,13 @@ def markdown_examples(
 def _prompted_lines(
     content: str, prompted: tuple[str, ...], first: int, source: list[str]
 ) -> Iterator[CodeLine]:
-    """The lines of a paragraph that start with a prompt and the program, placed in the file."""
-    for offset, line_text in enumerate(content.split("\n")):
+    """The lines of a paragraph that start with a prompt and the program, placed in the file.
+
+    A paragraph's continuation lines keep their indentation in its content: Typer's generated
+    reference pages indent their ``Examples`` lines under the word (``  $ mycli add x``).
+    """
+    for offset, line in enumerate(content.split("\n")):
+        line_text = line.lstrip(" \t")
         if not any(line_text == start or line_text.startswith(start + " ") for start in prompted):
             continue
         number = first + offset

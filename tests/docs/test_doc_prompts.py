@@ -95,3 +95,30 @@ def test_an_unusable_prompt_list_is_a_configuration_error(
     assert "config-invalid" in result.stdout + result.stderr
     assert "doc_prompts" in result.stdout + result.stderr
     assert words in result.stdout + result.stderr
+
+
+def test_indented_prompted_lines_of_a_generated_reference_page(tmp_path: Path) -> None:
+    # The shape `typer ... utils docs` gives a command whose epilog lists examples (hf's CLI
+    # reference is written so): the lines are a paragraph's indented continuation lines.
+    page = (
+        "### `notes add`\n"
+        "\n"
+        "Add a note.\n"
+        "\n"
+        "**Options**:\n"
+        "\n"
+        "* `--priority INTEGER`: How urgent it is.\n"
+        "\n"
+        "Examples\n"
+        "  $ notes add x\n"
+        "  $ notes add x --prio\n"
+        "\n"
+        "Learn more\n"
+        "  Use `notes <command> --help` for more information about a command.\n"
+    )
+    report = report_of(notes_docs_project(tmp_path, {"README.md": page}, docs=["README.md"]))
+    assert doc_examples(report, "README.md") == {
+        "README.md:10": "notes add x",
+        "README.md:11": "notes add x --prio",
+    }
+    assert located(report, "README.md") == [(11, 17, "unknown-flag")]
