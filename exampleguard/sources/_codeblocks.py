@@ -30,6 +30,9 @@ the blocks that hold commands."""
 SESSION_LANGUAGES = frozenset({"console", "shell-session"})
 """Blocks of a terminal session: only prompted lines are commands, the rest is output."""
 _CONTINUATION_PROMPT = "> "
+_SYNOPSIS = re.compile(r"(?<![\w'\"\\])\[[A-Z][A-Z0-9_-]*\](?:\.\.\.)?(?=[\s\]]|$)")
+"""A usage synopsis's bracketed word in capitals (``[OPTIONS]``, ``[FILES]...``), unquoted:
+the shell would take it for a glob, and no writer means it as a value."""
 _ASSIGNED = re.compile(r"\s+[-+*/]?=(\s|$)")
 """What follows the program's name in code that assigns to a variable of that name."""
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -176,6 +179,9 @@ class CommandLineReader:
             position += len(piece.text) + 1
         places = [(piece.line, piece.column) for piece in pieces]
         for found in line_examples(text, self.program):
+            if _SYNOPSIS.search(found.text):
+                # `mycli add [OPTIONS] TEXT`: the form of a command, not a command to run.
+                continue
             layout = Layout.of(starts, places, found.start, found.end)
             line = layout.lines[0]
             address = f"{self.origin.display}:{line}"
