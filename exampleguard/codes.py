@@ -34,6 +34,7 @@ __all__ = [
     "DOC_EXAMPLE_EXCEPTED",
     "DOC_EXCEPTION_DUPLICATE",
     "DOC_EXCEPTION_STALE",
+    "DOC_FILE_UNREAD",
     "DRYRUN_DISABLED",
     "DRYRUN_FAILED",
     "DRYRUN_FLAG_UNKNOWN",
@@ -592,6 +593,21 @@ DOC_BLOCK_WITHOUT_EXAMPLE = _code(
     example="```console\nmycli delete --recusive notes/\n```",
     fix="Give the command lines a `$ ` prompt, or mark the block `sh` or `bash` if every line is "
     "a command.",
+    severity=Severity.WARNING,
+)
+DOC_FILE_UNREAD = _code(
+    "doc-file-unread",
+    Stage.INPUT,
+    "A `docs` glob names files that no documentation reader reads",
+    what="A glob of the `docs` setting matches files that are neither Markdown (`.md`, "
+    "`.markdown`, `.mdx`, ..., and `llms.txt`) nor reStructuredText (`.rst`): an image, a "
+    "plain-text file, an AsciiDoc page. They are not read, so no example of theirs is "
+    "checked. The warning is located at the glob in the configuration and names the files.",
+    why="A glob that was meant to bring in the docs but brings in nothing checkable looks like "
+    "coverage and is none: a typo in `guide.adoc` would pass silently.",
+    example='docs = ["docs/**/*"]   # matches docs/logo.png and docs/notes.txt too',
+    fix="Narrow the glob to the formats exampleguard reads (`docs/**/*.md`, "
+    "`docs/**/*.rst`), or convert the page to Markdown or reStructuredText.",
     severity=Severity.WARNING,
 )
 EXAMPLE_TOO_LONG = _code(

@@ -16,12 +16,14 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
+from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
 from exampleguard.model import NonEmpty, StrictModel
 
 __all__ = [
     "DEFAULT_BYPASS_FLAGS",
     "DEFAULT_DOCS",
+    "DEFAULT_DOC_PROMPTS",
     "Config",
     "ConfigError",
     "DryRunSettings",
@@ -44,6 +46,8 @@ DEFAULT_DOCS = (
     "**/SKILL.md",
 )
 """The Markdown files whose examples are checked unless ``docs`` says otherwise."""
+DEFAULT_DOC_PROMPTS = DEFAULT_PROMPTS
+"""The prompts a documented command line may start with unless ``doc_prompts`` says otherwise."""
 _TOOL_FILE = "exampleguard.toml"
 _PYPROJECT = "pyproject.toml"
 
@@ -57,6 +61,19 @@ ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9
 Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 CodeKind = Literal["fenced", "indented", "inline"]
+
+
+def _not_continuation(prompt: str) -> str:
+    if prompt == ">":
+        raise ValueError("'>' is the continuation prompt of a session; it starts no command")
+    return prompt
+
+
+# A prompt is what a terminal shows before the command (`$`, `%`, `>>>`, `PS>`): printable,
+# without blanks (the reader takes it followed by one), and not `>`, the continuation prompt.
+Prompt = Annotated[
+    str, StringConstraints(pattern=r"^[^\s]{1,16}$"), AfterValidator(_not_continuation)
+]
 
 
 def _inside_project(pattern: str) -> str:
@@ -131,8 +148,9 @@ class Settings(StrictModel):
     ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
     (collect examples as test items without ``--exampleguard``) are additions to the SPEC
     table, and so are ``docs`` (globs of the Markdown files whose command examples are
-    checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples)
-    and ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
+    checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples),
+    ``doc_prompts`` (the prompts a command line of the docs may start with) and
+    ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
     them off).
     """
 
@@ -152,6 +170,10 @@ class Settings(StrictModel):
     pytest: bool = False
     docs: list[DocGlob] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))
+    doc_prompts: Annotated[list[Prompt], Field(min_length=1)] = Field(
+        default_factory=lambda: list(DEFAULT_DOC_PROMPTS)
+    )
+    """The prompts a documented command line may start with, each followed by a blank."""
     help_examples: bool = True
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 

@@ -112,9 +112,11 @@ def test_warnings_are_exactly_the_ones_that_make_a_decision_visible() -> None:
     # tree-unsandboxed: an import under the guard alone, asked for by name, is never silent.
     # tool-without-examples: zero examples is allowed (SPEC 4), never silently green.
     # doc-block-without-example: a docs block read as output, whose commands go unchecked.
+    # doc-file-unread: a docs glob that brings in files no reader reads, none of them checked.
     assert warnings == {
         "tool-without-examples",
         "doc-block-without-example",
+        "doc-file-unread",
         "tree-unsandboxed",
         "shell-expansion",
         "repeated-option",

@@ -713,6 +713,7 @@ PRODUCED_ELSEWHERE = {
     "tree-unavailable": "tree import",
     "tree-unsandboxed": "tree import (test_live_tree_containment)",
     "doc-block-without-example": "a docs block read as output (test_docs_examples)",
+    "doc-file-unread": "a docs glob matching files no reader reads (test_doc_file_unread)",
     "safety-drift": "safety against a real command (test_safety)",
     "gate-invalid": "gate records (test_safety)",
     "gate-stale": "gate records (test_safety)",
