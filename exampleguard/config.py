@@ -132,8 +132,9 @@ class Settings(StrictModel):
     (collect examples as test items without ``--exampleguard``) are additions to the SPEC
     table, and so are ``docs`` (globs of the Markdown files whose command examples are
     checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples)
-    and ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
-    them off).
+    ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
+    them off), ``argparse_parse`` (``parse_intermixed_args`` for a program that parses that
+    way) and ``argv_rewrite`` (a note that the program rewrites its argv before parsing).
     """
 
     catalog: NonEmpty
@@ -153,6 +154,13 @@ class Settings(StrictModel):
     docs: list[DocGlob] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))
     help_examples: bool = True
+    argparse_parse: Literal["parse_args", "parse_intermixed_args"] = "parse_args"
+    """Which parse method of its ``ArgumentParser`` an argparse program calls: examples are
+    judged, by the model and by the live parser, as that method parses them."""
+    argv_rewrite: NonEmpty | None = None
+    """Says, in words, that the program rewrites its argv before its parser sees it (tox moves
+    its command word, ansible-galaxy inserts one): an example the parser rejects in command
+    position is then reported with this note, not as a plain unknown command."""
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
 

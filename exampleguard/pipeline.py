@@ -167,7 +167,9 @@ def _evaluate(
     progress: Callable[[int, int], None] | None,
 ) -> Evaluation:
     config = inputs.config
-    contract = build_contract(inputs.catalog, inputs.tree)
+    contract = build_contract(
+        inputs.catalog, inputs.tree, inputs.argument_files, config.settings.argv_rewrite
+    )
     checker = _ExampleChecker(inputs, contract)
     selected = [tool for tool in contract.tools if select is None or select(tool)]
     selected_ids = {tool.id for tool in selected}

@@ -2,7 +2,8 @@
 
 argparse keeps its structure in private attributes (``_actions``, ``_mutually_exclusive_groups``,
 ``_name_parser_map``); this module is the only place that reads them. Each parser's
-``allow_abbrev`` and ``prefix_chars`` are recorded so the binder follows them exactly.
+``allow_abbrev``, ``prefix_chars`` and ``fromfile_prefix_chars`` are recorded so the binder
+follows them exactly.
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ def _walk(
             "prefix_chars": parser.prefix_chars,
         },
     }
+    if parser.fromfile_prefix_chars:
+        entry["settings"]["fromfile_prefix_chars"] = parser.fromfile_prefix_chars
     description = first_line(parser.description)
     if description:
         entry["description"] = description
