@@ -8,6 +8,7 @@ against the directory of the file that holds them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -22,6 +23,7 @@ from exampleguard.model import NonEmpty, StrictModel
 __all__ = [
     "DEFAULT_BYPASS_FLAGS",
     "DEFAULT_DOCS",
+    "ArgvRewrite",
     "Config",
     "ConfigError",
     "DryRunSettings",
@@ -125,6 +127,28 @@ class DryRunSettings(StrictModel):
     ``isolation-unavailable`` (exit 2, nothing run)."""
 
 
+class ArgvRewrite(StrictModel):
+    """``[tool.exampleguard.argv_rewrite]``: how the program changes its argv before parsing.
+
+    ``note`` says in words what the program does (tox moves its command word to the front,
+    ansible-galaxy inserts ``role``): a word in command position that the parser does not know
+    is then ``argv-rewritten``, with the note, not a plain ``unknown-command``.
+    ``unparsed_after`` is a word from which on the program keeps the command line for itself
+    (tox gives the words after ``--`` to the test command): the parser, the model's and the
+    live one, never sees that word or any after it.
+    """
+
+    note: NonEmpty
+    unparsed_after: NonEmpty | None = None
+
+    def parsed(self, words: Sequence[str]) -> list[str]:
+        """The part of ``words`` (after the program) that reaches the program's parser."""
+        cut = self.unparsed_after
+        if cut is None or cut not in words:
+            return list(words)
+        return list(words[: list(words).index(cut)])
+
+
 class Settings(StrictModel):
     """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
 
@@ -134,7 +158,7 @@ class Settings(StrictModel):
     checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples)
     ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
     them off), ``argparse_parse`` (``parse_intermixed_args`` for a program that parses that
-    way) and ``argv_rewrite`` (a note that the program rewrites its argv before parsing).
+    way) and ``argv_rewrite`` (how the program rewrites its argv before parsing).
     """
 
     catalog: NonEmpty
@@ -157,10 +181,9 @@ class Settings(StrictModel):
     argparse_parse: Literal["parse_args", "parse_intermixed_args"] = "parse_args"
     """Which parse method of its ``ArgumentParser`` an argparse program calls: examples are
     judged, by the model and by the live parser, as that method parses them."""
-    argv_rewrite: NonEmpty | None = None
-    """Says, in words, that the program rewrites its argv before its parser sees it (tox moves
-    its command word, ansible-galaxy inserts one): an example the parser rejects in command
-    position is then reported with this note, not as a plain unknown command."""
+    argv_rewrite: ArgvRewrite | None = None
+    """``[tool.exampleguard.argv_rewrite]``: the program rewrites its argv before its parser
+    reads it."""
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from exampleguard.argfiles import ArgumentFile, read_argument_files
 from exampleguard.catalog import LoadedCatalog, load_catalog
 from exampleguard.codes import CONFIG_INVALID, FILE_INVALID, TREE_UNAVAILABLE
-from exampleguard.config import Config
+from exampleguard.config import ArgvRewrite, Config
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.documents import Document, SourceError
 from exampleguard.model import spoken_dialects
@@ -194,7 +194,7 @@ def _load_tree(
     paths: list[list[str]] = []
     tokens: dict[str, Tokens] = {}
     if catalog is not None and live:
-        argvs, paths = _questions(catalog, examples, tokens)
+        argvs, paths = _questions(catalog, examples, tokens, settings.argv_rewrite)
     try:
         judged = load_judged_tree(
             spec,
@@ -261,12 +261,16 @@ def tree_error(config: Config, error: SourceError) -> Diagnostic:
 
 
 def _questions(
-    loaded: LoadedCatalog, examples: Examples, tokens: dict[str, Tokens]
+    loaded: LoadedCatalog,
+    examples: Examples,
+    tokens: dict[str, Tokens],
+    rewrite: ArgvRewrite | None = None,
 ) -> tuple[list[list[str]], list[list[str]]]:
     """What a live tree's child is asked: every example's words, every declared command path.
 
-    The words are the tokens after the program word, for examples that start with it. Each
-    text tokenized is kept in ``tokens``, for the check to take instead of tokenizing it again.
+    The words are the tokens after the program word, for examples that start with it, as far
+    as they reach the program's parser (``rewrite``). Each text tokenized is kept in
+    ``tokens``, for the check to take instead of tokenizing it again.
     """
     program = loaded.catalog.program
     paths = [
@@ -280,5 +284,5 @@ def _questions(
         tokenized = tokens[record.text] = tokenize(record.text)
         words = [word.text for word in tokenized.words]
         if words and words[0] == program:
-            argvs.append(words[1:])
+            argvs.append(rewrite.parsed(words[1:]) if rewrite is not None else words[1:])
     return argvs, paths
