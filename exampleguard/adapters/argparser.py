@@ -340,6 +340,12 @@ def _parameter(action: argparse.Action, name: str, shared: frozenset[str]) -> di
 def _kind(action: argparse.Action) -> str:
     if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
         return "eager"
+    own = type(action).__module__ != "argparse"
+    if own and action.nargs == 0 and action.default == argparse.SUPPRESS:
+        # An application's own action that takes no value and has nothing to store when not
+        # given is built as help and version are (mypy's CapturableVersionAction): it acts
+        # by itself and ends the parse. The live parser has the last word where it does not.
+        return "eager"
     if isinstance(action, argparse._CountAction):
         return "count"
     if isinstance(action, (argparse._AppendAction, argparse._ExtendAction)):
