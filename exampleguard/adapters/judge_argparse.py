@@ -148,7 +148,7 @@ class ArgparseJudge:
         pending = iter(argvs)
         try:
             for level in self.levels.values():
-                self._neutralise(level, parse, shadows)
+                self._neutralise(level, parse, shadows, sink)
             while True:
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                     run = [
@@ -211,7 +211,9 @@ class ArgparseJudge:
             return ParseVerdict(accepted=True, path=tuple(path), eager=True)
         return self._rejected(path, "Exit", f"the parser exited with status {status}")
 
-    def _neutralise(self, level: _Level, parse: _Observed, shadows: Shadows) -> None:
+    def _neutralise(
+        self, level: _Level, parse: _Observed, shadows: Shadows, sink: io.StringIO
+    ) -> None:
         parser = level.parser
         get_values = type(parser)._get_values.__get__(parser)
         get_value = type(parser)._get_value.__get__(parser)
@@ -241,6 +243,13 @@ class ArgparseJudge:
         def exit_(status: int = 0, message: str | None = None) -> None:
             raise _Exited(status, message)
 
+        def print_message(message: str, file: Any = None) -> None:  # noqa: ARG001 - argparse's signature
+            # argparse's own: into the batch's sink. An application's override may need state
+            # its own parse_args sets first (httpie's prints through `self.env`): help and
+            # version end a parse as eager options, whatever the application prints with.
+            if message:
+                sink.write(message)
+
         root = self.root or Path.cwd()
 
         def read_args_from_files(arg_strings: list[str]) -> list[str]:
@@ -267,6 +276,7 @@ class ArgparseJudge:
             ("exit", exit_),
             ("exit_on_error", False),
             ("_read_args_from_files", read_args_from_files),
+            ("_print_message", print_message),
         ):
             shadows.set(parser, attribute, replacement)
 
