@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,8 +26,9 @@ from exampleguard.bind import bind
 from exampleguard.catalog import Catalog, LoadedCatalog
 from exampleguard.contract import build_contract
 from exampleguard.documents import Document
+from exampleguard.rules import arguments_of
 from exampleguard.snapshot import Tree
-from tests.support.field import real_verdicts
+from tests.support.field import oracle_code
 
 PARSER = """
     import argparse
@@ -65,11 +70,46 @@ ORACLE = """
 
     def accepts(argv):
         try:
-            parser.{method}(argv)
+            namespace = parser.{method}(argv)
         except (Rejected, argparse.ArgumentError):
             return False
+        # What the program receives, for the values' comparison: the verdict stays a bool.
+        received.append(vars(namespace))
         return True
+
+
+    received = []
+    import atexit
+    atexit.register(lambda: print(json.dumps(received)))
     """
+
+
+DEFAULTS = {"x": False, "opt": None, "n": None, "many": None, "rest": []}
+"""What the program receives for each parameter the command line does not give."""
+
+
+def _difference(ours: dict[str, object], namespace: dict[str, object]) -> str | None:
+    expected = {**DEFAULTS, **ours}
+    if "n" in ours and ours["n"] is None:
+        # A bare -n: the argument object says "given without a value", argparse stores the const
+        # (tests/support/bound_values.py maps it the same way).
+        expected["n"] = "c"
+    return None if expected == namespace else f"ours {expected}, argparse {namespace}"
+
+
+def _real(root: Path, oracle: str, corpus: list[list[str]]) -> tuple[list[bool], list[Any]]:
+    done = subprocess.run(
+        [sys.executable, "-c", oracle_code(oracle)],
+        input=json.dumps(corpus),
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    verdicts, received = done.stdout.strip().splitlines()[-2:]
+    return json.loads(verdicts), json.loads(received)
 
 
 def _catalog() -> LoadedCatalog:
@@ -110,19 +150,30 @@ def test_every_command_line_gets_argparses_own_verdict(tmp_path: Path, method: s
     corpus = _corpus()
     files = read_argument_files(tmp_path, corpus, "@")
     contract = build_contract(_catalog(), snapshot, files)
+    tool = contract.tools[0]
+    bindings = [bind(contract, ["prog", *argv]) for argv in corpus]
     ours = [
-        not [p for p in bind(contract, ["prog", *argv]).problems if p.code != "repeated-option"]
-        for argv in corpus
+        not [p for p in binding.problems if p.code != "repeated-option"] for binding in bindings
     ]
     oracle = textwrap.dedent(ORACLE).format(parser=textwrap.dedent(PARSER), method=method)
-    real = real_verdicts(tmp_path, oracle, corpus)
+    real, received = _real(tmp_path, oracle, corpus)
     wrong = [
         (argv, mine, theirs)
         for argv, mine, theirs in zip(corpus, ours, real, strict=True)
         if mine != theirs
     ]
-    print(f"{method}: {len(corpus)} argvs, {len(corpus) - len(wrong)} agree")
+    print(f"{method}: {len(corpus)} argvs, {len(corpus) - len(wrong)} agree, {sum(real)} accepted")
     assert wrong[:10] == []
+    # Where both accept, the program receives what exampleguard's argument object says.
+    accepted = [binding for binding, verdict in zip(bindings, real, strict=True) if verdict]
+    values = [
+        (argv, difference)
+        for argv, binding, namespace in zip(
+            [a for a, v in zip(corpus, real, strict=True) if v], accepted, received, strict=True
+        )
+        if (difference := _difference(arguments_of(tool, binding), namespace))
+    ]
+    assert values[:10] == []
     # Both verdicts occur: the alphabet has teeth.
     assert any(real)
     assert not all(real)

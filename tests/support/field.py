@@ -23,7 +23,7 @@ from exampleguard.config import load_config
 from exampleguard.pipeline import ExampleResult, evaluate, load_inputs
 from tests.support.project import write_config
 
-__all__ = ["FieldRun", "Judged", "field_project", "field_run", "real_verdicts"]
+__all__ = ["FieldRun", "Judged", "field_project", "field_run", "oracle_code", "real_verdicts"]
 
 _ORACLE = """
 import contextlib, io, json, sys
@@ -123,13 +123,21 @@ class FieldRun:
         )
 
 
+def oracle_code(setup: str) -> str:
+    """The program that prints, as JSON, ``accepts(argv)`` for each argv of a JSON list on stdin.
+
+    ``setup`` defines ``accepts``; an exit with status 0 (help, version) is an acceptance.
+    """
+    return _ORACLE.format(setup=textwrap.dedent(setup))
+
+
 def real_verdicts(root: Path, setup: str, argvs: Sequence[Sequence[str]]) -> list[bool]:
     """The real CLI's verdict on each argv: ``setup`` defines ``accepts(argv) -> bool``.
 
     Run by this interpreter in the project folder, so relative ``@file`` names are read there,
     as the program run from the project would read them.
     """
-    code = _ORACLE.format(setup=textwrap.dedent(setup))
+    code = oracle_code(setup)
     done = subprocess.run(
         [sys.executable, "-c", code],
         input=json.dumps([list(argv) for argv in argvs]),
