@@ -84,7 +84,7 @@ ORACLE = """
     """
 
 
-DEFAULTS = {"x": False, "opt": None, "n": None, "many": None, "rest": []}
+DEFAULTS: dict[str, object] = {"x": False, "opt": None, "n": None, "many": None, "rest": []}
 """What the program receives for each parameter the command line does not give."""
 
 
