@@ -19,6 +19,8 @@ from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Sp
 __all__ = [
     "ALIAS_COLLISION",
     "ALWAYS_PROMPTS",
+    "ARGUMENT_FILE_UNREADABLE",
+    "ARGV_REWRITTEN",
     "BAD_CHOICE",
     "BAD_TYPE",
     "BYPASS_FLAG",
@@ -339,6 +341,20 @@ UNKNOWN_COMMAND = _code(
     example="notes remove 3   # the command is `delete` (alias `rm`)",
     fix="Use the command's current name; the message suggests the closest one.",
 )
+ARGV_REWRITTEN = _code(
+    "argv-rewritten",
+    Stage.BIND,
+    "The program rewrites its argv before parsing: the example cannot be checked as written",
+    what="The configuration's `argv_rewrite` says the program changes its command line before "
+    "its parser reads it (tox moves its command word to the front and keeps the words after "
+    "`--` for itself; ansible-galaxy inserts `role`), and the word in command position names "
+    "no command of the parser as written.",
+    why="Reporting `unknown-command` would blame a documented usage; passing it would let a "
+    "real typo through. Nothing passes unchecked, so the example fails with the reason.",
+    example="tox -e py311 -- -k test_foo   # tox inserts its `legacy` command first",
+    fix="Check the example by hand and record a reviewed exception for it, or write it in the "
+    "form the parser reads (`tox run -e py311 -- -k test_foo`).",
+)
 WRONG_COMMAND = _code(
     "wrong-command",
     Stage.BIND,
@@ -373,6 +389,19 @@ UNKNOWN_FLAG = _code(
     why=f"{_AGENTS_COPY} to pass an option that makes the command fail.",
     example="notes delete --recurse 3   # the option is --recursive",
     fix="Use an option the command declares, at the level where it is declared.",
+)
+ARGUMENT_FILE_UNREADABLE = _code(
+    "argument-file-unreadable",
+    Stage.BIND,
+    "An @file argument names a file that cannot be read from the project",
+    what="The program's argparse parser reads arguments from files (`fromfile_prefix_chars`), "
+    "and a word of the example that starts with such a character names a file that is missing, "
+    "is not a regular UTF-8 file inside the project, or includes itself.",
+    why="argparse fails the whole command line when it cannot read an @file; and an example "
+    "whose arguments live in a file nobody has is an example no agent can run.",
+    example="mypy @flags.txt src   # flags.txt is not in the repository",
+    fix="Commit the file next to the configuration (paths are relative to its folder), or "
+    "write its arguments into the example.",
 )
 MISSING_VALUE = _code(
     "missing-value",

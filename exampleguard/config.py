@@ -8,6 +8,7 @@ against the directory of the file that holds them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -24,6 +25,7 @@ __all__ = [
     "DEFAULT_BYPASS_FLAGS",
     "DEFAULT_DOCS",
     "DEFAULT_DOC_PROMPTS",
+    "ArgvRewrite",
     "Config",
     "ConfigError",
     "DryRunSettings",
@@ -142,6 +144,28 @@ class DryRunSettings(StrictModel):
     ``isolation-unavailable`` (exit 2, nothing run)."""
 
 
+class ArgvRewrite(StrictModel):
+    """``[tool.exampleguard.argv_rewrite]``: how the program changes its argv before parsing.
+
+    ``note`` says in words what the program does (tox moves its command word to the front,
+    ansible-galaxy inserts ``role``): a word in command position that the parser does not know
+    is then ``argv-rewritten``, with the note, not a plain ``unknown-command``.
+    ``unparsed_after`` is a word from which on the program keeps the command line for itself
+    (tox gives the words after ``--`` to the test command): the parser, the model's and the
+    live one, never sees that word or any after it.
+    """
+
+    note: NonEmpty
+    unparsed_after: NonEmpty | None = None
+
+    def parsed(self, words: Sequence[str]) -> list[str]:
+        """The part of ``words`` (after the program) that reaches the program's parser."""
+        cut = self.unparsed_after
+        if cut is None or cut not in words:
+            return list(words)
+        return list(words[: list(words).index(cut)])
+
+
 class Settings(StrictModel):
     """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
 
@@ -149,9 +173,10 @@ class Settings(StrictModel):
     (collect examples as test items without ``--exampleguard``) are additions to the SPEC
     table, and so are ``docs`` (globs of the Markdown files whose command examples are
     checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples),
-    ``doc_prompts`` (the prompts a command line of the docs may start with) and
+    ``doc_prompts`` (the prompts a command line of the docs may start with),
     ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
-    them off).
+    them off), ``argparse_parse`` (``parse_intermixed_args`` for a program that parses that
+    way) and ``argv_rewrite`` (how the program rewrites its argv before parsing).
     """
 
     catalog: NonEmpty
@@ -175,6 +200,12 @@ class Settings(StrictModel):
     )
     """The prompts a documented command line may start with, each followed by a blank."""
     help_examples: bool = True
+    argparse_parse: Literal["parse_args", "parse_intermixed_args"] = "parse_args"
+    """Which parse method of its ``ArgumentParser`` an argparse program calls: examples are
+    judged, by the model and by the live parser, as that method parses them."""
+    argv_rewrite: ArgvRewrite | None = None
+    """``[tool.exampleguard.argv_rewrite]``: the program rewrites its argv before its parser
+    reads it."""
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
 

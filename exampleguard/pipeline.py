@@ -167,7 +167,9 @@ def _evaluate(
     progress: Callable[[int, int], None] | None,
 ) -> Evaluation:
     config = inputs.config
-    contract = build_contract(inputs.catalog, inputs.tree)
+    contract = build_contract(
+        inputs.catalog, inputs.tree, inputs.argument_files, config.settings.argv_rewrite
+    )
     checker = _ExampleChecker(inputs, contract)
     selected = [tool for tool in contract.tools if select is None or select(tool)]
     selected_ids = {tool.id for tool in selected}
@@ -304,6 +306,7 @@ class _ExampleChecker:
         )
         self.memo = Memo()
         self.verdicts = inputs.verdicts
+        self.rewrite = settings.argv_rewrite
         self.tokens = inputs.tokens
         # What an example of no tool is checked as until it is bound to the command it names.
         nothing = EffectiveTool(tool=Tool(id=contract.program, command=[]), index=-1, node=None)
@@ -406,7 +409,8 @@ class _ExampleChecker:
         """The framework's own verdict on the example's words, when a live tree gave one."""
         if not self.verdicts or words[0] != self.contract.program:
             return None
-        verdict = self.verdicts.get(tuple(words[1:]))
+        rewrite = self.rewrite
+        verdict = self.verdicts.get(tuple(rewrite.parsed(words[1:]) if rewrite else words[1:]))
         if verdict is not None and verdict.error == "PromptRequired":
             # The framework would stop to prompt: its parse never finished. Prompts are
             # exampleguard's stricter rule, which the rules stage reports.

@@ -198,8 +198,11 @@ def load_judged_tree(
     cache: TreeCache | None = None,
     containment: Containment | None = None,
     help_examples: bool = False,
+    intermixed: bool = False,
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
+
+    ``intermixed``: an argparse program's parser judges with ``parse_intermixed_args``.
 
     With ``help_examples``, the child also judges the words of every example its tree's help
     texts show, which only it knows before the tree comes back.
@@ -223,6 +226,10 @@ def load_judged_tree(
         "paths": [list(p) for p in paths],
         "help_examples": help_examples,
     }
+    if intermixed:
+        # Only when asked: the questions of every other tree, and their cache keys, stay as
+        # they were.
+        request["intermixed"] = True
 
     def extract() -> tuple[str, list[Any]]:
         run = _extract_exec if spec.framework == "exec" else _extract

@@ -736,6 +736,9 @@ PRODUCED_ELSEWHERE = {
     "doc-exception-duplicate": "review",
     # the real parser and the model disagree: live trees with dynamic routing (test_verdict.py)
     "model-mismatch": "live tree",
+    # argparse programs: @file arguments and argv rewriting (test_argparse_settings.py)
+    "argument-file-unreadable": "an @file read from the project",
+    "argv-rewritten": "the configuration's argv_rewrite",
 }
 
 # The Click application of the "tree" project: a prompt, an overlay target and the commands the
