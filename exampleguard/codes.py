@@ -58,6 +58,7 @@ __all__ = [
     "MUTUALLY_EXCLUSIVE",
     "NOT_RUNNABLE",
     "OVERLAY_DRIFT",
+    "PARSER_RAISED",
     "PARSE_ERROR",
     "REPEATED_OPTION",
     "REQUIRE_ONE_OF",
@@ -564,6 +565,25 @@ MODEL_MISMATCH = _code(
     example="notes de 3   # the group resolves unique prefixes; the model knows only `delete`",
     fix="Nothing is required: the verdict is the real parser's. Declare the alias in the "
     "catalog if the example relies on one, so snapshots and the model know it too.",
+    severity=Severity.WARNING,
+)
+PARSER_RAISED = _code(
+    "parser-raised",
+    Stage.BIND,
+    "Application code raised while the framework parsed: exampleguard's model judged the example",
+    what="For a live tree the framework's own parser judges every example, in the child that "
+    "imported the tree. While it parsed this one, the application's own code raised "
+    "something other than the framework's usage errors: a parameter type that reads state a "
+    "command callback would set (Click's `ctx.obj`), which no callback sets when only parsing. "
+    "That is not a verdict on the example (SPEC 4): exampleguard's model judged it alone, and "
+    "the warning names the exception.",
+    why="Counting the exception as a rejection would fail every example of the command, valid "
+    "or not (celery's option types read `ctx.obj`); counting it as an acceptance would pass "
+    "broken ones. The model still checks every word; the warning says the framework could not.",
+    example="celery -A proj worker -l INFO   # AttributeError: 'NoneType' object has no "
+    "attribute 'app'",
+    fix="Nothing is required. If the model's verdict looks wrong, report it; an application "
+    "can make its types tolerate a missing `ctx.obj` while parsing.",
     severity=Severity.WARNING,
 )
 TREE_UNSANDBOXED = _code(

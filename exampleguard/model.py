@@ -156,6 +156,12 @@ class Parameter(StrictRecord):
     (Click's ``--reload`` with ``default=True, flag_value=True``, argparse's ``store_const``
     of ``False``); absent, a switch stores ``True``, or ``False`` for a default of ``True``."""
     case_sensitive: Flag = True
+    own_convert: Flag = False
+    """Click: the parameter's type derives from a framework type (a ``click.Choice`` subclass)
+    and converts with its own ``convert``, which the framework's parser runs. ``choices`` and
+    ``case_sensitive`` are what that ``convert`` accepted when the tree was read (no
+    ``choices``: it accepts any word); the value is the word as written, since what the
+    application's ``convert`` makes of it is known only to the framework's parser."""
     min: Number | None = None
     max: Number | None = None
     min_open: Flag = False

@@ -20,7 +20,22 @@ from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import Binding, Problem
 from exampleguard.contract import CommandNode, Contract, EffectiveTool
 
-__all__ = ["Comparison", "compare", "real_arguments", "real_problem"]
+__all__ = ["Comparison", "compare", "real_arguments", "real_problem", "undecided"]
+
+
+def undecided(verdict: ParseVerdict) -> str:
+    """The ``parser-raised`` warning's message for a verdict that is none (SPEC 4).
+
+    Application code raised while the framework parsed; the message names the exception, as
+    the child sent it (neutralised where the diagnostic is made).
+    """
+    where = " ".join(verdict.path or ())
+    at = f" at '{where}'" if where else ""
+    return (
+        f"the framework's parser could not judge this example: application code raised "
+        f"{verdict.message or 'an exception'} while it parsed{at}; exampleguard's model "
+        "judged it alone"
+    )
 
 
 def real_arguments(

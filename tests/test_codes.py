@@ -112,7 +112,9 @@ def test_warnings_are_exactly_the_ones_that_make_a_decision_visible() -> None:
     # tree-unsandboxed: an import under the guard alone, asked for by name, is never silent.
     # tool-without-examples: zero examples is allowed (SPEC 4), never silently green.
     # doc-block-without-example: a docs block read as output, whose commands go unchecked.
+    # parser-raised: the framework could not judge; the model's verdict is never silent about it.
     assert warnings == {
+        "parser-raised",
         "tool-without-examples",
         "doc-block-without-example",
         "tree-unsandboxed",

@@ -37,6 +37,7 @@ __all__ = [
     "is_click_command",
     "is_typer_app",
     "named_parameters",
+    "own_convert",
     "parameter_names",
     "subcommands",
 ]
@@ -581,10 +582,12 @@ def _describe_type(param: Any, record: dict[str, Any]) -> None:
 
 def _click_type_name(param_type: Any, record: dict[str, Any]) -> str:
     name = str(getattr(param_type, "name", "") or "").lower()
-    if name == "choice" and hasattr(param_type, "choices"):
+    if (name == "choice" or _derives_from_choice(param_type)) and hasattr(param_type, "choices"):
         record["choices"] = [_choice_word(choice) for choice in param_type.choices]
         if not getattr(param_type, "case_sensitive", True):
             record["case_sensitive"] = False
+        if own_convert(param_type):
+            _probe_choices(param_type, record)
         return "string"
     if name in {"integer range", "float range"}:
         if not getattr(param_type, "clamp", False):
@@ -609,6 +612,74 @@ def _click_type_name(param_type: Any, record: dict[str, Any]) -> str:
         "file": "path",
         "uuid": "uuid",
     }.get(name, "string")
+
+
+def own_convert(param_type: Any) -> bool:
+    """Whether ``param_type`` converts with a ``convert`` of its own, not the framework's.
+
+    The framework's types live in one module (``click.types``, ``typer._click.types``): a
+    ``convert`` defined on a class from anywhere else is the application's.
+    """
+    mro = type(param_type).__mro__
+    base = next((cls for cls in reversed(mro) if cls.__name__ == "ParamType"), None)
+    owner = next((cls for cls in mro if "convert" in vars(cls)), None)
+    return base is not None and owner is not None and owner.__module__ != base.__module__
+
+
+def _derives_from_choice(param_type: Any) -> bool:
+    """Whether ``param_type`` derives from the framework's ``Choice``, whatever its ``name``.
+
+    celery's ``WorkersPool`` is a Choice named ``pool``.
+    """
+    mro = type(param_type).__mro__
+    base = next((cls for cls in reversed(mro) if cls.__name__ == "ParamType"), None)
+    return base is not None and any(
+        cls.__name__ == "Choice" and cls.__module__ == base.__module__ for cls in mro
+    )
+
+
+class _Unknowable(Exception):
+    """A probe of an application's ``convert`` raised something other than a usage error."""
+
+
+def _probe_choices(param_type: Any, record: dict[str, Any]) -> None:
+    """Record what a Choice subclass's own ``convert`` accepts, asking that ``convert``.
+
+    celery's ``LogLevel`` upper-cases before the base check (``-l info`` is valid), Hugging
+    Face's ``SoftChoice`` accepts any word: each choice is tried as written, lower-cased and
+    upper-cased, and a word that is no choice is tried too. A ``convert`` that needs the parse's
+    context (``ctx.obj``) raises something other than a usage error: then the base Choice's
+    rules are recorded, and the framework's parser judges where it can.
+    """
+    record["own_convert"] = True
+
+    def accepts(word: str) -> bool:
+        try:
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
+                param_type.convert(word, None, None)
+        except Exception as error:
+            if "ClickException" in [cls.__name__ for cls in type(error).__mro__]:
+                return False
+            raise _Unknowable from error
+        return True
+
+    choices = [choice for choice in record["choices"] if isinstance(choice, str)]
+    try:
+        if accepts(_PROBE_WORD):
+            del record["choices"]
+            record.pop("case_sensitive", None)
+            return
+        accepted = [choice for choice in record["choices"] if accepts(str(choice))]
+        if choices and all(
+            accepts(choice.lower()) and accepts(choice.upper()) for choice in choices
+        ):
+            record["case_sensitive"] = False
+    except _Unknowable:
+        return
+    record["choices"] = accepted
 
 
 def _choice_word(choice: Any) -> str | int | float:

@@ -27,6 +27,7 @@ so the application's objects are again as they were:
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import io
 import itertools
@@ -36,8 +37,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import Shadows, paced_collection
-from exampleguard.adapters.clickfamily import parameter_names, subcommands
-from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
+from exampleguard.adapters.clickfamily import own_convert, parameter_names, subcommands
+from exampleguard.adapters.verdict import (
+    APPLICATION_ERROR,
+    GivenValue,
+    ParseVerdict,
+    as_json_value,
+    raised,
+)
 
 __all__ = ["ClickJudge"]
 
@@ -212,8 +219,9 @@ class ClickJudge:
                 parameter=state.name_of(param) if param is not None else None,
                 word=word if isinstance(word, str) else None,
             )
-        where = f"{type(error).__name__}: {error}"
-        return state.rejected("Crash", f"the command raised {where} while parsing")
+        # Application code raised while Click parsed (a type that reads ``ctx.obj``, which the
+        # group's callback would have set): not a verdict (SPEC 4). The model judges instead.
+        return state.undecided(error)
 
 
 def _printed_help(output: str) -> bool:
@@ -318,6 +326,15 @@ class _Parse:
             path=tuple(self.path),
             eager=eager,
             given=() if eager else tuple(self.given),
+        )
+
+    def undecided(self, error: BaseException) -> ParseVerdict:
+        """No verdict: application code raised ``error`` while the framework parsed."""
+        return ParseVerdict(
+            accepted=False,
+            path=tuple(self.path),
+            error=APPLICATION_ERROR,
+            message=raised(error),
         )
 
     def rejected(
@@ -425,6 +442,29 @@ class _Batch:
         self._params: dict[int, Any] = {}
         self._classes: set[type] = set()
         self._installed: set[Callable[..., Any]] = set()
+        self._texts: dict[int, tuple[Any, Any]] = {}
+
+    def text_of(self, param_type: Any) -> Any:
+        """A copy of ``param_type`` whose ``convert`` judges with the type's own, keeping the text.
+
+        A Choice subclass's own ``convert`` decides whether a word is accepted (SPEC 4); what it
+        makes of the word (celery's log level as a number) is the application's, so the value
+        handed on is the word as written, as the model gives it. One copy per type object in a
+        batch (many parameters share a type).
+        """
+        found = self._texts.get(id(param_type))
+        if found is not None:
+            return found[1]
+        judged = param_type.convert
+
+        def convert(value: Any, param: Any, ctx: Any) -> Any:
+            judged(value, param, ctx)
+            return value
+
+        wrapper = copy.copy(param_type)
+        wrapper.convert = convert
+        self._texts[id(param_type)] = (param_type, wrapper)
+        return wrapper
 
     def first_reached(self, command: Any, name: str, parent: Any) -> _Level:
         """Neutralise ``command``, a parse having reached it for the first time in the batch.
@@ -672,6 +712,8 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
         return
     if _neutral_type(param_type):
         shadows.set(param, "type", string)
+    elif _framework_base(type(param_type)) == "Choice" and own_convert(param_type):
+        shadows.set(param, "type", batch.text_of(param_type))
 
 
 # The methods replaced on each parameter class a batch meets (and on a parameter that carries
