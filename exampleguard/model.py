@@ -336,11 +336,13 @@ class DialectFacts:
 
 
 DIALECTS: dict[str, DialectFacts] = {
-    # A Click group keeps its options before the subcommand and passes the rest on.
+    # A Click group keeps its options before the subcommand and passes the rest on. Click has
+    # no constraints of its own: those a Click tree records are cloup's, which its commands
+    # check as they parse (a catalog's own constraints stay the rules stage's).
     "click": DialectFacts(
         catalog_group=ParserSettings(allow_interspersed_args=False, allow_extra_args=True),
         catalog_command=ParserSettings(),
-        enforces_constraints=False,
+        enforces_constraints=True,
     ),
     # Every argparse parser, with subparsers or without, reads its words the same way, and
     # parse_args itself rejects what a mutually exclusive or required group forbids.

@@ -167,6 +167,10 @@ _ARGPARSE_CODES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"the following arguments are required"), "missing-required"),
 )
 
+_CONSTRAINT_CODES = frozenset(
+    {"require-one-of", "require-together", "mutually-exclusive", "missing-required"}
+)
+
 _CLICK_CODES: dict[str, str] = {
     "NoSuchOption": "unknown-flag",
     "NoSuchCommand": "unknown-command",
@@ -233,6 +237,9 @@ def _code(verdict: ParseVerdict) -> str:
     message = verdict.message or ""
     if error == "ProtocolError":
         return _protocol_code(message)
+    if error == "ConstraintViolated":
+        # The child named the rule broken; only the constraint codes are taken from it.
+        return verdict.constraint if verdict.constraint in _CONSTRAINT_CODES else "require-one-of"
     if error in _CLICK_CODES:
         return _CLICK_CODES[error]
     if error == "BadOptionUsage":

@@ -32,7 +32,9 @@ from exampleguard.adapters._helptext import help_examples, normalise_click_help,
 
 __all__ = [
     "as_click_command",
+    "constraint_code",
     "extract_click",
+    "framework_constraints",
     "framework_of",
     "is_click_command",
     "is_typer_app",
@@ -242,7 +244,8 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
     children = subcommands(command, context) if group else []
     default_name = _default_command(command, context, children) if group else None
     runnable = not group or bool(getattr(command, "invoke_without_command", False))
-    parameters = [record for _, record in named_parameters(command, context)]
+    named = named_parameters(command, context)
+    parameters = [record for _, record in named]
     entry: dict[str, Any] = {
         "path": path,
         "aliases": aliases,
@@ -257,6 +260,9 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             "no_args_is_help": bool(getattr(command, "no_args_is_help", False)),
         },
     }
+    constraints = framework_constraints(command, named)
+    if constraints:
+        entry["constraints"] = constraints
     if default_name is not None:
         entry["default_command"] = default_name
         entry["default_if_no_args"] = bool(getattr(command, "default_if_no_args", False))
@@ -272,6 +278,139 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             [*path, name],
             [[*path, alias] for alias in child_aliases],
         )
+
+
+def framework_constraints(
+    command: Any, named: Sequence[tuple[Any, dict[str, Any]]]
+) -> dict[str, list[list[str]]]:
+    """The constraints a command checks as it parses (cloup's), as the snapshot's three kinds.
+
+    cloup binds each constraint to parameters (``all_constraints``: an option group's and those
+    of ``@constraint``). Read by structure, as cloup builds them: ``mutually_exclusive``
+    (at most one), ``require_any`` (at least one), ``require_one`` (exactly one: both),
+    ``all_or_none`` (together), ``require_all`` (each one required), combined with ``&``.
+    A constraint the snapshot cannot state exactly (``If`` conditions, counts other than one,
+    ``|`` other than ``all_or_none``), or one over a parameter whose default cloup would count
+    as set, is left out: the framework's parser still judges it, and a disagreement of the
+    model is a ``model-mismatch`` warning.
+    """
+    bound = getattr(command, "all_constraints", None)
+    if not isinstance(bound, tuple | list) or not bound:
+        return {}
+    names = {id(param): record["name"] for param, record in named}
+    found: dict[str, list[list[str]]] = {}
+    for item in bound:
+        params = list(getattr(item, "params", ()) or ())
+        members = [names.get(id(param)) for param in params]
+        if not params or None in members or any(_counts_as_set(p) for p in params):
+            continue
+        kinds = _constraint_kinds(getattr(item, "constraint", None))
+        if kinds is None:
+            continue
+        for kind in kinds:
+            if kind == "require_all":
+                # Each one required: a group of one each.
+                groups = [[name] for name in members if name is not None]
+                found.setdefault("require_one_of", []).extend(groups)
+            else:
+                found.setdefault(kind, []).append([n for n in members if n is not None])
+    return found
+
+
+def _constraint_kinds(constraint: Any) -> list[str] | None:
+    """The snapshot kinds ``constraint`` is exactly, or ``None`` where it is no combination."""
+    kind = type(constraint).__name__
+    if kind == "Rephraser":
+        return _constraint_kinds(getattr(constraint, "constraint", None))
+    if kind == "_RequireAll":
+        return ["require_all"]
+    if kind == "RequireAtLeast":
+        return {0: [], 1: ["require_one_of"]}.get(getattr(constraint, "min_num_params", -1))
+    if kind == "AcceptAtMost":
+        return {1: ["mutually_exclusive"]}.get(getattr(constraint, "max_num_params", -1))
+    if kind == "RequireExactly":
+        exactly = ["require_one_of", "mutually_exclusive"]
+        return exactly if getattr(constraint, "num_params", -1) == 1 else None
+    operands = list(getattr(constraint, "constraints", ()) or ())
+    if kind == "And":
+        kinds: list[str] = []
+        for operand in operands:
+            more = _constraint_kinds(operand)
+            if more is None:
+                return None
+            kinds.extend(more)
+        return kinds
+    if kind == "Or" and len(operands) == 2:
+        # cloup's all_or_none: all required, or none accepted.
+        parts = sorted(_or_operand(operand) for operand in operands)
+        if parts == ["all", "none"]:
+            return ["require_together"]
+    return None
+
+
+def constraint_code(error: Any) -> str:
+    """The diagnostic code of a cloup ``ConstraintViolated``: which rule the words broke.
+
+    ``exactly one`` broken by none given is ``require-one-of``, by two ``mutually-exclusive``;
+    a constraint the snapshot cannot state is named by what was wrong: too many parameters set
+    (``mutually-exclusive``) or too few (``require-one-of``).
+    """
+    constraint = getattr(error, "constraint", None)
+    while type(constraint).__name__ == "Rephraser":
+        constraint = getattr(constraint, "constraint", None)
+    params = list(getattr(error, "params", ()) or ())
+    values = getattr(getattr(error, "ctx", None), "params", None) or {}
+    given = sum(1 for param in params if _is_set(param, values.get(getattr(param, "name", ""))))
+    kinds = _constraint_kinds(constraint) or []
+    if kinds == ["require_together"]:
+        return "require-together"
+    if kinds == ["require_all"]:
+        return "missing-required"
+    most = getattr(constraint, "max_num_params", getattr(constraint, "num_params", None))
+    if isinstance(most, int) and given > most:
+        return "mutually-exclusive"
+    return "require-one-of"
+
+
+def _is_set(param: Any, value: Any) -> bool:
+    """What cloup's ``param_value_is_set`` counts as given in ``ctx.params``."""
+    if value is None:
+        return False
+    if getattr(param, "is_flag", False) and getattr(param, "is_bool_flag", False):
+        return bool(value)
+    if getattr(param, "nargs", 1) != 1 or getattr(param, "multiple", False):
+        try:
+            return len(value) > 0
+        except TypeError:
+            return True
+    return True
+
+
+def _or_operand(constraint: Any) -> str:
+    kind = type(constraint).__name__
+    if kind == "Rephraser":
+        return _or_operand(getattr(constraint, "constraint", None))
+    if kind == "_RequireAll":
+        return "all"
+    if kind == "AcceptAtMost" and getattr(constraint, "max_num_params", -1) == 0:
+        return "none"
+    return "other"
+
+
+def _counts_as_set(param: Any) -> bool:
+    """Whether cloup counts ``param`` as set without its being given: a default that is a value.
+
+    cloup reads ``ctx.params``: a default of ``None`` (or an empty tuple) is unset, a switch's
+    ``False`` is unset, anything else (a count's ``0``, an option's default) is set.
+    """
+    if getattr(param, "count", False):
+        return True
+    default = getattr(param, "default", None)
+    if default is None or _is_unset(default) or callable(default):
+        return callable(default)
+    if getattr(param, "is_flag", False) and getattr(param, "is_bool_flag", False):
+        return bool(default)
+    return not (isinstance(default, tuple | list) and not default)
 
 
 def _help_examples(command: Any, context: Any) -> list[dict[str, Any]]:
@@ -390,9 +529,9 @@ def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
     first as its name and the others as aliases; names an extension such as cloup records in a
     command's ``aliases`` attribute count when the group really routes them.
     """
-    # A generator, so each get_command call still happens in listing order as names are grouped.
+    # A generator, so each lookup still happens in listing order as names are grouped.
     listed = (
-        (name, child)
+        (name, _routed(group, context, name, child))
         for name in group.list_commands(context)
         if (child := group.get_command(context, name)) is not None
     )
@@ -408,6 +547,30 @@ def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
             if routed is child:
                 aliases.append(alias)
     return found
+
+
+def _routed(group: Any, context: Any, name: str, listed: Any) -> Any:
+    """The command ``group`` really runs for its listed ``name``: its own routing's answer.
+
+    A lazy group's ``get_command`` may hand out a placeholder with no parameters that its
+    ``resolve_command`` swaps for the real command as the user's command line reaches it
+    (Hugging Face's ``hf download``): the framework's own lookup, ``Group.invoke``'s
+    ``resolve_command``, materialises it, with its parameters. Where routing fails or names
+    another command, the listed one stands.
+    """
+    resolver = getattr(group, "resolve_command", None)
+    if not callable(resolver):
+        return listed
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            routed_name, routed, _ = resolver(context, [name])
+    except (Exception, SystemExit):
+        # A group's routing may exit for a word it does not route (hf's extension fallback).
+        return listed
+    if routed is None or routed is listed or routed_name != name or not _is_command(routed):
+        return listed
+    return routed
 
 
 def _default_command(

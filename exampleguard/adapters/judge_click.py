@@ -37,7 +37,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import Shadows, paced_collection
-from exampleguard.adapters.clickfamily import own_convert, parameter_names, subcommands
+from exampleguard.adapters.clickfamily import (
+    constraint_code,
+    own_convert,
+    parameter_names,
+    subcommands,
+)
 from exampleguard.adapters.verdict import (
     APPLICATION_ERROR,
     GivenValue,
@@ -200,6 +205,13 @@ class ClickJudge:
             return state.rejected("Exit", f"the command exited with status {code}")
         if "Abort" in names:
             return state.rejected("Abort", "the command was aborted")
+        if "ConstraintViolated" in names:
+            # cloup's constraint check, after the level's values were processed.
+            return state.rejected(
+                "ConstraintViolated",
+                error.format_message() if hasattr(error, "format_message") else str(error),
+                constraint=constraint_code(error),
+            )
         if "ClickException" in names:
             kind = type(error).__name__
             for known in names:
@@ -344,6 +356,7 @@ class _Parse:
         *,
         parameter: str | None = None,
         word: str | None = None,
+        constraint: str | None = None,
     ) -> ParseVerdict:
         return ParseVerdict(
             accepted=False,
@@ -353,6 +366,7 @@ class _Parse:
             parameter=parameter,
             level=tuple(self.path) if parameter is not None else None,
             word=word,
+            constraint=constraint,
         )
 
 

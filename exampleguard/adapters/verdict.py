@@ -95,13 +95,17 @@ class ParseVerdict:
     word: str | None = None
     eager: bool = False
     given: tuple[GivenValue, ...] = field(default=())
+    constraint: str | None = None
+    """For a constraint the framework checks (cloup's ``ConstraintViolated``), the code of
+    the rule broken: ``require-one-of``, ``require-together``, ``mutually-exclusive`` or
+    ``missing-required``."""
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON data (only the fields that say something)."""
         record: dict[str, Any] = {"accepted": self.accepted}
         if self.path is not None:
             record["path"] = list(self.path)
-        for key in ("error", "message", "parameter", "word"):
+        for key in ("error", "message", "parameter", "word", "constraint"):
             value = getattr(self, key)
             if value is not None:
                 record[key] = value
@@ -136,6 +140,7 @@ class ParseVerdict:
             word=data.get("word"),
             eager=bool(data.get("eager")),
             given=tuple(GivenValue.from_json(item) for item in data.get("given", ())),
+            constraint=data.get("constraint"),
         )
 
 
