@@ -40,6 +40,7 @@ __all__ = [
     "DRYRUN_TIMEOUT",
     "DUPLICATE_EXAMPLE",
     "DUPLICATE_TOOL",
+    "DYNAMIC_COMMAND",
     "EXAMPLE_TOO_LONG",
     "EXCLUSION_DUPLICATE",
     "EXCLUSION_INVALID",
@@ -653,6 +654,24 @@ ALIAS_COLLISION = _code(
     why="An example would bind to whichever tool wins, not the one it belongs to.",
     example="notes.delete with alias [rm] and notes.remove with command [rm]",
     fix="Give each path to exactly one tool.",
+)
+DYNAMIC_COMMAND = _code(
+    "dynamic-command",
+    Stage.CATALOG,
+    "A tool's command is not in the tree, under a group that may create commands at run time",
+    what="With a live tree configured, the tool's `command` is not a command of the tree, and "
+    "the group above it looks its commands up with code of its own (its class defines "
+    "`list_commands` or `get_command`), which may create a command only for some command "
+    "lines: Typer's own `typer PATH run` makes `run` inside its callback, from the file the "
+    "command line names. The tree is read with no command line, so it cannot hold such a "
+    "command. Each example of the tool carries this code too and fails: nothing passes "
+    "unchecked.",
+    why="`tool-unbound` would say the command does not exist, which is not what is known: "
+    "it may exist for the command lines the examples show. The code names the situation.",
+    example='"command": ["run"]   # typer main.py run: `run` exists once main.py is loaded',
+    fix="Check the command by hand and point the tool at a command the tree has, or document "
+    "the created command where it is defined (the catalog of the program it runs). A typo "
+    "in the command path is possible too: the group's listed commands are in the tree.",
 )
 TOOL_UNBOUND = _code(
     "tool-unbound",

@@ -737,6 +737,8 @@ PRODUCED_ELSEWHERE = {
     "model-mismatch": "live tree",
     # application code raised while the framework parsed (tests/differential/test_field_celery.py)
     "parser-raised": "live tree",
+    # a group that creates commands at run time (tests/differential/test_field_typer.py)
+    "dynamic-command": "live tree",
 }
 
 # The Click application of the "tree" project: a prompt, an overlay target and the commands the

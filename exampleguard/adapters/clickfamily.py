@@ -263,6 +263,9 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
     constraints = framework_constraints(command, named)
     if constraints:
         entry["constraints"] = constraints
+    lookup = _own_lookup(command) if group else None
+    if lookup is not None:
+        entry["own_lookup"] = lookup
     if default_name is not None:
         entry["default_command"] = default_name
         entry["default_if_no_args"] = bool(getattr(command, "default_if_no_args", False))
@@ -315,6 +318,24 @@ def framework_constraints(
             else:
                 found.setdefault(kind, []).append([n for n in members if n is not None])
     return found
+
+
+def _own_lookup(group: Any) -> str | None:
+    """The group's class, where it looks its commands up with code of its own.
+
+    The framework's ``list_commands`` and ``get_command`` live in its ``core`` module (Click's,
+    Typer's bundled Click's, or Typer's own ``TyperGroup``); one defined anywhere else is the
+    application's or an extension's, which may create commands from the command line.
+    """
+    for attribute in ("get_command", "list_commands"):
+        owner = next((c for c in type(group).__mro__ if attribute in vars(c)), None)
+        if owner is not None and owner.__module__ not in _FRAMEWORK_GROUP_MODULES:
+            return f"{owner.__qualname__}.{attribute}"
+    return None
+
+
+# Where the frameworks define their groups' lookups: Click, Typer's bundled Click, and Typer.
+_FRAMEWORK_GROUP_MODULES = frozenset({"click.core", "typer._click.core", "typer.core"})
 
 
 def _constraint_kinds(constraint: Any) -> list[str] | None:

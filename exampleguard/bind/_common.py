@@ -238,6 +238,13 @@ class BinderBase:
     def unknown_command(self, word: Piece, node: CommandNode) -> None:
         """Report ``unknown-command``: ``word`` names none of ``node``'s subcommands."""
         hint, guess = _did_you_mean(_close(word.text, node.names), quote="'")
+        if node.own_lookup is not None and hint is None:
+            # Typer's own `typer PATH run`: the group may create the command at run time.
+            hint = (
+                f"The group looks its commands up with its own code ({node.own_lookup}), "
+                "which may create this one only for some command lines: a tree read "
+                "without one cannot hold it."
+            )
         self.problem(
             "unknown-command",
             f"'{word.text}' is not a command of '{describe_level(self.contract, node.path)}'",
