@@ -15,6 +15,7 @@ import enum
 import inspect
 import io
 import pathlib
+import re
 import sys
 import typing
 import uuid
@@ -557,8 +558,9 @@ def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
         if (child := group.get_command(context, name)) is not None
     )
     found = group_aliases(listed)
+    registry = getattr(group, "commands", None)
     for name, child, aliases in found:
-        for alias in getattr(child, "aliases", None) or ():
+        for alias in _alias_candidates(child, registry):
             if not isinstance(alias, str) or alias == name or alias in aliases:
                 continue
             try:
@@ -568,6 +570,26 @@ def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
             if routed is child:
                 aliases.append(alias)
     return found
+
+
+def _alias_candidates(child: Any, registry: Any) -> list[str]:
+    """Words that may route to ``child``: names an extension records, and registered spellings.
+
+    cloup keeps a command's ``aliases``; Hugging Face's ``hf`` registers ``"list | ls"`` and
+    lists ``list``. Each word of a registered name (split at ``|``, ``,`` and spaces) is only a
+    candidate: it counts when the group's own ``get_command`` routes it to the same command.
+    """
+    candidates = [a for a in getattr(child, "aliases", None) or () if isinstance(a, str)]
+    spellings = [getattr(child, "name", None)]
+    if isinstance(registry, dict):
+        spellings += [key for key, value in registry.items() if value is child]
+    for spelling in spellings:
+        if isinstance(spelling, str) and _ALIAS_SEPARATOR.search(spelling):
+            candidates += [word for word in _ALIAS_SEPARATOR.split(spelling) if word]
+    return candidates
+
+
+_ALIAS_SEPARATOR = re.compile(r"\s*[|,]\s*|\s+")
 
 
 def _routed(group: Any, context: Any, name: str, listed: Any) -> Any:
@@ -699,8 +721,11 @@ def _has_default(param: Any) -> bool:
     default = getattr(param, "default", None)
     if default is None:
         # Where "no default" is a sentinel of its own (Click 8.3 and later), an explicit
-        # default=None is a default, and it satisfies required=True.
-        return _tracks_unset(param)
+        # default=None is a default, and it satisfies required=True; but not for a parameter
+        # of several values, whose None becomes the empty tuple Click counts as missing
+        # (hf's `jobs scheduled run COMMAND...`).
+        several = int(getattr(param, "nargs", 1)) != 1 or bool(getattr(param, "multiple", False))
+        return _tracks_unset(param) and not several
     if _is_unset(default):
         return False
     return not (isinstance(default, (tuple, list)) and not default)

@@ -202,7 +202,13 @@ def reference_parse(command: Any, argv: list[str], program: str) -> Reference:
 def _asks_help(command: Any, argv: list[str]) -> bool:
     settings = getattr(command, "context_settings", None) or {}
     names = set(settings.get("help_option_names", ["--help"]))
-    return any(word in names for word in argv)
+    # A bundle of short options with the short help option among them (`-hh`) asks too.
+    letters = {name[1] for name in names if len(name) == 2 and name[0] == "-"}
+    return any(
+        word in names
+        or (len(word) > 2 and word[0] == "-" and word[1] != "-" and bool(letters & set(word)))
+        for word in argv
+    )
 
 
 def _printed_help(sink: io.StringIO) -> bool:
