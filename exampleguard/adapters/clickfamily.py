@@ -892,9 +892,12 @@ def _probe_choices(param_type: Any, record: dict[str, Any]) -> None:
 
 
 def _choice_word(choice: Any) -> str | int | float:
-    # Click matches enum choices by member name, and everything else by its string form.
+    # Click matches enum choices by member name, and everything else by its string form; it
+    # gives back the choice itself, so a number stays a number (cloup.Choice([8, 14])).
     if isinstance(choice, enum.Enum):
         return choice.name
+    if isinstance(choice, int | float) and not isinstance(choice, bool):
+        return choice
     return str(choice)
 
 
