@@ -35,6 +35,7 @@ from tests.support.field import (
     run_table,
     unchecked_flags,
 )
+from tests.support.frameworks import Parsed
 from tests.support.project import make_project, run_cli
 
 # celery's `events` declares -d twice (--dump and --detach): Click warns as it lists them.
@@ -120,7 +121,7 @@ def test_generated_celery_command_lines_agree_with_celery() -> None:
         "celery",
         cli.tree,
         # The check below compares with celery's own parse; these two are not used.
-        lambda _argv: generated.Parsed(False),
+        lambda _argv: Parsed(False),
         lambda _binding, _parsed: [],
         excluded_flags=excluded,
         # multi hands its words to other programs; amqp's group callback connects to a broker.

@@ -36,8 +36,8 @@ from tests.support.field import (
     run_table,
     unchecked_flags,
 )
+from tests.support.frameworks import Parsed
 from tests.support.project import make_project, run_cli
-
 
 # Click opens a `click.File("rb")` argument as it parses; when a constraint then fails, the
 # context that would close it was never entered (Click's own behaviour, on the reference's
@@ -179,7 +179,7 @@ def test_generated_command_lines_agree_with_cloup(files_here: Path, name: str) -
         cli.program,
         cli.tree,
         # The check below compares with cloup's own parse; these two are not used.
-        lambda _argv: generated.Parsed(False),
+        lambda _argv: Parsed(False),
         lambda _binding, _parsed: [],
         excluded_flags=excluded,
         bad_values=tuple(v for v in generated.BAD_VALUES if v.strip()),

@@ -29,6 +29,7 @@ from tests.support.field import (
     run_table,
     unchecked_flags,
 )
+from tests.support.frameworks import Parsed
 
 
 def hf_cli() -> FieldCLI:
@@ -105,7 +106,7 @@ def test_generated_hf_command_lines_agree_with_hf() -> None:
         "hf",
         cli.tree,
         # The check below compares with hf's own parse; these two are not used.
-        lambda _argv: generated.Parsed(False),
+        lambda _argv: Parsed(False),
         lambda _binding, _parsed: [],
         excluded_flags=excluded,
     )

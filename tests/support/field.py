@@ -229,10 +229,16 @@ def _exceptions(command: Any) -> tuple[type[BaseException], ...]:
     if type(command).__module__.startswith("typer"):
         import typer._click.exceptions as bundled
 
-        return (bundled.ClickException, bundled.Exit, bundled.Abort)
+        # Typer's bundled Click: its exceptions module defines them all.
+        return (
+            bundled.ClickException,
+            getattr(bundled, "Exit"),  # noqa: B009 - not in its stubs' exports
+            getattr(bundled, "Abort"),  # noqa: B009
+        )
     import click
+    import click.exceptions
 
-    return (click.ClickException, click.exceptions.Exit, click.Abort)
+    return (click.ClickException, click.exceptions.Exit, click.exceptions.Abort)
 
 
 def reference_values(levels: list[Any]) -> dict[str, tuple[Any, Any, Any]]:
