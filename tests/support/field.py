@@ -228,13 +228,10 @@ def _invoke_callback(group: Any, context: Any, name: str | None) -> None:
 def _exceptions(command: Any) -> tuple[type[BaseException], ...]:
     if type(command).__module__.startswith("typer"):
         import typer._click.exceptions as bundled
+        import typer.exceptions
 
-        # Typer's bundled Click: its exceptions module defines them all.
-        return (
-            bundled.ClickException,
-            getattr(bundled, "Exit"),  # noqa: B009 - not in its stubs' exports
-            getattr(bundled, "Abort"),  # noqa: B009
-        )
+        # Typer's bundled Click: its usage errors, and Typer's own Exit and Abort.
+        return (bundled.ClickException, typer.exceptions.Exit, typer.exceptions.Abort)
     import click
     import click.exceptions
 
