@@ -12,6 +12,7 @@ The reference is celery's own parse with its group callback run (``tests/support
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from exampleguard.bind import bind
 from tests.support.field import (
     ACCEPTED,
     BY_MODEL,
+    CLI_CRASHED,
     COMPARED,
     FALSE_ACCEPTS,
     MISMATCHES,
@@ -198,3 +200,14 @@ def test_validate_warns_that_celery_raised_and_the_model_judged(tmp_path: Path) 
     invalid = examples[1]
     assert invalid["ok"] is False
     assert [d["code"] for d in invalid["diagnostics"]] == ["bad-choice"]
+
+
+def test_a_pool_whose_library_is_missing_is_no_verdict_on_either_side() -> None:
+    # celery's WorkersPool imports the pool's library as it converts: where eventlet is not
+    # installed celery itself raises, a traceback for its user, which is no verdict.
+    tally: Counter[str] = Counter()
+    assert field_disagreement(celery_cli(), ["worker", "-P", "eventlet"], tally) is None
+    if importlib.util.find_spec("eventlet") is None:
+        assert tally == Counter({CLI_CRASHED: 1})
+    else:
+        assert tally["agreed"] == 1, tally

@@ -46,6 +46,8 @@ class Reference:
     accepted: bool
     levels: list[Any] = field(default_factory=list)
     why: str = ""
+    crashed: bool = False
+    """The CLI's own code raised something other than a usage error: no verdict to compare."""
 
 
 @dataclass(frozen=True)
@@ -197,8 +199,10 @@ def reference_parse(command: Any, argv: list[str], program: str) -> Reference:
         except SystemExit as error:
             return Reference(error.code in (0, None), why=f"SystemExit {error.code}")
         except Exception as error:
-            # The CLI itself crashes on this command line (a traceback for its user).
-            return Reference(False, why=f"the CLI raised {type(error).__name__}: {error}")
+            # The CLI itself crashes on this command line, a traceback for its user: no
+            # verdict either (celery's `-P eventlet` imports eventlet as it converts, which
+            # only some installations have).
+            return Reference(False, crashed=True, why=f"{type(error).__name__}: {error}")
     return Reference(True, levels)
 
 
@@ -339,12 +343,16 @@ def _close(value: Any) -> None:
 
 ACCEPTED, REJECTED, COMPARED = "accepted", "rejected", "values compared"
 BY_MODEL, MISMATCHES, FALSE_ACCEPTS = "judged by the model", "model-mismatch", "false accepts"
+CLI_CRASHED = "the CLI itself raised (not compared)"
 
 
 def field_disagreement(cli: FieldCLI, argv: Sequence[str], tally: Counter[str]) -> str | None:
     """Where exampleguard's final verdict on ``argv`` differs from the CLI's own, or ``None``."""
     expected = cli.reference(argv)
     final = cli.final(argv)
+    if expected.crashed:
+        tally[CLI_CRASHED] += 1
+        return None
     tally["judged"] += 1
     tally[ACCEPTED if expected.accepted else REJECTED] += 1
     if final.by == "model":
