@@ -43,6 +43,7 @@ __all__ = [
     "DRYRUN_TIMEOUT",
     "DUPLICATE_EXAMPLE",
     "DUPLICATE_TOOL",
+    "DYNAMIC_COMMAND",
     "EXAMPLE_TOO_LONG",
     "EXCLUSION_DUPLICATE",
     "EXCLUSION_INVALID",
@@ -61,6 +62,7 @@ __all__ = [
     "MUTUALLY_EXCLUSIVE",
     "NOT_RUNNABLE",
     "OVERLAY_DRIFT",
+    "PARSER_RAISED",
     "PARSE_ERROR",
     "REPEATED_OPTION",
     "REQUIRE_ONE_OF",
@@ -596,6 +598,25 @@ MODEL_MISMATCH = _code(
     "catalog if the example relies on one, so snapshots and the model know it too.",
     severity=Severity.WARNING,
 )
+PARSER_RAISED = _code(
+    "parser-raised",
+    Stage.BIND,
+    "Application code raised while the framework parsed: exampleguard's model judged the example",
+    what="For a live tree the framework's own parser judges every example, in the child that "
+    "imported the tree. While it parsed this one, the application's own code raised "
+    "something other than the framework's usage errors: a parameter type that reads state a "
+    "command callback would set (Click's `ctx.obj`), which no callback sets when only parsing. "
+    "That is not a verdict on the example (SPEC 4): exampleguard's model judged it alone, and "
+    "the warning names the exception.",
+    why="Counting the exception as a rejection would fail every example of the command, valid "
+    "or not (celery's option types read `ctx.obj`); counting it as an acceptance would pass "
+    "broken ones. The model still checks every word; the warning says the framework could not.",
+    example="celery -A proj worker -l INFO   # AttributeError: 'NoneType' object has no "
+    "attribute 'app'",
+    fix="Nothing is required. If the model's verdict looks wrong, report it; an application "
+    "can make its types tolerate a missing `ctx.obj` while parsing.",
+    severity=Severity.WARNING,
+)
 TREE_UNSANDBOXED = _code(
     "tree-unsandboxed",
     Stage.INPUT,
@@ -678,6 +699,24 @@ ALIAS_COLLISION = _code(
     why="An example would bind to whichever tool wins, not the one it belongs to.",
     example="notes.delete with alias [rm] and notes.remove with command [rm]",
     fix="Give each path to exactly one tool.",
+)
+DYNAMIC_COMMAND = _code(
+    "dynamic-command",
+    Stage.CATALOG,
+    "A tool's command is not in the tree, under a group that may create commands at run time",
+    what="With a live tree configured, the tool's `command` is not a command of the tree, and "
+    "the group above it looks its commands up with code of its own (its class defines "
+    "`list_commands` or `get_command`), which may create a command only for some command "
+    "lines: Typer's own `typer PATH run` makes `run` inside its callback, from the file the "
+    "command line names. The tree is read with no command line, so it cannot hold such a "
+    "command. Each example of the tool carries this code too and fails: nothing passes "
+    "unchecked.",
+    why="`tool-unbound` would say the command does not exist, which is not what is known: "
+    "it may exist for the command lines the examples show. The code names the situation.",
+    example='"command": ["run"]   # typer main.py run: `run` exists once main.py is loaded',
+    fix="Check the command by hand and point the tool at a command the tree has, or document "
+    "the created command where it is defined (the catalog of the program it runs). A typo "
+    "in the command path is possible too: the group's listed commands are in the tree.",
 )
 TOOL_UNBOUND = _code(
     "tool-unbound",

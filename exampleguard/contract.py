@@ -22,6 +22,7 @@ from exampleguard.codes import (
     CONSTRAINT_INVALID,
     DRYRUN_FLAG_UNKNOWN,
     DUPLICATE_TOOL,
+    DYNAMIC_COMMAND,
     OVERLAY_DRIFT,
     TOOL_UNBOUND,
     Code,
@@ -60,6 +61,8 @@ class CommandNode:
     hidden: bool = False
     parameters: list[Parameter] = field(default_factory=list)
     framework_constraints: Constraints = NO_CONSTRAINTS
+    own_lookup: str | None = None
+    """The group's own lookup of its subcommands, where it has one (a tree's ``own_lookup``)."""
     settings: ParserSettings = DEFAULT_SETTINGS
     children: dict[str, CommandNode] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
@@ -112,6 +115,9 @@ class EffectiveTool:
     origin: dict[int, str] = field(default_factory=dict)
     """Identity of a parameter as declared in the routing tree → its effective name. Empty
     without a tree: the tool's command node declares the tool's own parameters."""
+    created_by: str | None = None
+    """For a tool the tree does not have: the group on its path whose own lookup may create
+    its command at run time (``dynamic-command``), as ``'PATH' (Class)``."""
 
     @property
     def id(self) -> str:
@@ -453,6 +459,27 @@ class _Builder:
     def _tool_on_tree(self, root: CommandNode, tree: Tree, index: int, tool: Tool) -> EffectiveTool:
         node = _follow(root, tool.command)
         shown = " ".join(tool.command) or "(the program itself)"
+        if node is None:
+            creator = _own_lookup_on(root, tool.command, tree.program)
+            if creator is not None:
+                self.report(
+                    DYNAMIC_COMMAND,
+                    f"{tool.id}: the tree has no command '{shown}', and {creator} looks its "
+                    "commands up with its own code, which may create it only for some command "
+                    "lines (inside a callback); the tree, read without one, cannot hold it",
+                    ("tools", index, "command"),
+                    tool=tool.id,
+                    hint="Check the command by hand, or point the tool at a command the tree "
+                    "has; `exampleguard explain dynamic-command`.",
+                    at_key=False,
+                )
+                return EffectiveTool(
+                    tool=tool,
+                    index=index,
+                    node=None,
+                    constraints=tool.constraints,
+                    created_by=creator,
+                )
         if node is None or not node.runnable:
             if node is None:
                 reason = f"the program has no command '{shown}'"
@@ -612,6 +639,7 @@ def _node_from_tree(command: TreeCommand, path: Path) -> CommandNode:
         hidden=command.hidden,
         parameters=list(command.parameters),
         framework_constraints=command.constraints,
+        own_lookup=command.own_lookup,
         settings=command.settings,
         default_command=command.default_command,
         default_if_no_args=command.default_if_no_args,
@@ -648,6 +676,20 @@ def _dedupe(parameters: Iterable[Parameter]) -> list[Parameter]:
         seen |= flags
         result.append(parameter)
     return result
+
+
+def _own_lookup_on(root: CommandNode, words: Sequence[str], program: str) -> str | None:
+    """The deepest group on ``words`` that the tree has, if it looks commands up its own way."""
+    node = root
+    for word in words:
+        child = node.children.get(word)
+        if child is None:
+            break
+        node = child
+    if node.own_lookup is None:
+        return None
+    where = " ".join([program, *node.path])
+    return f"'{where}' ({node.own_lookup})"
 
 
 def _follow(root: CommandNode, words: Sequence[str]) -> CommandNode | None:

@@ -156,6 +156,12 @@ class Parameter(StrictRecord):
     (Click's ``--reload`` with ``default=True, flag_value=True``, argparse's ``store_const``
     of ``False``); absent, a switch stores ``True``, or ``False`` for a default of ``True``."""
     case_sensitive: Flag = True
+    own_convert: Flag = False
+    """Click: the parameter's type derives from a framework type (a ``click.Choice`` subclass)
+    and converts with its own ``convert``, which the framework's parser runs. ``choices`` and
+    ``case_sensitive`` are what that ``convert`` accepted when the tree was read (no
+    ``choices``: it accepts any word); the value is the word as written, since what the
+    application's ``convert`` makes of it is known only to the framework's parser."""
     min: Number | None = None
     max: Number | None = None
     min_open: Flag = False
@@ -335,11 +341,13 @@ class DialectFacts:
 
 
 DIALECTS: dict[str, DialectFacts] = {
-    # A Click group keeps its options before the subcommand and passes the rest on.
+    # A Click group keeps its options before the subcommand and passes the rest on. Click has
+    # no constraints of its own: those a Click tree records are cloup's, which its commands
+    # check as they parse (a catalog's own constraints stay the rules stage's).
     "click": DialectFacts(
         catalog_group=ParserSettings(allow_interspersed_args=False, allow_extra_args=True),
         catalog_command=ParserSettings(),
-        enforces_constraints=False,
+        enforces_constraints=True,
     ),
     # Every argparse parser, with subparsers or without, reads its words the same way, and
     # parse_args itself rejects what a mutually exclusive or required group forbids.

@@ -21,6 +21,7 @@ from exampleguard.codes import (
     BAD_CHOICE,
     BAD_TYPE,
     MODEL_MISMATCH,
+    PARSER_RAISED,
     TOOL_WITHOUT_EXAMPLES,
     TREE_UNSANDBOXED,
     lookup,
@@ -53,7 +54,7 @@ from exampleguard.sources import (
     ExampleRecord,
 )
 from exampleguard.tokenize import Tokens, tokenize
-from exampleguard.verdicts import compare, real_arguments, real_problem
+from exampleguard.verdicts import compare, real_arguments, real_problem, undecided
 
 __all__ = [
     "Evaluation",
@@ -365,6 +366,11 @@ class _ExampleChecker:
 
         binding = bind(self.contract, subject.words, self.memo)
         verdict = None if record.placeholders else self._verdict(subject.words)
+        if verdict is not None and not verdict.decided:
+            # Application code raised while the framework parsed: no verdict (SPEC 4). The
+            # model judges alone, and the warning names the exception.
+            diagnostics.append(_found(record, Finding(PARSER_RAISED, undecided(verdict))))
+            verdict = None
         if named:
             self._name_command(subject, binding, verdict)
         problems, real = self._judge(subject, binding, verdict, diagnostics)

@@ -73,6 +73,12 @@ class TreeCommand(StrictModel):
     default_if_no_args: bool = False
     settings: ParserSettings = Field(default_factory=ParserSettings)
     help_examples: list[HelpExample] = Field(default_factory=list)
+    own_lookup: NonEmpty | None = None
+    """Click: the group looks its subcommands up with code of its own (a class whose
+    ``list_commands`` or ``get_command`` is the application's), named here. Such a group may
+    create a command only for some command lines (Typer's own ``typer PATH run``, made inside
+    the group's callback from the file it is given), which a tree read without one cannot
+    hold: a tool on such a command is ``dynamic-command``, not ``tool-unbound``."""
 
 
 class Tree(StrictModel):

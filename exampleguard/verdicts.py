@@ -20,7 +20,22 @@ from exampleguard.adapters.verdict import ParseVerdict
 from exampleguard.bind import Binding, Problem
 from exampleguard.contract import CommandNode, Contract, EffectiveTool
 
-__all__ = ["Comparison", "compare", "real_arguments", "real_problem"]
+__all__ = ["Comparison", "compare", "real_arguments", "real_problem", "undecided"]
+
+
+def undecided(verdict: ParseVerdict) -> str:
+    """The ``parser-raised`` warning's message for a verdict that is none (SPEC 4).
+
+    Application code raised while the framework parsed; the message names the exception, as
+    the child sent it (neutralised where the diagnostic is made).
+    """
+    where = " ".join(verdict.path or ())
+    at = f" at '{where}'" if where else ""
+    return (
+        f"the framework's parser could not judge this example: application code raised "
+        f"{verdict.message or 'an exception'} while it parsed{at}; exampleguard's model "
+        "judged it alone"
+    )
 
 
 def real_arguments(
@@ -152,6 +167,10 @@ _ARGPARSE_CODES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"the following arguments are required"), "missing-required"),
 )
 
+_CONSTRAINT_CODES = frozenset(
+    {"require-one-of", "require-together", "mutually-exclusive", "missing-required"}
+)
+
 _CLICK_CODES: dict[str, str] = {
     "NoSuchOption": "unknown-flag",
     "NoSuchCommand": "unknown-command",
@@ -218,6 +237,9 @@ def _code(verdict: ParseVerdict) -> str:
     message = verdict.message or ""
     if error == "ProtocolError":
         return _protocol_code(message)
+    if error == "ConstraintViolated":
+        # The child named the rule broken; only the constraint codes are taken from it.
+        return verdict.constraint if verdict.constraint in _CONSTRAINT_CODES else "require-one-of"
     if error in _CLICK_CODES:
         return _CLICK_CODES[error]
     if error == "BadOptionUsage":

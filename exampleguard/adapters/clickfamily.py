@@ -15,6 +15,7 @@ import enum
 import inspect
 import io
 import pathlib
+import re
 import sys
 import typing
 import uuid
@@ -32,11 +33,14 @@ from exampleguard.adapters._helptext import help_examples, normalise_click_help,
 
 __all__ = [
     "as_click_command",
+    "constraint_code",
     "extract_click",
+    "framework_constraints",
     "framework_of",
     "is_click_command",
     "is_typer_app",
     "named_parameters",
+    "own_convert",
     "parameter_names",
     "subcommands",
 ]
@@ -241,7 +245,8 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
     children = subcommands(command, context) if group else []
     default_name = _default_command(command, context, children) if group else None
     runnable = not group or bool(getattr(command, "invoke_without_command", False))
-    parameters = [record for _, record in named_parameters(command, context)]
+    named = named_parameters(command, context)
+    parameters = [record for _, record in named]
     entry: dict[str, Any] = {
         "path": path,
         "aliases": aliases,
@@ -256,6 +261,12 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             "no_args_is_help": bool(getattr(command, "no_args_is_help", False)),
         },
     }
+    constraints = framework_constraints(command, named)
+    if constraints:
+        entry["constraints"] = constraints
+    lookup = _own_lookup(command) if group else None
+    if lookup is not None:
+        entry["own_lookup"] = lookup
     if default_name is not None:
         entry["default_command"] = default_name
         entry["default_if_no_args"] = bool(getattr(command, "default_if_no_args", False))
@@ -271,6 +282,157 @@ def _walk(command: Any, context: Any, path: list[str], aliases: list[list[str]])
             [*path, name],
             [[*path, alias] for alias in child_aliases],
         )
+
+
+def framework_constraints(
+    command: Any, named: Sequence[tuple[Any, dict[str, Any]]]
+) -> dict[str, list[list[str]]]:
+    """The constraints a command checks as it parses (cloup's), as the snapshot's three kinds.
+
+    cloup binds each constraint to parameters (``all_constraints``: an option group's and those
+    of ``@constraint``). Read by structure, as cloup builds them: ``mutually_exclusive``
+    (at most one), ``require_any`` (at least one), ``require_one`` (exactly one: both),
+    ``all_or_none`` (together), ``require_all`` (each one required), combined with ``&``.
+    A constraint the snapshot cannot state exactly (``If`` conditions, counts other than one,
+    ``|`` other than ``all_or_none``), or one over a parameter whose default cloup would count
+    as set, is left out: the framework's parser still judges it, and a disagreement of the
+    model is a ``model-mismatch`` warning.
+    """
+    bound = getattr(command, "all_constraints", None)
+    if not isinstance(bound, tuple | list) or not bound:
+        return {}
+    names = {id(param): record["name"] for param, record in named}
+    found: dict[str, list[list[str]]] = {}
+    for item in bound:
+        params = list(getattr(item, "params", ()) or ())
+        members = [names.get(id(param)) for param in params]
+        if not params or None in members or any(_counts_as_set(p) for p in params):
+            continue
+        kinds = _constraint_kinds(getattr(item, "constraint", None))
+        if kinds is None:
+            continue
+        for kind in kinds:
+            if kind == "require_all":
+                # Each one required: a group of one each.
+                groups = [[name] for name in members if name is not None]
+                found.setdefault("require_one_of", []).extend(groups)
+            else:
+                found.setdefault(kind, []).append([n for n in members if n is not None])
+    return found
+
+
+def _own_lookup(group: Any) -> str | None:
+    """The group's class, where it looks its commands up with code of its own.
+
+    The framework's ``list_commands`` and ``get_command`` live in its ``core`` module (Click's,
+    Typer's bundled Click's, or Typer's own ``TyperGroup``); one defined anywhere else is the
+    application's or an extension's, which may create commands from the command line.
+    """
+    for attribute in ("get_command", "list_commands"):
+        owner = next((c for c in type(group).__mro__ if attribute in vars(c)), None)
+        if owner is not None and owner.__module__ not in _FRAMEWORK_GROUP_MODULES:
+            return f"{owner.__qualname__}.{attribute}"
+    return None
+
+
+# Where the frameworks define their groups' lookups: Click, Typer's bundled Click, and Typer.
+_FRAMEWORK_GROUP_MODULES = frozenset({"click.core", "typer._click.core", "typer.core"})
+
+
+def _constraint_kinds(constraint: Any) -> list[str] | None:
+    """The snapshot kinds ``constraint`` is exactly, or ``None`` where it is no combination."""
+    kind = type(constraint).__name__
+    if kind == "Rephraser":
+        return _constraint_kinds(getattr(constraint, "constraint", None))
+    if kind == "_RequireAll":
+        return ["require_all"]
+    if kind == "RequireAtLeast":
+        return {0: [], 1: ["require_one_of"]}.get(getattr(constraint, "min_num_params", -1))
+    if kind == "AcceptAtMost":
+        return {1: ["mutually_exclusive"]}.get(getattr(constraint, "max_num_params", -1))
+    if kind == "RequireExactly":
+        exactly = ["require_one_of", "mutually_exclusive"]
+        return exactly if getattr(constraint, "num_params", -1) == 1 else None
+    operands = list(getattr(constraint, "constraints", ()) or ())
+    if kind == "And":
+        kinds: list[str] = []
+        for operand in operands:
+            more = _constraint_kinds(operand)
+            if more is None:
+                return None
+            kinds.extend(more)
+        return kinds
+    if kind == "Or" and len(operands) == 2:
+        # cloup's all_or_none: all required, or none accepted.
+        parts = sorted(_or_operand(operand) for operand in operands)
+        if parts == ["all", "none"]:
+            return ["require_together"]
+    return None
+
+
+def constraint_code(error: Any) -> str:
+    """The diagnostic code of a cloup ``ConstraintViolated``: which rule the words broke.
+
+    ``exactly one`` broken by none given is ``require-one-of``, by two ``mutually-exclusive``;
+    a constraint the snapshot cannot state is named by what was wrong: too many parameters set
+    (``mutually-exclusive``) or too few (``require-one-of``).
+    """
+    constraint = getattr(error, "constraint", None)
+    while type(constraint).__name__ == "Rephraser":
+        constraint = getattr(constraint, "constraint", None)
+    params = list(getattr(error, "params", ()) or ())
+    values = getattr(getattr(error, "ctx", None), "params", None) or {}
+    given = sum(1 for param in params if _is_set(param, values.get(getattr(param, "name", ""))))
+    kinds = _constraint_kinds(constraint) or []
+    if kinds == ["require_together"]:
+        return "require-together"
+    if kinds == ["require_all"]:
+        return "missing-required"
+    most = getattr(constraint, "max_num_params", getattr(constraint, "num_params", None))
+    if isinstance(most, int) and given > most:
+        return "mutually-exclusive"
+    return "require-one-of"
+
+
+def _is_set(param: Any, value: Any) -> bool:
+    """What cloup's ``param_value_is_set`` counts as given in ``ctx.params``."""
+    if value is None:
+        return False
+    if getattr(param, "is_flag", False) and getattr(param, "is_bool_flag", False):
+        return bool(value)
+    if getattr(param, "nargs", 1) != 1 or getattr(param, "multiple", False):
+        try:
+            return len(value) > 0
+        except TypeError:
+            return True
+    return True
+
+
+def _or_operand(constraint: Any) -> str:
+    kind = type(constraint).__name__
+    if kind == "Rephraser":
+        return _or_operand(getattr(constraint, "constraint", None))
+    if kind == "_RequireAll":
+        return "all"
+    if kind == "AcceptAtMost" and getattr(constraint, "max_num_params", -1) == 0:
+        return "none"
+    return "other"
+
+
+def _counts_as_set(param: Any) -> bool:
+    """Whether cloup counts ``param`` as set without its being given: a default that is a value.
+
+    cloup reads ``ctx.params``: a default of ``None`` (or an empty tuple) is unset, a switch's
+    ``False`` is unset, anything else (a count's ``0``, an option's default) is set.
+    """
+    if getattr(param, "count", False):
+        return True
+    default = getattr(param, "default", None)
+    if default is None or _is_unset(default) or callable(default):
+        return callable(default)
+    if getattr(param, "is_flag", False) and getattr(param, "is_bool_flag", False):
+        return bool(default)
+    return not (isinstance(default, tuple | list) and not default)
 
 
 def _help_examples(command: Any, context: Any) -> list[dict[str, Any]]:
@@ -389,15 +551,16 @@ def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
     first as its name and the others as aliases; names an extension such as cloup records in a
     command's ``aliases`` attribute count when the group really routes them.
     """
-    # A generator, so each get_command call still happens in listing order as names are grouped.
+    # A generator, so each lookup still happens in listing order as names are grouped.
     listed = (
-        (name, child)
+        (name, _routed(group, context, name, child))
         for name in group.list_commands(context)
         if (child := group.get_command(context, name)) is not None
     )
     found = group_aliases(listed)
+    registry = getattr(group, "commands", None)
     for name, child, aliases in found:
-        for alias in getattr(child, "aliases", None) or ():
+        for alias in _alias_candidates(child, registry):
             if not isinstance(alias, str) or alias == name or alias in aliases:
                 continue
             try:
@@ -407,6 +570,50 @@ def subcommands(group: Any, context: Any) -> list[tuple[str, Any, list[str]]]:
             if routed is child:
                 aliases.append(alias)
     return found
+
+
+def _alias_candidates(child: Any, registry: Any) -> list[str]:
+    """Words that may route to ``child``: names an extension records, and registered spellings.
+
+    cloup keeps a command's ``aliases``; Hugging Face's ``hf`` registers ``"list | ls"`` and
+    lists ``list``. Each word of a registered name (split at ``|``, ``,`` and spaces) is only a
+    candidate: it counts when the group's own ``get_command`` routes it to the same command.
+    """
+    candidates = [a for a in getattr(child, "aliases", None) or () if isinstance(a, str)]
+    spellings = [getattr(child, "name", None)]
+    if isinstance(registry, dict):
+        spellings += [key for key, value in registry.items() if value is child]
+    for spelling in spellings:
+        if isinstance(spelling, str) and _ALIAS_SEPARATOR.search(spelling):
+            candidates += [word for word in _ALIAS_SEPARATOR.split(spelling) if word]
+    return candidates
+
+
+_ALIAS_SEPARATOR = re.compile(r"\s*[|,]\s*|\s+")
+
+
+def _routed(group: Any, context: Any, name: str, listed: Any) -> Any:
+    """The command ``group`` really runs for its listed ``name``: its own routing's answer.
+
+    A lazy group's ``get_command`` may hand out a placeholder with no parameters that its
+    ``resolve_command`` swaps for the real command as the user's command line reaches it
+    (Hugging Face's ``hf download``): the framework's own lookup, ``Group.invoke``'s
+    ``resolve_command``, materialises it, with its parameters. Where routing fails or names
+    another command, the listed one stands.
+    """
+    resolver = getattr(group, "resolve_command", None)
+    if not callable(resolver):
+        return listed
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            routed_name, routed, _ = resolver(context, [name])
+    except (Exception, SystemExit):
+        # A group's routing may exit for a word it does not route (hf's extension fallback).
+        return listed
+    if routed is None or routed is listed or routed_name != name or not _is_command(routed):
+        return listed
+    return routed
 
 
 def _default_command(
@@ -514,8 +721,11 @@ def _has_default(param: Any) -> bool:
     default = getattr(param, "default", None)
     if default is None:
         # Where "no default" is a sentinel of its own (Click 8.3 and later), an explicit
-        # default=None is a default, and it satisfies required=True.
-        return _tracks_unset(param)
+        # default=None is a default, and it satisfies required=True; but not for a parameter
+        # of several values, whose None becomes the empty tuple Click counts as missing
+        # (hf's `jobs scheduled run COMMAND...`).
+        several = int(getattr(param, "nargs", 1)) != 1 or bool(getattr(param, "multiple", False))
+        return _tracks_unset(param) and not several
     if _is_unset(default):
         return False
     return not (isinstance(default, (tuple, list)) and not default)
@@ -581,10 +791,12 @@ def _describe_type(param: Any, record: dict[str, Any]) -> None:
 
 def _click_type_name(param_type: Any, record: dict[str, Any]) -> str:
     name = str(getattr(param_type, "name", "") or "").lower()
-    if name == "choice" and hasattr(param_type, "choices"):
+    if (name == "choice" or _derives_from_choice(param_type)) and hasattr(param_type, "choices"):
         record["choices"] = [_choice_word(choice) for choice in param_type.choices]
         if not getattr(param_type, "case_sensitive", True):
             record["case_sensitive"] = False
+        if own_convert(param_type):
+            _probe_choices(param_type, record)
         return "string"
     if name in {"integer range", "float range"}:
         if not getattr(param_type, "clamp", False):
@@ -611,10 +823,81 @@ def _click_type_name(param_type: Any, record: dict[str, Any]) -> str:
     }.get(name, "string")
 
 
+def own_convert(param_type: Any) -> bool:
+    """Whether ``param_type`` converts with a ``convert`` of its own, not the framework's.
+
+    The framework's types live in one module (``click.types``, ``typer._click.types``): a
+    ``convert`` defined on a class from anywhere else is the application's.
+    """
+    mro = type(param_type).__mro__
+    base = next((cls for cls in reversed(mro) if cls.__name__ == "ParamType"), None)
+    owner = next((cls for cls in mro if "convert" in vars(cls)), None)
+    return base is not None and owner is not None and owner.__module__ != base.__module__
+
+
+def _derives_from_choice(param_type: Any) -> bool:
+    """Whether ``param_type`` derives from the framework's ``Choice``, whatever its ``name``.
+
+    celery's ``WorkersPool`` is a Choice named ``pool``.
+    """
+    mro = type(param_type).__mro__
+    base = next((cls for cls in reversed(mro) if cls.__name__ == "ParamType"), None)
+    return base is not None and any(
+        cls.__name__ == "Choice" and cls.__module__ == base.__module__ for cls in mro
+    )
+
+
+class _Unknowable(Exception):
+    """A probe of an application's ``convert`` raised something other than a usage error."""
+
+
+def _probe_choices(param_type: Any, record: dict[str, Any]) -> None:
+    """Record what a Choice subclass's own ``convert`` accepts, asking that ``convert``.
+
+    celery's ``LogLevel`` upper-cases before the base check (``-l info`` is valid), Hugging
+    Face's ``SoftChoice`` accepts any word: each choice is tried as written, lower-cased and
+    upper-cased, and a word that is no choice is tried too. A ``convert`` that needs the parse's
+    context (``ctx.obj``) raises something other than a usage error: then the base Choice's
+    rules are recorded, and the framework's parser judges where it can.
+    """
+    record["own_convert"] = True
+
+    def accepts(word: str) -> bool:
+        try:
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
+                param_type.convert(word, None, None)
+        except Exception as error:
+            if "ClickException" in [cls.__name__ for cls in type(error).__mro__]:
+                return False
+            raise _Unknowable from error
+        return True
+
+    choices = [choice for choice in record["choices"] if isinstance(choice, str)]
+    try:
+        if accepts(_PROBE_WORD):
+            del record["choices"]
+            record.pop("case_sensitive", None)
+            return
+        accepted = [choice for choice in record["choices"] if accepts(str(choice))]
+        if choices and all(
+            accepts(choice.lower()) and accepts(choice.upper()) for choice in choices
+        ):
+            record["case_sensitive"] = False
+    except _Unknowable:
+        return
+    record["choices"] = accepted
+
+
 def _choice_word(choice: Any) -> str | int | float:
-    # Click matches enum choices by member name, and everything else by its string form.
+    # Click matches enum choices by member name, and everything else by its string form; it
+    # gives back the choice itself, so a number stays a number (cloup.Choice([8, 14])).
     if isinstance(choice, enum.Enum):
         return choice.name
+    if isinstance(choice, int | float) and not isinstance(choice, bool):
+        return choice
     return str(choice)
 
 

@@ -27,6 +27,7 @@ so the application's objects are again as they were:
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import io
 import itertools
@@ -36,8 +37,19 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from exampleguard.adapters._common import Shadows
-from exampleguard.adapters.clickfamily import parameter_names, subcommands
-from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
+from exampleguard.adapters.clickfamily import (
+    constraint_code,
+    own_convert,
+    parameter_names,
+    subcommands,
+)
+from exampleguard.adapters.verdict import (
+    APPLICATION_ERROR,
+    GivenValue,
+    ParseVerdict,
+    as_json_value,
+    raised,
+)
 
 __all__ = ["ClickJudge"]
 
@@ -192,6 +204,13 @@ class ClickJudge:
             return state.rejected("Exit", f"the command exited with status {code}")
         if "Abort" in names:
             return state.rejected("Abort", "the command was aborted")
+        if "ConstraintViolated" in names:
+            # cloup's constraint check, after the level's values were processed.
+            return state.rejected(
+                "ConstraintViolated",
+                error.format_message() if hasattr(error, "format_message") else str(error),
+                constraint=constraint_code(error),
+            )
         if "ClickException" in names:
             kind = type(error).__name__
             for known in names:
@@ -211,8 +230,9 @@ class ClickJudge:
                 parameter=state.name_of(param) if param is not None else None,
                 word=word if isinstance(word, str) else None,
             )
-        where = f"{type(error).__name__}: {error}"
-        return state.rejected("Crash", f"the command raised {where} while parsing")
+        # Application code raised while Click parsed (a type that reads ``ctx.obj``, which the
+        # group's callback would have set): not a verdict (SPEC 4). The model judges instead.
+        return state.undecided(error)
 
 
 def _printed_help(output: str) -> bool:
@@ -319,6 +339,15 @@ class _Parse:
             given=() if eager else tuple(self.given),
         )
 
+    def undecided(self, error: BaseException) -> ParseVerdict:
+        """No verdict: application code raised ``error`` while the framework parsed."""
+        return ParseVerdict(
+            accepted=False,
+            path=tuple(self.path),
+            error=APPLICATION_ERROR,
+            message=raised(error),
+        )
+
     def rejected(
         self,
         error: str,
@@ -326,6 +355,7 @@ class _Parse:
         *,
         parameter: str | None = None,
         word: str | None = None,
+        constraint: str | None = None,
     ) -> ParseVerdict:
         return ParseVerdict(
             accepted=False,
@@ -335,6 +365,7 @@ class _Parse:
             parameter=parameter,
             level=tuple(self.path) if parameter is not None else None,
             word=word,
+            constraint=constraint,
         )
 
 
@@ -424,6 +455,29 @@ class _Batch:
         self._params: dict[int, Any] = {}
         self._classes: set[type] = set()
         self._installed: set[Callable[..., Any]] = set()
+        self._texts: dict[int, tuple[Any, Any]] = {}
+
+    def text_of(self, param_type: Any) -> Any:
+        """A copy of ``param_type`` whose ``convert`` judges with the type's own, keeping the text.
+
+        A Choice subclass's own ``convert`` decides whether a word is accepted (SPEC 4); what it
+        makes of the word (celery's log level as a number) is the application's, so the value
+        handed on is the word as written, as the model gives it. One copy per type object in a
+        batch (many parameters share a type).
+        """
+        found = self._texts.get(id(param_type))
+        if found is not None:
+            return found[1]
+        judged = param_type.convert
+
+        def convert(value: Any, param: Any, ctx: Any) -> Any:
+            judged(value, param, ctx)
+            return value
+
+        wrapper = copy.copy(param_type)
+        wrapper.convert = convert
+        self._texts[id(param_type)] = (param_type, wrapper)
+        return wrapper
 
     def first_reached(self, command: Any, name: str, parent: Any) -> _Level:
         """Neutralise ``command``, a parse having reached it for the first time in the batch.
@@ -671,6 +725,8 @@ def _neutralise_param(param: Any, batch: _Batch) -> None:
         return
     if _neutral_type(param_type):
         shadows.set(param, "type", string)
+    elif _framework_base(type(param_type)) == "Choice" and own_convert(param_type):
+        shadows.set(param, "type", batch.text_of(param_type))
 
 
 # The methods replaced on each parameter class a batch meets (and on a parameter that carries

@@ -19,7 +19,27 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["GivenValue", "ParseVerdict", "as_json_value"]
+__all__ = ["APPLICATION_ERROR", "GivenValue", "ParseVerdict", "as_json_value", "raised"]
+
+APPLICATION_ERROR = "ApplicationError"
+"""The ``error`` of a verdict that is none: application code raised something other than the
+framework's usage errors while the framework parsed (SPEC 4). The model judges the example."""
+
+# How much of an exception's message a verdict keeps: its first line, this long at most.
+_RAISED_LENGTH = 300
+
+
+def raised(error: BaseException) -> str:
+    """``error`` as a verdict names it: its class and the first line of its message.
+
+    The text is the application's, from the child: it is kept short and on one line here, and
+    neutralised like all the child's text where a diagnostic shows it.
+    """
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else ""
+    if len(text) > _RAISED_LENGTH:
+        text = text[: _RAISED_LENGTH - 1] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +77,11 @@ class ParseVerdict:
     ``accepted`` is its verdict. A rejection carries the framework's ``error`` class name (for
     Click the exception class, for argparse ``ArgumentError``; ``NoArgsIsHelpError`` also for
     a Click that prints its help and exits without one; ``PromptRequired`` for an option that
-    would prompt) and its ``message``, the parameter it is about (``parameter``, a snapshot
-    name at ``level``) and the offending ``word`` where the framework names one. ``path`` is
-    the command path resolved (primary names), as far as parsing got. ``eager`` says an eager
+    would prompt; ``ApplicationError`` where application code raised while it parsed, which
+    is no verdict at all: see :attr:`decided`) and its ``message``, the parameter it is about
+    (``parameter``, a snapshot name at ``level``) and the offending ``word`` where the
+    framework names one. ``path`` is the command path resolved (primary names), as far as
+    parsing got. ``eager`` says an eager
     option (``--help``, ``--version``) ended parsing. ``given`` lists what the program would
     receive, when the parse ran to its end.
     """
@@ -73,13 +95,17 @@ class ParseVerdict:
     word: str | None = None
     eager: bool = False
     given: tuple[GivenValue, ...] = field(default=())
+    constraint: str | None = None
+    """For a constraint the framework checks (cloup's ``ConstraintViolated``), the code of
+    the rule broken: ``require-one-of``, ``require-together``, ``mutually-exclusive`` or
+    ``missing-required``."""
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON data (only the fields that say something)."""
         record: dict[str, Any] = {"accepted": self.accepted}
         if self.path is not None:
             record["path"] = list(self.path)
-        for key in ("error", "message", "parameter", "word"):
+        for key in ("error", "message", "parameter", "word", "constraint"):
             value = getattr(self, key)
             if value is not None:
                 record[key] = value
@@ -90,6 +116,14 @@ class ParseVerdict:
         if self.given:
             record["given"] = [item.to_json() for item in self.given]
         return record
+
+    @property
+    def decided(self) -> bool:
+        """Whether the framework reached a verdict: no application code raised while it parsed.
+
+        An undecided record's ``message`` names the exception (class and message).
+        """
+        return self.error != APPLICATION_ERROR
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ParseVerdict:
@@ -106,6 +140,7 @@ class ParseVerdict:
             word=data.get("word"),
             eager=bool(data.get("eager")),
             given=tuple(GivenValue.from_json(item) for item in data.get("given", ())),
+            constraint=data.get("constraint"),
         )
 
 

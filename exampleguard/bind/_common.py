@@ -261,6 +261,13 @@ class BinderBase:
                     f"If '{level}' rewrites its argv before its parser reads it, say so with "
                     "`argv_rewrite` in the configuration."
                 )
+            if node.own_lookup is not None and hint is None:
+                # Typer's own `typer PATH run`: the group may create the command at run time.
+                hint = (
+                    f"The group looks its commands up with its own code ({node.own_lookup}), "
+                    "which may create this one only for some command lines: a tree read "
+                    "without one cannot hold it."
+                )
             self.problem(
                 "unknown-command",
                 f"'{word.text}' is not a command of '{level}'",

@@ -226,7 +226,14 @@ def convert(
         if choices is not None:
             return _click_choice(choices, text, case_sensitive=parameter.case_sensitive)
     elif parameter.choices is not None and rules.choices_by_text:
-        return _click_choice(parameter.choices, text, case_sensitive=parameter.case_sensitive)
+        chosen = _click_choice(parameter.choices, text, case_sensitive=parameter.case_sensitive)
+        if parameter.own_convert and chosen[1] is None:
+            # The application's convert makes the value; the model keeps the word as written.
+            return text, None
+        return chosen
+    elif parameter.own_convert and parameter.choices is None:
+        # A type whose own convert accepts any word (a "soft" Choice): the word as written.
+        return text, None
     value, problem = _convert_type(value_type, text, parameter, syntax=syntax, rules=rules)
     if problem is not None:
         return text, problem

@@ -504,10 +504,9 @@ class _ClickBinder(BinderBase):
     def _process(self, level: _ClickLevel) -> None:
         if level.failed:
             return
+        before = len(self.binding.problems)
         self.type_values(level.occurrences)
         required = level.table.required
-        if not required:
-            return
         given = {id(o.parameter) for o in level.occurrences}
         for parameter in required:
             if id(parameter) not in given:
@@ -515,6 +514,64 @@ class _ClickBinder(BinderBase):
                     "missing-required",
                     f"'{describe_level(self.contract, level.node.path)}' requires "
                     f"{parameter.display()}",
+                )
+        if len(self.binding.problems) == before:
+            # cloup checks its constraints once the level's values are processed, and only then.
+            self._constraints(level)
+
+    def _constraints(self, level: _ClickLevel) -> None:
+        """The level's framework constraints (cloup's), as cloup checks ``ctx.params``.
+
+        A parameter is set when it was given, except a switch given its ``False`` (cloup: a
+        boolean flag is set only if true). The tree records only constraints where that is
+        cloup's own rule (no parameter whose default would count as set).
+        """
+        rules = level.node.framework_constraints
+        if not (rules.require_one_of or rules.require_together or rules.mutually_exclusive):
+            return
+        typed = self.binding.typed
+        first: dict[str, Occurrence] = {}
+        for occurrence in level.occurrences:
+            parameter = occurrence.parameter
+            if parameter.positional and not occurrence.values:
+                continue
+            if parameter.is_flag and not parameter.count and typed.get(id(parameter)) is False:
+                continue
+            first.setdefault(parameter.name, occurrence)
+        by_name = {p.name: p for p in level.node.parameters}
+        where = describe_level(self.contract, level.node.path)
+
+        def shown(names: list[str]) -> str:
+            return ", ".join(by_name[n].display() if n in by_name else n for n in names)
+
+        for group in rules.require_one_of:
+            if not any(name in first for name in group):
+                self.problem("require-one-of", f"'{where}' requires one of {shown(group)}")
+        for group in rules.require_together:
+            present = [name for name in group if name in first]
+            if present and len(present) < len(group):
+                missing = [name for name in group if name not in first]
+                at = first[present[0]]
+                self.binding.problems.append(
+                    Problem(
+                        code="require-together",
+                        message=f"{shown(present)} must be given together with {shown(missing)}",
+                        word=at.word if at.word >= 0 else None,
+                    )
+                )
+        for group in rules.mutually_exclusive:
+            present = sorted(
+                (name for name in group if name in first), key=lambda name: first[name].word
+            )
+            for name in present[1:]:
+                at, earlier = first[name], first[present[0]]
+                self.binding.problems.append(
+                    Problem(
+                        code="mutually-exclusive",
+                        message=f"{shown([name])} cannot be combined with {shown(present[:1])}",
+                        word=at.word if at.word >= 0 else None,
+                        related=(("given here", earlier.word),) if earlier.word >= 0 else (),
+                    )
                 )
 
 

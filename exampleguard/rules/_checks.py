@@ -16,6 +16,7 @@ from exampleguard.codes import (
     BYPASS_FLAG,
     DRYRUN_DISABLED,
     DUPLICATE_EXAMPLE,
+    DYNAMIC_COMMAND,
     EXAMPLE_TOO_LONG,
     MISSING_REQUIRED,
     MUTUALLY_EXCLUSIVE,
@@ -124,6 +125,15 @@ def tool_unbound(subject: Subject) -> Sequence[Finding]:
     if tool.node is not None or not subject.words:
         return _NOTHING
     command = " ".join([subject.context.contract.program, *tool.tool.command])
+    if tool.created_by is not None:
+        return (
+            Finding(
+                DYNAMIC_COMMAND,
+                f"the example cannot be checked: '{command}' is not in the tree, and "
+                f"{tool.created_by} may create it only at run time",
+                hint="See the dynamic-command error on the tool.",
+            ),
+        )
     return (
         Finding(
             TOOL_UNBOUND,

@@ -113,7 +113,9 @@ def test_warnings_are_exactly_the_ones_that_make_a_decision_visible() -> None:
     # tool-without-examples: zero examples is allowed (SPEC 4), never silently green.
     # doc-block-without-example: a docs block read as output, whose commands go unchecked.
     # doc-file-unread: a docs glob that brings in files no reader reads, none of them checked.
+    # parser-raised: the framework could not judge; the model's verdict is never silent about it.
     assert warnings == {
+        "parser-raised",
         "tool-without-examples",
         "doc-block-without-example",
         "doc-file-unread",

@@ -739,6 +739,10 @@ PRODUCED_ELSEWHERE = {
     # argparse programs: @file arguments and argv rewriting (test_argparse_settings.py)
     "argument-file-unreadable": "an @file read from the project",
     "argv-rewritten": "the configuration's argv_rewrite",
+    # application code raised while the framework parsed (tests/differential/test_field_celery.py)
+    "parser-raised": "live tree",
+    # a group that creates commands at run time (tests/differential/test_field_typer.py)
+    "dynamic-command": "live tree",
 }
 
 # The Click application of the "tree" project: a prompt, an overlay target and the commands the

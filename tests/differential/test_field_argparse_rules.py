@@ -28,7 +28,7 @@ from exampleguard.contract import build_contract
 from exampleguard.documents import Document
 from exampleguard.rules import arguments_of
 from exampleguard.snapshot import Tree
-from tests.support.field import oracle_code
+from tests.support.argparse_field import oracle_code
 
 PARSER = """
     import argparse

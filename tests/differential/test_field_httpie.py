@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.field import FieldRun, field_project, field_run
+from tests.support.argparse_field import FieldRun, field_project, field_run
 
 DOCUMENTED = [
     ["httpie.io/hello"],

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.field import FieldRun, field_project, field_run
+from tests.support.argparse_field import FieldRun, field_project, field_run
 
 FILES = {
     "mypytree.py": """

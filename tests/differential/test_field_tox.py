@@ -13,7 +13,7 @@ import pytest
 
 from exampleguard.config import load_config
 from exampleguard.pipeline import evaluate, load_inputs
-from tests.support.field import FieldRun, field_project, field_run
+from tests.support.argparse_field import FieldRun, field_project, field_run
 
 FILES = {
     "toxtree.py": """

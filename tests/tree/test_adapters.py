@@ -181,6 +181,8 @@ CLICK: dict[tuple[str, ...], tuple[dict[str, Any], list[dict[str, Any]]]] = {
             "default_command": "show",
             "default_if_no_args": True,
             "settings": {**GROUP, "ignore_unknown_options": True},
+            # click-default-group routes unknown words with a get_command of its own.
+            "own_lookup": "DefaultGroup.get_command",
         },
         [CLICK_HELP],
     ),
