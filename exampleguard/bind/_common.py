@@ -254,19 +254,19 @@ class BinderBase:
                 "then record a reviewed exception for it.",
             )
         else:
-            if not node.path and guess is None and word.word > 1:
-                # A command word after options: what a program that moves or inserts its
-                # command word before parsing (tox, ansible-galaxy) is documented with.
-                hint = (
-                    f"If '{level}' rewrites its argv before its parser reads it, say so with "
-                    "`argv_rewrite` in the configuration."
-                )
             if node.own_lookup is not None and hint is None:
                 # Typer's own `typer PATH run`: the group may create the command at run time.
                 hint = (
                     f"The group looks its commands up with its own code ({node.own_lookup}), "
                     "which may create this one only for some command lines: a tree read "
                     "without one cannot hold it."
+                )
+            elif not node.path and guess is None and word.word > 1:
+                # A command word after options: what a program that moves or inserts its
+                # command word before parsing (tox, ansible-galaxy) is documented with.
+                hint = (
+                    f"If '{level}' rewrites its argv before its parser reads it, say so with "
+                    "`argv_rewrite` in the configuration."
                 )
             self.problem(
                 "unknown-command",
