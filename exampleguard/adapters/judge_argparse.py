@@ -40,7 +40,13 @@ from typing import Any
 
 from exampleguard.adapters._common import Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
-from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
+from exampleguard.adapters.verdict import (
+    APPLICATION_ERROR,
+    GivenValue,
+    ParseVerdict,
+    as_json_value,
+    raised,
+)
 from exampleguard.argfiles import read_argument_file
 
 __all__ = ["ArgparseJudge"]
@@ -179,9 +185,12 @@ class ArgparseJudge:
             return self._argument_error(path, error)
         except KeyboardInterrupt:
             raise
-        except BaseException as error:
-            return self._rejected(
-                path, "Crash", f"the parser raised {type(error).__name__}: {error}"
+        except Exception as error:
+            # argparse turns its own errors and a type's ValueError, TypeError and
+            # ArgumentTypeError into ArgumentError: anything else is the application's code (an
+            # action, a type) raising. No verdict: the model judges (SPEC 4).
+            return ParseVerdict(
+                accepted=False, path=tuple(path), error=APPLICATION_ERROR, message=raised(error)
             )
         return ParseVerdict(
             accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace, path))
