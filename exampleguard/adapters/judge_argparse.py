@@ -32,13 +32,12 @@ import argparse
 import contextlib
 import functools
 import inspect
-import io
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, group_aliases
+from exampleguard.adapters._common import OutputSink, Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
 from exampleguard.adapters.verdict import (
     APPLICATION_ERROR,
@@ -149,7 +148,7 @@ class ArgparseJudge:
         caught while a run of parses is under way, never between two runs.
         """
         parse = _Observed()
-        sink = io.StringIO()
+        sink = OutputSink()
         shadows = Shadows()
         pending = iter(argvs)
         try:
@@ -167,13 +166,11 @@ class ArgparseJudge:
         finally:
             shadows.restore()
 
-    def _judge_one(self, argv: Sequence[str], parse: _Observed, sink: io.StringIO) -> ParseVerdict:
+    def _judge_one(self, argv: Sequence[str], parse: _Observed, sink: OutputSink) -> ParseVerdict:
         # A parse's own record: what the observed conversions report goes here.
         taken = parse.taken = []
         path = parse.path = []
-        if sink.tell():
-            sink.seek(0)
-            sink.truncate()
+        sink.clear()
         try:
             namespace = self._parse_args(list(argv))
         except (_Exited, SystemExit) as exit_:
@@ -221,7 +218,7 @@ class ArgparseJudge:
         return self._rejected(path, "Exit", f"the parser exited with status {status}")
 
     def _neutralise(
-        self, level: _Level, parse: _Observed, shadows: Shadows, sink: io.StringIO
+        self, level: _Level, parse: _Observed, shadows: Shadows, sink: OutputSink
     ) -> None:
         parser = level.parser
         get_values = type(parser)._get_values.__get__(parser)
