@@ -605,7 +605,8 @@ PARSER_RAISED = _code(
     what="For a live tree the framework's own parser judges every example, in the child that "
     "imported the tree. While it parsed this one, the application's own code raised "
     "something other than the framework's usage errors: a parameter type that reads state a "
-    "command callback would set (Click's `ctx.obj`), which no callback sets when only parsing. "
+    "command callback would set (Click's `ctx.obj`, or an argparse action reading what the "
+    "program's `main` fills), which nothing sets when only parsing. "
     "That is not a verdict on the example (SPEC 4): exampleguard's model judged it alone, and "
     "the warning names the exception.",
     why="Counting the exception as a rejection would fail every example of the command, valid "

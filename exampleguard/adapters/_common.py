@@ -6,10 +6,12 @@ internals, so this module imports no framework and stays cheap to import in the 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 __all__ = [
+    "OutputSink",
     "Shadows",
     "claim_unique_name",
     "first_line",
@@ -118,3 +120,27 @@ class Shadows:
                 failure = failure or error
         if failure is not None:
             raise failure
+
+
+class OutputSink(io.StringIO):
+    """Where the application's output goes while a judge parses: text, with a ``buffer``.
+
+    A real ``sys.stdout`` has a binary ``buffer``, and programs write to it (a version callback
+    that prints bytes): without one the application would raise where it never does for its
+    users. What is written there is kept apart, never read; :meth:`clear` empties both.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bytes = io.BytesIO()
+
+    @property
+    def buffer(self) -> BinaryIO:
+        """The binary side of the stream."""
+        return self._bytes
+
+    def clear(self) -> None:
+        """Forget what the last parse wrote."""
+        self.seek(0)
+        self.truncate()
+        self._bytes = io.BytesIO()

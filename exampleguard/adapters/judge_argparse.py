@@ -32,15 +32,20 @@ import argparse
 import contextlib
 import functools
 import inspect
-import io
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, group_aliases
+from exampleguard.adapters._common import OutputSink, Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
-from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
+from exampleguard.adapters.verdict import (
+    APPLICATION_ERROR,
+    GivenValue,
+    ParseVerdict,
+    as_json_value,
+    raised,
+)
 from exampleguard.argfiles import read_argument_file
 
 __all__ = ["ArgparseJudge"]
@@ -143,7 +148,7 @@ class ArgparseJudge:
         caught while a run of parses is under way, never between two runs.
         """
         parse = _Observed()
-        sink = io.StringIO()
+        sink = OutputSink()
         shadows = Shadows()
         pending = iter(argvs)
         try:
@@ -161,13 +166,11 @@ class ArgparseJudge:
         finally:
             shadows.restore()
 
-    def _judge_one(self, argv: Sequence[str], parse: _Observed, sink: io.StringIO) -> ParseVerdict:
+    def _judge_one(self, argv: Sequence[str], parse: _Observed, sink: OutputSink) -> ParseVerdict:
         # A parse's own record: what the observed conversions report goes here.
         taken = parse.taken = []
         path = parse.path = []
-        if sink.tell():
-            sink.seek(0)
-            sink.truncate()
+        sink.clear()
         try:
             namespace = self._parse_args(list(argv))
         except (_Exited, SystemExit) as exit_:
@@ -179,9 +182,12 @@ class ArgparseJudge:
             return self._argument_error(path, error)
         except KeyboardInterrupt:
             raise
-        except BaseException as error:
-            return self._rejected(
-                path, "Crash", f"the parser raised {type(error).__name__}: {error}"
+        except Exception as error:
+            # argparse turns its own errors and a type's ValueError, TypeError and
+            # ArgumentTypeError into ArgumentError: anything else is the application's code (an
+            # action, a type) raising. No verdict: the model judges (SPEC 4).
+            return ParseVerdict(
+                accepted=False, path=tuple(path), error=APPLICATION_ERROR, message=raised(error)
             )
         return ParseVerdict(
             accepted=True, path=tuple(path), given=tuple(self._given(taken, namespace, path))
@@ -212,7 +218,7 @@ class ArgparseJudge:
         return self._rejected(path, "Exit", f"the parser exited with status {status}")
 
     def _neutralise(
-        self, level: _Level, parse: _Observed, shadows: Shadows, sink: io.StringIO
+        self, level: _Level, parse: _Observed, shadows: Shadows, sink: OutputSink
     ) -> None:
         parser = level.parser
         get_values = type(parser)._get_values.__get__(parser)

@@ -29,14 +29,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import io
 import itertools
 import pathlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import Shadows
+from exampleguard.adapters._common import OutputSink, Shadows
 from exampleguard.adapters.clickfamily import (
     constraint_code,
     own_convert,
@@ -124,7 +123,7 @@ class ClickJudge:
         of parses is under way, never between two runs.
         """
         batch = _Batch(self._flag_needs_value, self._string)
-        sink = io.StringIO()
+        sink = OutputSink()
         parses = iter(argvs)
         try:
             while True:
@@ -139,11 +138,9 @@ class ClickJudge:
         finally:
             batch.shadows.restore()
 
-    def _judge_one(self, argv: list[str], batch: _Batch, sink: io.StringIO) -> ParseVerdict:
+    def _judge_one(self, argv: list[str], batch: _Batch, sink: OutputSink) -> ParseVerdict:
         state = batch.state = _Parse()
-        if sink.tell():
-            sink.seek(0)
-            sink.truncate()
+        sink.clear()
         try:
             return self._judge(argv, state, batch)
         except _PromptRequired as prompt:
