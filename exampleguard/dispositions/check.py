@@ -31,7 +31,7 @@ from exampleguard.dispositions.records import (
     is_concrete_reason,
     shown_path,
 )
-from exampleguard.sources import ExampleRecord, Examples
+from exampleguard.examples import ExampleRecord, Examples
 
 __all__ = [
     "DocReview",
@@ -41,6 +41,7 @@ __all__ = [
     "check_exclusions",
     "exact_command",
     "reason_code_hint",
+    "review_records",
 ]
 
 
@@ -76,6 +77,25 @@ def check_dispositions(
         review.diagnostics.extend(check.record(record, review))
     if new is not None:
         review.refused = check.record(new, review, new=True)
+    return review
+
+
+def review_records(
+    loaded: LoadedDispositions,
+    contract: Contract,
+    examples: Examples,
+    reason_codes: Mapping[str, str],
+    catalog_tools: Callable[[], Location | None] | None = None,
+) -> Review:
+    """Check the reviewer records (dispositions and coverage exclusions) and nothing else.
+
+    ``catalog_tools`` is where an uncovered command is reported (see :func:`check_exclusions`).
+    """
+    review = check_dispositions(loaded, contract.tools, examples, reason_codes)
+    # A command without a tool is a gap in the catalog's `tools`: that is where it is reported.
+    exclusions = check_exclusions(loaded, contract, catalog_tools)
+    review.excluded = exclusions.excluded
+    review.diagnostics.extend(exclusions.diagnostics)
     return review
 
 
