@@ -311,7 +311,7 @@ class _ExampleChecker:
             suggestion=suggestion,
             tool=record.tool,
             example=record.index,
-            location=record.location(span),
+            region=record.region(span),
             span=span,
             related=related,
         )
@@ -377,7 +377,7 @@ def _found(record: ExampleRecord, finding: Finding) -> Diagnostic:
         hint=None if finding.hint is None else record.shown(finding.hint),
         tool=record.tool,
         example=record.index,
-        location=record.location(finding.span),
+        region=record.region(finding.span),
         span=finding.span,
         related=finding.related,
     )

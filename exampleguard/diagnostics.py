@@ -10,8 +10,19 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span", "neutralise", "plural"]
+__all__ = [
+    "Diagnostic",
+    "Location",
+    "Locator",
+    "Region",
+    "Related",
+    "Severity",
+    "Span",
+    "neutralise",
+    "plural",
+]
 
 # Every C0 control but tab and newline, DEL, every C1 control, lone surrogates, and the two
 # noncharacters XML refuses: a terminal acts on them (ESC starts CSI and OSC sequences: colours,
@@ -91,6 +102,46 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+class Locator(Protocol):
+    """What maps a stretch of one of its items (an example of an origin) to its file's region.
+
+    An example's origin is one: the source that read the file made it, and only it knows how
+    the example's characters sit in the file (escapes, line continuations, indentation).
+    """
+
+    @property
+    def file(self) -> str:
+        """The file, as shown to people."""
+        ...
+
+    def location(self, index: int, span: Span | None = None) -> Location:
+        """The region of item ``index`` (or of ``span`` of its text) in the file."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """Where a finding is, in its file's coordinates, before lines and columns are known.
+
+    Item ``index`` of ``locator`` (an example of its origin) and, inside its text, ``span``. The
+    stage that finds a problem says this much and reads no file; the report builder turns it
+    into a :class:`Location` once (:meth:`located`), when the diagnostic is reported.
+    """
+
+    locator: Locator
+    index: int
+    span: Span | None = None
+
+    @property
+    def file(self) -> str:
+        """The file, as shown to people."""
+        return self.locator.file
+
+    def located(self) -> Location:
+        """The region as a :class:`Location`: file, key path, lines and columns."""
+        return self.locator.location(self.index, self.span)
+
+
 @dataclass(frozen=True, slots=True)
 class Related:
     """A secondary place a diagnostic points at, with a label ("first given here")."""
@@ -98,6 +149,8 @@ class Related:
     message: str
     span: Span | None = None
     location: Location | None = None
+    region: Region | None = None
+    """Where it is, when the stage that found it left lines and columns to the report."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +171,9 @@ class Diagnostic:
     location: Location | None = None
     span: Span | None = None
     related: tuple[Related, ...] = field(default=())
+    region: Region | None = None
+    """Where it is, when the stage that found it (the check stage) left the lines and columns
+    to the report builder; ``location`` is then unset."""
 
     @property
     def is_error(self) -> bool:

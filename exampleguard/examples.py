@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from exampleguard.diagnostics import Diagnostic, Location, Span
+from exampleguard.diagnostics import Diagnostic, Location, Region, Span
 
 __all__ = ["ExampleList", "ExampleRecord", "Examples", "Origin"]
 
@@ -76,8 +76,15 @@ class ExampleRecord:
         return self.origin.address(self.index)
 
     def location(self, span: Span | None = None) -> Location:
-        """Where the example (or ``span`` of its text) is in its file."""
+        """Where the example (or ``span`` of its text) is in its file: lines and columns."""
         return self.origin.location(self.index, span)
+
+    def region(self, span: Span | None = None) -> Region:
+        """Where the example (or ``span`` of its text) is, for the report builder to place.
+
+        Nothing is read or computed: the check stage says where, the report says which line.
+        """
+        return Region(self.origin, self.index, span)
 
     def shown(self, value: str) -> str:
         """``value`` (a word of :attr:`checked_text`, a message) with placeholders as written.

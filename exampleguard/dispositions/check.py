@@ -297,7 +297,7 @@ class DocReview:
         return DOC_EXAMPLE_EXCEPTED.diagnostic(
             f"excepted, not checked ({value.reason_code}): {value.reason}",
             hint=f"Reviewed in {found.location}; delete the record to check the example again.",
-            location=record.location(),
+            region=record.region(),
         )
 
 
