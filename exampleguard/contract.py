@@ -236,7 +236,7 @@ class _Builder:
                 message,
                 hint=hint,
                 tool=tool,
-                location=self.loaded.document.location(key, at_key=at_key),
+                region=self.loaded.document.region(key, at_key=at_key),
             )
         )
 

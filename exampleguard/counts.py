@@ -165,7 +165,7 @@ def compare_counts(
             message=f"the counts changed: {described}",
             hint="If the change is intended, run `exampleguard counts --write` and commit "
             f"{display} for review.",
-            location=document.location((changes[0][0],), at_key=True),
+            region=document.region((changes[0][0],), at_key=True),
         )
     ]
 

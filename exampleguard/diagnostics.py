@@ -15,7 +15,6 @@ from typing import Protocol
 __all__ = [
     "Diagnostic",
     "Location",
-    "Locator",
     "Region",
     "Related",
     "Severity",
@@ -102,44 +101,22 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-class Locator(Protocol):
-    """What maps a stretch of one of its items (an example of an origin) to its file's region.
-
-    An example's origin is one: the source that read the file made it, and only it knows how
-    the example's characters sit in the file (escapes, line continuations, indentation).
-    """
-
-    @property
-    def file(self) -> str:
-        """The file, as shown to people."""
-        ...
-
-    def location(self, index: int, span: Span | None = None) -> Location:
-        """The region of item ``index`` (or of ``span`` of its text) in the file."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class Region:
+class Region(Protocol):
     """Where a finding is, in its file's coordinates, before lines and columns are known.
 
-    Item ``index`` of ``locator`` (an example of its origin) and, inside its text, ``span``. The
-    stage that finds a problem says this much and reads no file; the report builder turns it
-    into a :class:`Location` once (:meth:`located`), when the diagnostic is reported.
+    A stage that finds a problem says where it is in the terms it has (an example and a span
+    of its text; a key path of a JSON or TOML file) and reads no file for it; the report builder
+    turns it into a :class:`Location` once (:meth:`located`), when the diagnostic is reported.
     """
-
-    locator: Locator
-    index: int
-    span: Span | None = None
 
     @property
     def file(self) -> str:
         """The file, as shown to people."""
-        return self.locator.file
+        ...
 
     def located(self) -> Location:
         """The region as a :class:`Location`: file, key path, lines and columns."""
-        return self.locator.location(self.index, self.span)
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +149,8 @@ class Diagnostic:
     span: Span | None = None
     related: tuple[Related, ...] = field(default=())
     region: Region | None = None
-    """Where it is, when the stage that found it (the check stage) left the lines and columns
-    to the report builder; ``location`` is then unset."""
+    """Where it is, when the stage that found it left the lines and columns to the report
+    builder; ``location`` is then unset."""
 
     @property
     def is_error(self) -> bool:

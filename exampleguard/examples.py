@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from exampleguard.diagnostics import Diagnostic, Location, Region, Span
+from exampleguard.diagnostics import Diagnostic, Location, Span
 
-__all__ = ["ExampleList", "ExampleRecord", "Examples", "Origin"]
+__all__ = ["ExampleList", "ExampleRecord", "ExampleRegion", "Examples", "Origin"]
 
 
 class Origin(Protocol):
@@ -79,12 +79,12 @@ class ExampleRecord:
         """Where the example (or ``span`` of its text) is in its file: lines and columns."""
         return self.origin.location(self.index, span)
 
-    def region(self, span: Span | None = None) -> Region:
+    def region(self, span: Span | None = None) -> ExampleRegion:
         """Where the example (or ``span`` of its text) is, for the report builder to place.
 
         Nothing is read or computed: the check stage says where, the report says which line.
         """
-        return Region(self.origin, self.index, span)
+        return ExampleRegion(self.origin, self.index, span)
 
     def shown(self, value: str) -> str:
         """``value`` (a word of :attr:`checked_text`, a message) with placeholders as written.
@@ -109,6 +109,27 @@ class ExampleRecord:
         for span in self.blanks:
             text = text[: span.start] + " " * (span.end - span.start) + text[span.end :]
         return text
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleRegion:
+    """A :class:`~exampleguard.diagnostics.Region`: ``span`` of example ``index`` of ``origin``.
+
+    The origin that read the file maps it, when the report builder asks (:meth:`located`).
+    """
+
+    origin: Origin
+    index: int
+    span: Span | None = None
+
+    @property
+    def file(self) -> str:
+        """The example's file, as shown to people."""
+        return self.origin.file
+
+    def located(self) -> Location:
+        """The region in lines and columns, mapped through the file by the origin."""
+        return self.origin.location(self.index, self.span)
 
 
 class Examples:

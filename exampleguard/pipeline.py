@@ -120,7 +120,7 @@ def run(
         contract,
         inputs.examples,
         config.settings.reason_codes,
-        lambda: inputs.catalog.document.location(("tools",)),
+        inputs.catalog.document.region(("tools",)),
     )
     if repository_checks:
         diagnostics.extend(review.diagnostics)
@@ -170,16 +170,15 @@ def _without_examples(inputs: Inputs, tools: list[EffectiveTool]) -> list[Diagno
     for tool in tools:
         if inputs.examples.count(tool.index):
             continue
-        key: tuple[str | int, ...] = ("tools", tool.index, "examples")
-        if document.position(key) is None:
-            key = ("tools", tool.index)
         command = " ".join([inputs.catalog.catalog.program, *tool.path])
         found.append(
             TOOL_WITHOUT_EXAMPLES.diagnostic(
                 f"no examples: agents get no worked example of '{command}'",
                 hint="Add one or two examples, then run `exampleguard counts --write`.",
                 tool=tool.id,
-                location=document.location(key),
+                region=document.region(
+                    ("tools", tool.index, "examples"), otherwise=("tools", tool.index)
+                ),
             )
         )
     return found
@@ -197,6 +196,6 @@ def _unsandboxed(config: Config) -> list[Diagnostic]:
             f'tree {settings.tree}: imported without a sandbox (tree_isolation = "guard"): '
             "the import guard stops mistakes, not a hostile module",
             hint=TREE_UNSANDBOXED.fix,
-            location=config.location("tree_isolation"),
+            region=config.document.region((*config.table, "tree_isolation")),
         )
     ]

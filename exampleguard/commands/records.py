@@ -336,7 +336,7 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
         build_contract(inputs.catalog, inputs.tree),
         inputs.examples,
         config.settings.reason_codes,
-        lambda: inputs.catalog.document.location(("tools",)),
+        inputs.catalog.document.region(("tools",)),
     )
     doc_review = check_doc_exceptions(
         inputs.records, inputs.examples.named, lambda file: config.display(config.root / file)

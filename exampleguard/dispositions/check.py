@@ -19,7 +19,7 @@ from exampleguard.codes import (
     UNCOVERED_COMMAND,
 )
 from exampleguard.contract import CommandNode, Contract, EffectiveTool
-from exampleguard.diagnostics import Diagnostic, Location, plural
+from exampleguard.diagnostics import Diagnostic, Region, plural
 from exampleguard.dispositions.records import (
     BUILTIN_REASON_CODES,
     Disposition,
@@ -85,7 +85,7 @@ def review_records(
     contract: Contract,
     examples: Examples,
     reason_codes: Mapping[str, str],
-    catalog_tools: Callable[[], Location | None] | None = None,
+    catalog_tools: Region | None = None,
 ) -> Review:
     """Check the reviewer records (dispositions and coverage exclusions) and nothing else.
 
@@ -211,12 +211,12 @@ def reason_code_hint(code: str, approved: Iterable[str]) -> str:
 def check_exclusions(
     loaded: LoadedDispositions,
     contract: Contract,
-    catalog_tools: Callable[[], Location | None] | None = None,
+    catalog_tools: Region | None = None,
 ) -> Review:
     """Check coverage both ways and every exclusion (SPEC 3.5); needs a tree to mean anything.
 
-    ``catalog_tools`` says where an uncovered command is reported (where its tool would go); it
-    is asked only when there is one, since finding a place in a large catalog takes a scan.
+    ``catalog_tools`` says where an uncovered command is reported (where its tool would go); the
+    report builder places it, since finding a place in a large catalog takes a scan.
     """
     review = Review()
     first: dict[tuple[str, ...], Record[Exclusion]] = {}
@@ -354,15 +354,12 @@ def exact_command(contract: Contract, path: Sequence[str]) -> CommandNode | None
 def _uncovered(
     contract: Contract,
     excluded: set[tuple[str, ...]],
-    catalog_tools: Callable[[], Location | None] | None,
+    catalog_tools: Region | None,
 ) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    where: Location | None = None
     for node in contract.runnable_leaves():
         if node.tool is not None or node.path in excluded:
             continue
-        if where is None and catalog_tools is not None:
-            where = catalog_tools()
         shown = shown_path(node.path)
         found.append(
             UNCOVERED_COMMAND.diagnostic(
@@ -370,7 +367,7 @@ def _uncovered(
                 "and no exclusion",
                 hint=f"Add a tool with command {list(node.path)}, or run "
                 f"`exampleguard dispositions exclude {shown} --reason ...`.",
-                location=where,
+                region=catalog_tools,
             )
         )
     return found
