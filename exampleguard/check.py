@@ -48,6 +48,9 @@ class CheckSettings:
 
     max_example_chars: int
     bypass_flags: tuple[str, ...] = ()
+    reaches_parser: Callable[[Sequence[str]], list[str]] | None = None
+    """What of an example's words (after the program) reaches the program's parser, for a
+    program that rewrites its argv first (``argv_rewrite``): its verdicts are on those words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,7 @@ class _ExampleChecker:
         )
         self.memo = Memo()
         self.verdicts = verdicts
+        self.reaches_parser = settings.reaches_parser
         # What an example of no tool is checked as until it is bound to the command it names.
         nothing = EffectiveTool(tool=Tool(id=contract.program, command=[]), index=-1, node=None)
         self.unbound = ToolScope(self.context, nothing, 1)
@@ -243,7 +247,8 @@ class _ExampleChecker:
         """The framework's own verdict on the example's words, when a live tree gave one."""
         if not self.verdicts or words[0] != self.contract.program:
             return None
-        verdict = self.verdicts.get(tuple(words[1:]))
+        parsed = self.reaches_parser
+        verdict = self.verdicts.get(tuple(parsed(words[1:]) if parsed else words[1:]))
         if verdict is not None and verdict.error == "PromptRequired":
             # The framework would stop to prompt: its parse never finished. Prompts are
             # exampleguard's stricter rule, which the rules stage reports.

@@ -1,14 +1,13 @@
 """The ``exampleguard`` command line.
 
-Each command imports its module of :mod:`exampleguard.commands` when it runs, so ``exampleguard
---help`` stays fast. Commands return
-exit codes (SPEC section 6): 0 all good, 1 defects found, 2 could not evaluate, 130 interrupted.
-Machine formats go to stdout (or ``--output``) and nothing else does; messages go to stderr.
+The wiring of the commands and the exit policy (SPEC section 6): 0 all good, 1 defects found,
+2 could not evaluate, 130 interrupted. Each command imports its module of
+:mod:`exampleguard.commands` when it runs, so ``exampleguard --help`` stays fast; the streams and
+the progress bar are :mod:`exampleguard.console`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,13 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from exampleguard import console
+from exampleguard.console import use_color, write_stderr, write_stdout
+
 if TYPE_CHECKING:
     from exampleguard.commands._outcome import TextOutcome
     from exampleguard.commands.dryrun import DryRunOutcome
     from exampleguard.commands.validate import ValidateOutcome
     from exampleguard.config import Config
     from exampleguard.diagnostics import Diagnostic
-    from exampleguard.dryrun import PlannedRun, RunRecord
     from exampleguard.report import Report
 
 __all__ = ["app", "entry_point", "main"]
@@ -57,7 +58,7 @@ def _show_version(value: bool) -> None:
     if value:
         from exampleguard import __version__
 
-        _stdout(f"exampleguard {__version__}\n")
+        write_stdout(f"exampleguard {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -179,22 +180,6 @@ NoCacheOption = Annotated[
 # -- shared plumbing ----------------------------------------------------------------------------
 
 
-def _stdout(text: str | Iterable[str]) -> None:
-    # An example may hold text that is not valid Unicode (a lone surrogate): it is reported,
-    # and its report must still be printable.
-    sys.stdout.flush()
-    for piece in (text,) if isinstance(text, str) else text:
-        sys.stdout.buffer.write(piece.encode("utf-8", "backslashreplace"))
-    sys.stdout.buffer.flush()
-
-
-def _stderr(text: str) -> None:
-    line = text if text.endswith("\n") else text + "\n"
-    sys.stderr.flush()
-    sys.stderr.buffer.write(line.encode("utf-8", "backslashreplace"))
-    sys.stderr.buffer.flush()
-
-
 _COULD_NOT_EVALUATE = "exampleguard could not evaluate the run"
 
 
@@ -217,9 +202,9 @@ def _fail_with(
 
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     for diagnostic in diagnostics:
-        _stderr("\n".join(diagnostic_lines(diagnostic_entry(diagnostic), color=color)))
+        write_stderr("\n".join(diagnostic_lines(diagnostic_entry(diagnostic), color=color)))
     count = len(diagnostics)
-    _stderr(f"{summary} ({count} problem{'s' if count != 1 else ''}).")
+    write_stderr(f"{summary} ({count} problem{'s' if count != 1 else ''}).")
     raise typer.Exit(code)
 
 
@@ -227,7 +212,7 @@ def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoRetur
     """End a command whose result is text: its problems (exit 2), or its text and exit code."""
     if outcome.unusable:
         _fail_with(outcome.unusable, summary=summary)
-    _stdout(outcome.text)
+    write_stdout(outcome.text)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -259,7 +244,7 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
 
 def _emit(text: str | Iterable[str], output: Path | None) -> None:
     if output is None:
-        _stdout(text)
+        write_stdout(text)
         return
     from exampleguard.files import write_atomically, write_through
 
@@ -270,7 +255,7 @@ def _emit(text: str | Iterable[str], output: Path | None) -> None:
         else:
             write_atomically(output, text)
     except OSError as error:
-        _stderr(f"exampleguard: cannot write {output}: {error.strerror}")
+        write_stderr(f"exampleguard: cannot write {output}: {error.strerror}")
         raise typer.Exit(EXIT_UNUSABLE) from None
 
 
@@ -312,17 +297,11 @@ def _refuse_an_input(
         except OSError:
             continue
         if same:
-            _stderr(
+            write_stderr(
                 f"exampleguard: --output {output} would replace {role}; "
                 "write the report to another file"
             )
             raise typer.Exit(EXIT_UNUSABLE)
-
-
-def _color(output: Path | None) -> bool:
-    if output is not None or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty() or bool(os.environ.get("FORCE_COLOR"))
 
 
 # -- validate -----------------------------------------------------------------------------------
@@ -377,7 +356,7 @@ def validate(
     from exampleguard.commands import validate as command
 
     loaded = _load_config(config, no_cache=no_cache, view=view)
-    with _progress(enabled=not quiet) as progress:
+    with console.progress(enabled=not quiet) as progress:
         outcome = command.validate(
             loaded, shard=shard_spec, progress=progress.checked if progress else None
         )
@@ -391,7 +370,7 @@ def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:
     if outcome.unusable:
         _fail_with(outcome.unusable, summary="exampleguard could not fix the catalog")
     for line in outcome.messages:
-        _stderr(line)
+        write_stderr(line)
     if not write:
         _refuse_an_input(view.output, config)
         _emit(outcome.diff, view.output)
@@ -450,7 +429,7 @@ def _finish_report(
     _refuse_an_input(view.output, config, outcome.report, inputs)
     _emit(_render(outcome.report, view, config), view.output)
     if interrupted:
-        _stderr("exampleguard: interrupted; every sandboxed process was stopped")
+        write_stderr("exampleguard: interrupted; every sandboxed process was stopped")
         raise typer.Exit(EXIT_INTERRUPTED)
     if outcome.report.ok or view.exit_zero:
         raise typer.Exit(EXIT_OK)
@@ -469,7 +448,7 @@ def _render(report: Report, view: _View, config: Config | None) -> Iterator[str]
     return render_pieces(
         report,
         view.output_format.value,
-        color=view.output_format in _TEXT_FORMATS and _color(view.output),
+        color=view.output_format in _TEXT_FORMATS and use_color(view.output),
         sources=SourceFiles(*folders),
         quiet=view.quiet,
         # Every format names files relative to the current directory; SARIF relative to the
@@ -529,7 +508,7 @@ def dryrun(
     loaded = _load_config(config, no_cache=no_cache, view=view)
     # Ctrl-C and SIGTERM arrive as Interrupted (see main): every sandboxed process is killed,
     # the report is marked interrupted, and the exit code is 130.
-    with _progress(enabled=not quiet) as progress:
+    with console.progress(enabled=not quiet) as progress:
         outcome = command.dry_run(
             loaded,
             jobs=jobs,
@@ -545,107 +524,6 @@ def dryrun(
         summary="exampleguard dryrun ran nothing",
         interrupted=outcome.interrupted,
     )
-
-
-def _on_terminal() -> bool:
-    """Whether progress may be drawn: only on a terminal's stderr, never into a pipe or file."""
-    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
-
-
-class _Bar:
-    """Progress on a terminal's stderr: examples checked, then dry runs done, of how many.
-
-    Validation shows its bar for a long catalog, or once checking has taken a while (a short
-    catalog flashes nothing); the dry runs' bar also shows which runs are running.
-    """
-
-    _PATIENCE_S = 0.5
-    _LONG_CATALOG = 1000
-
-    def __init__(self) -> None:
-        import threading
-
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self._bar = Progress(
-            TextColumn("{task.fields[stage]}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self._lock = threading.Lock()
-        self._task: Any = None
-        self._first_check: float | None = None
-        self._running: dict[str, None] = {}
-
-    def _show(self, stage: str, total: int) -> None:
-        if self._task is None:
-            self._bar.start()
-        else:
-            self._bar.remove_task(self._task)
-        self._task = self._bar.add_task("", total=total, stage=stage)
-
-    def checked(self, done: int, total: int) -> None:
-        """``done`` examples of ``total`` have been checked."""
-        import time
-
-        now = time.monotonic()
-        if self._first_check is None:
-            self._first_check = now
-        waited = now - self._first_check >= self._PATIENCE_S
-        if self._task is None and (waited or total >= self._LONG_CATALOG):
-            self._show("checking examples", total)
-        if self._task is not None:
-            self._bar.update(self._task, completed=done, total=total)
-
-    def planned(self, total: int) -> None:
-        """The dry runs start: ``total`` of them."""
-        self._show("dry runs", total)
-
-    def started(self, run: PlannedRun) -> None:
-        """Name ``run`` among those running."""
-        with self._lock:
-            self._running[f"{run.tool}[{run.index}]"] = None
-            self._bar.update(self._task, description=self._describe())
-
-    def finished(self, record: RunRecord) -> None:
-        """Count ``record``'s run as done."""
-        with self._lock:
-            self._running.pop(record.entry.address, None)
-            self._bar.update(self._task, advance=1, description=self._describe())
-
-    def _describe(self) -> str:
-        names = list(self._running)
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        return f"running {shown}" if names else ""
-
-    def close(self) -> None:
-        """Take the bar off the terminal."""
-        if self._task is not None:
-            self._bar.stop()
-
-
-@contextlib.contextmanager
-def _progress(*, enabled: bool = True) -> Iterator[_Bar | None]:
-    """A progress bar on stderr when it is a terminal; nothing otherwise (pipes, files, CI, -q)."""
-    if not enabled or not _on_terminal():
-        yield None
-        return
-    bar = _Bar()
-    try:
-        yield bar
-    finally:
-        bar.close()
 
 
 @app.command("sandbox")
@@ -725,7 +603,7 @@ def tree(
         tree_spec,
         as_json=output_format is TextOrJson.json,
         program=program,
-        color=_color(None),
+        color=use_color(None),
     )
     _finish(outcome)
 
@@ -800,18 +678,18 @@ def explain(
     if code is None:
         width = max(len(name) for name in CODES)
         for entry in CODES.values():
-            _stdout(f"{entry.name:<{width}}  {entry.severity.value:<7}  {entry.summary}\n")
+            write_stdout(f"{entry.name:<{width}}  {entry.severity.value:<7}  {entry.summary}\n")
         raise typer.Exit(EXIT_OK)
     found = CODES.get(code)
     if found is None and code in RETIRED:
-        _stdout(f"{code}: retired; no run reports it any more. It was {RETIRED[code]}.\n")
+        write_stdout(f"{code}: retired; no run reports it any more. It was {RETIRED[code]}.\n")
         raise typer.Exit(EXIT_OK)
     if found is None:
         import difflib
 
         guess = difflib.get_close_matches(code, list(CODES), n=1)
         hint = f" Did you mean {guess[0]}?" if guess else ""
-        _stderr(
+        write_stderr(
             f"exampleguard: unknown code {code!r}.{hint} `exampleguard explain` lists them all."
         )
         raise typer.Exit(EXIT_UNUSABLE)
@@ -819,7 +697,7 @@ def explain(
     exit_meaning = "fails the run (exit 1)" if entry.exit_code == 1 else "stops the run (exit 2)"
     if entry.severity.value == "warning":
         exit_meaning = "is a warning and never fails the run"
-    _stdout(
+    write_stdout(
         f"{entry.name} ({entry.severity.value}, since {entry.since}): {entry.summary}\n\n"
         f"What it means\n  {entry.what}\n\n"
         f"Why it matters\n  {entry.why}\n\n"
@@ -1013,7 +891,7 @@ def init(
         outcome = command.init_cobra(Path.cwd())
         if tree_spec is None or outcome.unusable:
             _finish(outcome, summary="exampleguard init changed nothing")
-        _stdout(outcome.text)
+        write_stdout(outcome.text)
     assert tree_spec is not None
     outcome = command.init_project(Path.cwd(), spec_text=tree_spec, program=program)
     _finish(outcome, summary="exampleguard init changed nothing")
@@ -1072,7 +950,7 @@ def _run(argv: list[str] | None, *, process: bool) -> int:
             return EXIT_OK
         return code if isinstance(code, int) else EXIT_UNUSABLE
     except (Interrupted, KeyboardInterrupt):
-        _stderr("exampleguard: interrupted")
+        write_stderr("exampleguard: interrupted")
         return EXIT_INTERRUPTED
     return EXIT_OK
 

@@ -27,6 +27,8 @@ from exampleguard.diagnostics import (
 __all__ = [
     "ALIAS_COLLISION",
     "ALWAYS_PROMPTS",
+    "ARGUMENT_FILE_UNREADABLE",
+    "ARGV_REWRITTEN",
     "BAD_CHOICE",
     "BAD_TYPE",
     "BYPASS_FLAG",
@@ -42,6 +44,7 @@ __all__ = [
     "DOC_EXAMPLE_EXCEPTED",
     "DOC_EXCEPTION_DUPLICATE",
     "DOC_EXCEPTION_STALE",
+    "DOC_FILE_UNREAD",
     "DRYRUN_DISABLED",
     "DRYRUN_FAILED",
     "DRYRUN_FLAG_UNKNOWN",
@@ -348,6 +351,20 @@ UNKNOWN_COMMAND = _code(
     example="notes remove 3   # the command is `delete` (alias `rm`)",
     fix="Use the command's current name; the message suggests the closest one.",
 )
+ARGV_REWRITTEN = _code(
+    "argv-rewritten",
+    Stage.BIND,
+    "The program rewrites its argv before parsing: the example cannot be checked as written",
+    what="The configuration's `argv_rewrite` says the program changes its command line before "
+    "its parser reads it (tox moves its command word to the front and keeps the words after "
+    "`--` for itself; ansible-galaxy inserts `role`), and the word in command position names "
+    "no command of the parser as written.",
+    why="Reporting `unknown-command` would blame a documented usage; passing it would let a "
+    "real typo through. Nothing passes unchecked, so the example fails with the reason.",
+    example="tox -e py311 -- -k test_foo   # tox inserts its `legacy` command first",
+    fix="Check the example by hand and record a reviewed exception for it, or write it in the "
+    "form the parser reads (`tox run -e py311 -- -k test_foo`).",
+)
 WRONG_COMMAND = _code(
     "wrong-command",
     Stage.BIND,
@@ -382,6 +399,19 @@ UNKNOWN_FLAG = _code(
     why=f"{_AGENTS_COPY} to pass an option that makes the command fail.",
     example="notes delete --recurse 3   # the option is --recursive",
     fix="Use an option the command declares, at the level where it is declared.",
+)
+ARGUMENT_FILE_UNREADABLE = _code(
+    "argument-file-unreadable",
+    Stage.BIND,
+    "An @file argument names a file that cannot be read from the project",
+    what="The program's argparse parser reads arguments from files (`fromfile_prefix_chars`), "
+    "and a word of the example that starts with such a character names a file that is missing, "
+    "is not a regular UTF-8 file inside the project, or includes itself.",
+    why="argparse fails the whole command line when it cannot read an @file; and an example "
+    "whose arguments live in a file nobody has is an example no agent can run.",
+    example="mypy @flags.txt src   # flags.txt is not in the repository",
+    fix="Commit the file next to the configuration (paths are relative to its folder), or "
+    "write its arguments into the example.",
 )
 MISSING_VALUE = _code(
     "missing-value",
@@ -602,6 +632,21 @@ DOC_BLOCK_WITHOUT_EXAMPLE = _code(
     example="```console\nmycli delete --recusive notes/\n```",
     fix="Give the command lines a `$ ` prompt, or mark the block `sh` or `bash` if every line is "
     "a command.",
+    severity=Severity.WARNING,
+)
+DOC_FILE_UNREAD = _code(
+    "doc-file-unread",
+    Stage.INPUT,
+    "A `docs` glob names files that no documentation reader reads",
+    what="A glob of the `docs` setting matches files that are neither Markdown (`.md`, "
+    "`.markdown`, `.mdx`, ..., and `llms.txt`) nor reStructuredText (`.rst`): an image, a "
+    "plain-text file, an AsciiDoc page. They are not read, so no example of theirs is "
+    "checked. The warning is located at the glob in the configuration and names the files.",
+    why="A glob that was meant to bring in the docs but brings in nothing checkable looks like "
+    "coverage and is none: a typo in `guide.adoc` would pass silently.",
+    example='docs = ["docs/**/*"]   # matches docs/logo.png and docs/notes.txt too',
+    fix="Narrow the glob to the formats exampleguard reads (`docs/**/*.md`, "
+    "`docs/**/*.rst`), or convert the page to Markdown or reStructuredText.",
     severity=Severity.WARNING,
 )
 EXAMPLE_TOO_LONG = _code(

@@ -8,6 +8,7 @@ against the directory of the file that holds them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -16,12 +17,15 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from exampleguard.codes import CONFIG_INVALID
 from exampleguard.diagnostics import Diagnostic, Location
+from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.documents import Document, KeyPath, SourceError, load_document, validate_model
 from exampleguard.model import NonEmpty, StrictModel
 
 __all__ = [
     "DEFAULT_BYPASS_FLAGS",
     "DEFAULT_DOCS",
+    "DEFAULT_DOC_PROMPTS",
+    "ArgvRewrite",
     "Config",
     "ConfigError",
     "DryRunSettings",
@@ -44,6 +48,8 @@ DEFAULT_DOCS = (
     "**/SKILL.md",
 )
 """The Markdown files whose examples are checked unless ``docs`` says otherwise."""
+DEFAULT_DOC_PROMPTS = DEFAULT_PROMPTS
+"""The prompts a documented command line may start with unless ``doc_prompts`` says otherwise."""
 _TOOL_FILE = "exampleguard.toml"
 _PYPROJECT = "pyproject.toml"
 
@@ -57,6 +63,19 @@ ReasonCode = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9
 Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 CodeKind = Literal["fenced", "indented", "inline"]
+
+
+def _not_continuation(prompt: str) -> str:
+    if prompt == ">":
+        raise ValueError("'>' is the continuation prompt of a session; it starts no command")
+    return prompt
+
+
+# A prompt is what a terminal shows before the command (`$`, `%`, `>>>`, `PS>`): printable,
+# without blanks (the reader takes it followed by one), and not `>`, the continuation prompt.
+Prompt = Annotated[
+    str, StringConstraints(pattern=r"^[^\s]{1,16}$"), AfterValidator(_not_continuation)
+]
 
 
 def _inside_project(pattern: str) -> str:
@@ -125,15 +144,39 @@ class DryRunSettings(StrictModel):
     ``isolation-unavailable`` (exit 2, nothing run)."""
 
 
+class ArgvRewrite(StrictModel):
+    """``[tool.exampleguard.argv_rewrite]``: how the program changes its argv before parsing.
+
+    ``note`` says in words what the program does (tox moves its command word to the front,
+    ansible-galaxy inserts ``role``): a word in command position that the parser does not know
+    is then ``argv-rewritten``, with the note, not a plain ``unknown-command``.
+    ``unparsed_after`` is a word from which on the program keeps the command line for itself
+    (tox gives the words after ``--`` to the test command): the parser, the model's and the
+    live one, never sees that word or any after it.
+    """
+
+    note: NonEmpty
+    unparsed_after: NonEmpty | None = None
+
+    def parsed(self, words: Sequence[str]) -> list[str]:
+        """The part of ``words`` (after the program) that reaches the program's parser."""
+        cut = self.unparsed_after
+        if cut is None or cut not in words:
+            return list(words)
+        return list(words[: list(words).index(cut)])
+
+
 class Settings(StrictModel):
     """The keys of ``[tool.exampleguard]`` (SPEC section 3.1).
 
     ``tree_timeout`` (seconds allowed for importing the application's tree) and ``pytest``
     (collect examples as test items without ``--exampleguard``) are additions to the SPEC
     table, and so are ``docs`` (globs of the Markdown files whose command examples are
-    checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples)
-    and ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
-    them off).
+    checked; ``[]`` turns them off), ``docs_code`` (which kinds of Markdown code hold examples),
+    ``doc_prompts`` (the prompts a command line of the docs may start with),
+    ``help_examples`` (check the command lines of the tree's help texts; ``false`` turns
+    them off), ``argparse_parse`` (``parse_intermixed_args`` for a program that parses that
+    way) and ``argv_rewrite`` (how the program rewrites its argv before parsing).
     """
 
     catalog: NonEmpty
@@ -152,7 +195,17 @@ class Settings(StrictModel):
     pytest: bool = False
     docs: list[DocGlob] = Field(default_factory=lambda: list(DEFAULT_DOCS))
     docs_code: list[CodeKind] = Field(default_factory=lambda: list[CodeKind](["fenced"]))
+    doc_prompts: Annotated[list[Prompt], Field(min_length=1)] = Field(
+        default_factory=lambda: list(DEFAULT_DOC_PROMPTS)
+    )
+    """The prompts a documented command line may start with, each followed by a blank."""
     help_examples: bool = True
+    argparse_parse: Literal["parse_args", "parse_intermixed_args"] = "parse_args"
+    """Which parse method of its ``ArgumentParser`` an argparse program calls: examples are
+    judged, by the model and by the live parser, as that method parses them."""
+    argv_rewrite: ArgvRewrite | None = None
+    """``[tool.exampleguard.argv_rewrite]``: the program rewrites its argv before its parser
+    reads it."""
     dryrun: DryRunSettings = Field(default_factory=DryRunSettings)
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from exampleguard.argfiles import ArgumentFile
 from exampleguard.catalog import Catalog, DryRun, LoadedCatalog, Tool
 from exampleguard.codes import (
     ALIAS_COLLISION,
@@ -37,7 +39,26 @@ from exampleguard.model import (
 )
 from exampleguard.snapshot import Tree, TreeCommand
 
-__all__ = ["CommandNode", "Contract", "EffectiveTool", "build_contract"]
+__all__ = ["ArgvRewriting", "CommandNode", "Contract", "EffectiveTool", "build_contract"]
+
+
+class ArgvRewriting(Protocol):
+    """What the contract keeps of the configuration's ``argv_rewrite``: two plain words.
+
+    A protocol rather than the configuration's model: the contract, which the check stage reads,
+    imports nothing of the module that reads the configuration file.
+    """
+
+    @property
+    def note(self) -> str:
+        """What the program does to its argv, in words."""
+        ...
+
+    @property
+    def unparsed_after(self) -> str | None:
+        """The word from which on the program keeps its command line for itself."""
+        ...
+
 
 Path = tuple[str, ...]
 
@@ -145,6 +166,12 @@ class Contract:
     tools: list[EffectiveTool]
     diagnostics: list[Diagnostic]
     tree: Tree | None = None
+    argument_files: Mapping[str, ArgumentFile] = field(default_factory=dict)
+    """The ``@file`` arguments the examples name, as the loading stage read them, by name."""
+    argv_rewrite: str | None = None
+    """The configuration's note that the program rewrites its argv before its parser reads it."""
+    unparsed_after: str | None = None
+    """The word from which on the program keeps its command line for itself (not parsed)."""
     _commands: dict[int, EffectiveTool] = field(default_factory=dict)
 
     def node_at(self, path: Sequence[str]) -> CommandNode | None:
@@ -201,15 +228,30 @@ class Contract:
         return found
 
 
-def build_contract(loaded: LoadedCatalog, tree: Tree | None) -> Contract:
+def build_contract(
+    loaded: LoadedCatalog,
+    tree: Tree | None,
+    argument_files: Mapping[str, ArgumentFile] | None = None,
+    argv_rewrite: ArgvRewriting | None = None,
+) -> Contract:
     """Bind the catalog to the tree (or to itself when there is none).
+
+    ``argument_files`` are the ``@file`` arguments the examples name, already read (the binder
+    opens no file). ``argv_rewrite`` is the configuration's statement that the program rewrites
+    its argv before parsing.
 
     Returns the contract with every catalog-level defect as a diagnostic: ``duplicate-tool``,
     ``alias-collision``, ``tool-unbound``, ``overlay-drift``, ``dryrun-flag-unknown`` and
     ``constraint-invalid``.
     """
     builder = _Builder(loaded)
-    return builder.build(tree)
+    contract = builder.build(tree)
+    if argument_files:
+        contract.argument_files = argument_files
+    if argv_rewrite is not None:
+        contract.argv_rewrite = argv_rewrite.note
+        contract.unparsed_after = argv_rewrite.unparsed_after
+    return contract
 
 
 class _Builder:

@@ -27,16 +27,22 @@ from dataclasses import dataclass
 from exampleguard.diagnostics import Span
 
 __all__ = [
+    "DEFAULT_PROMPTS",
     "PLACEHOLDER_RULE",
     "Command",
     "LineExample",
     "blank_continuations",
+    "ends_inside_quotes",
     "line_examples",
     "mask_placeholders",
     "placeholders",
     "program_commands",
     "unmask_placeholders",
 ]
+
+DEFAULT_PROMPTS = ("$", "%", ">>>")
+"""The prompts a documented command line may start with, each followed by a blank: sh's,
+zsh's, and the ``>>>`` some CLI guides use in shell blocks (the ``doc_prompts`` default)."""
 
 PLACEHOLDER_RULE = (
     "A word, or part of a word, written `<name>` or `{name}` (a letter, then letters, digits, "
@@ -58,12 +64,17 @@ _REDIRECT = re.compile(r"(?:[0-9]+|\{[A-Za-z_]\w*\})?(?:&>>?|>>?&?|<<<|<<-?|<>|<
 _OPEN, _CLOSE = "\u1438", "\u1433"
 _SEPARATORS = ("||", "&&", "|&", "|", ";;", ";", "&", "(", ")")
 # Characters that mean something to the scan; a line without any is plain words.
-_SPECIAL = re.compile(r"[\\#|&;()'\"$`<>]")
+_SPECIAL = re.compile(r"[\\#|&;()'\"$`<>\n]")
 # A run of characters inside a word that need no look: everything the scan does not stop at.
 _WORD_RUN = re.compile(r"[^\s|;&\\'\"$<>`()]+")
 _WORD = re.compile(r"[^ \t\n]+")
-_OPENING_WORDS = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time"})
+_OPENING_WORDS = frozenset(
+    {"if", "then", "elif", "else", "while", "until", "do", "!", "{", "time", "coproc"}
+)
 """Words the shell reads before a compound command's own simple command (``if mycli check``)."""
+_RUNNING_BUILTINS = frozenset({"exec", "command"})
+"""Builtins that run the command their words name, as it is (``exec mycli serve``); with an
+option of theirs first (``command -v mycli``) they look the program up instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +218,36 @@ def blank_continuations(text: str) -> tuple[Span, ...]:
     return tuple(found)
 
 
+def ends_inside_quotes(text: str) -> bool:
+    """Whether ``text`` ends inside a quote: the shell reads the next line as more of it.
+
+    A quote opened in a ``# comment`` is prose, and a backslash escapes the next character
+    outside single quotes, as in sh.
+    """
+    if "'" not in text and '"' not in text:
+        return False
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 2
+            continue
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t\n;|&("):
+            newline = text.find("\n", i)
+            if newline < 0:
+                return False
+            i = newline
+        i += 1
+    return bool(quote)
+
+
 def program_commands(text: str, program: str) -> list[Command]:
     """The simple commands of ``text`` that run ``program``, each without what the shell adds.
 
@@ -230,11 +271,17 @@ def _scan(text: str, start: int, end: int, program: str, found: list[Command]) -
     i = start
     while i < end:
         ch = text[i]
-        if ch in " \t\n":
+        if ch in " \t":
             i += 1
             continue
         if text.startswith("\\\n", i):
             i += 2
+            continue
+        if ch == "\n":
+            # A newline outside quotes ends a command, as `;` does.
+            _command(words, program, found)
+            words = []
+            i += 1
             continue
         if ch == "#" and (i == start or text[i - 1] in " \t\n;|&("):
             # A comment runs to the end of the line: prose, not the program's.
@@ -353,13 +400,19 @@ def _command(words: list[_Word], program: str, found: list[Command]) -> None:
     """Note the command of ``words`` if, after what the shell reads first, it runs ``program``.
 
     The shell reads first: assignments, the reserved words that open or continue a compound
-    command (``if``, ``then``, ``do``, ``{``, ``!``, ...) and ``time`` with its ``-p``.
+    command (``if``, ``then``, ``do``, ``{``, ``!``, ``coproc``, ...), ``time`` with its ``-p``,
+    ``function NAME``, and the builtins ``exec`` and ``command`` that run the words after them.
     """
     first = 0
     while first < len(words):
         raw = words[first].raw
         timed = raw == "-p" and first > 0 and words[first - 1].raw == "time"
-        if not (timed or raw in _OPENING_WORDS or _ASSIGNMENT.match(raw)):
+        if raw == "function":
+            # `function name { mycli ...; }`: the name is the function's, not a command.
+            first += 2
+            continue
+        shell_word = timed or raw in _OPENING_WORDS or raw in _RUNNING_BUILTINS
+        if not (shell_word or _ASSIGNMENT.match(raw)):
             break
         first += 1
     if first >= len(words) or words[first].raw != program:

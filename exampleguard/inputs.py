@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from exampleguard.argfiles import ArgumentFile, read_argument_files
 from exampleguard.catalog import LoadedCatalog, load_catalog
 from exampleguard.codes import CONFIG_INVALID, FILE_INVALID, TREE_UNAVAILABLE
-from exampleguard.config import Config
+from exampleguard.config import ArgvRewrite, Config
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.documents import Document, SourceError
 from exampleguard.model import spoken_dialects
@@ -62,6 +63,9 @@ class Inputs:
     verdicts: Verdicts = field(default_factory=dict)
     tokens: dict[str, Tokens] = field(default_factory=dict)
     """Example texts already tokenized (to ask a live tree about them), each taken once."""
+    argument_files: dict[str, ArgumentFile] = field(default_factory=dict)
+    """The ``@file`` arguments the examples name (argparse's ``fromfile_prefix_chars``), read
+    from the project here so that checking opens no file."""
 
 
 def load_inputs(config: Config, *, with_counts: bool = True) -> Inputs:
@@ -118,7 +122,38 @@ def _load_the_rest(
     if errors or catalog is None:
         raise InputError(errors)
     tokens = judged[3] if judged is not None else {}
-    return Inputs(config, catalog, tree, records, counts, examples, verdicts, tokens)
+    argument_files = _argument_files(config, tree, examples, tokens)
+    return Inputs(
+        config, catalog, tree, records, counts, examples, verdicts, tokens, argument_files
+    )
+
+
+def _argument_files(
+    config: Config, tree: Tree | None, examples: Examples, tokens: dict[str, Tokens]
+) -> dict[str, ArgumentFile]:
+    """Every ``@file`` the examples name, for a tree whose parsers read them, by name.
+
+    Read relative to the configuration's folder, where the program is run from (SPEC 4).
+    """
+    if tree is None:
+        return {}
+    chars = "".join(
+        dict.fromkeys(
+            char
+            for command in tree.commands
+            for char in command.settings.fromfile_prefix_chars or ""
+        )
+    )
+    if not chars:
+        return {}
+    commands = []
+    for record in (*examples, *examples.named):
+        text = record.checked_text
+        tokenized = tokens.get(text)
+        if tokenized is None:
+            tokenized = tokens[text] = tokenize(text)
+        commands.append([word.text for word in tokenized.words[1:]])
+    return read_argument_files(config.root, commands, chars)
 
 
 _Judged = tuple[JudgedTree, TreeSpec, str, dict[str, Tokens]]
@@ -159,7 +194,7 @@ def _load_tree(
     paths: list[list[str]] = []
     tokens: dict[str, Tokens] = {}
     if catalog is not None and live:
-        argvs, paths = _questions(catalog, examples, tokens)
+        argvs, paths = _questions(catalog, examples, tokens, settings.argv_rewrite)
     try:
         judged = load_judged_tree(
             spec,
@@ -172,11 +207,48 @@ def _load_tree(
             cache=TreeCache() if config.tree_cache else None,
             containment=containment_of(settings),
             help_examples=settings.help_examples,
+            intermixed=settings.argparse_parse == "parse_intermixed_args",
         )
     except SourceError as error:
         errors.append(tree_error(config, error))
         return None
+    if settings.argparse_parse == "parse_intermixed_args":
+        intermixed = _intermixed(config, judged.tree, errors)
+        if intermixed is None:
+            return None
+        judged = replace(judged, tree=intermixed)
     return judged, spec, display, tokens
+
+
+def _intermixed(config: Config, tree: Tree, errors: list[Diagnostic]) -> Tree | None:
+    """``tree`` with its root parsed by ``parse_intermixed_args``, or ``None`` if it cannot be.
+
+    argparse itself refuses (``TypeError``) a parser with subcommands or a ``REMAINDER``
+    positional; the setting is wrong for such a tree, not every example.
+    """
+    refused = None
+    if tree.dialect != "argparse":
+        refused = f"the tree's dialect is {tree.dialect}, and only argparse has that method"
+    root = next((command for command in tree.commands if not command.path), None)
+    if root is not None and refused is None:
+        if any(command.path for command in tree.commands):
+            refused = "the parser has subcommands, which parse_intermixed_args refuses"
+        elif any(p.positional and p.nargs == "..." for p in root.parameters):
+            refused = "a positional takes the remainder (nargs=REMAINDER), which it refuses"
+    if refused is not None or root is None:
+        errors.append(
+            CONFIG_INVALID.diagnostic(
+                f'argparse_parse = "parse_intermixed_args": {refused or "the tree has no root"}',
+                location=config.location("argparse_parse"),
+            )
+        )
+        return None
+    settings = root.settings.model_copy(update={"intermixed": True})
+    commands = [
+        command.model_copy(update={"settings": settings}) if command is root else command
+        for command in tree.commands
+    ]
+    return tree.model_copy(update={"commands": commands})
 
 
 def tree_error(config: Config, error: SourceError) -> Diagnostic:
@@ -189,12 +261,16 @@ def tree_error(config: Config, error: SourceError) -> Diagnostic:
 
 
 def _questions(
-    loaded: LoadedCatalog, examples: Examples, tokens: dict[str, Tokens]
+    loaded: LoadedCatalog,
+    examples: Examples,
+    tokens: dict[str, Tokens],
+    rewrite: ArgvRewrite | None = None,
 ) -> tuple[list[list[str]], list[list[str]]]:
     """What a live tree's child is asked: every example's words, every declared command path.
 
-    The words are the tokens after the program word, for examples that start with it. Each
-    text tokenized is kept in ``tokens``, for the check to take instead of tokenizing it again.
+    The words are the tokens after the program word, for examples that start with it, as far
+    as they reach the program's parser (``rewrite``). Each text tokenized is kept in
+    ``tokens``, for the check to take instead of tokenizing it again.
     """
     program = loaded.catalog.program
     paths = [
@@ -208,5 +284,5 @@ def _questions(
         tokenized = tokens[record.text] = tokenize(record.text)
         words = [word.text for word in tokenized.words]
         if words and words[0] == program:
-            argvs.append(words[1:])
+            argvs.append(rewrite.parsed(words[1:]) if rewrite is not None else words[1:])
     return argvs, paths

@@ -289,7 +289,10 @@ class ParserSettings(StrictModel):
     """How one command's parser treats words, where it departs from its dialect's defaults.
 
     Click reads these from the context settings (``allow_interspersed_args`` is false for every
-    group); argparse from the parser (``allow_abbrev``, ``prefix_chars``). cobra from the
+    group); argparse from the parser (``allow_abbrev``, ``prefix_chars``,
+    ``fromfile_prefix_chars``: the characters that make a word an ``@file`` argument) and, for
+    the root, from the configuration (``intermixed``: the program parses with
+    ``parse_intermixed_args``). cobra from the
     command: ``allow_interspersed_args`` (pflag's ``SetInterspersed``), ``ignore_unknown_options``
     (``FParseErrWhitelist.UnknownFlags``), ``disable_flag_parsing``, ``traverse_children`` (the
     root's), and its argument validator: ``legacy_args`` (no validator: at the root of a program
@@ -304,6 +307,8 @@ class ParserSettings(StrictModel):
     no_args_is_help: bool = False
     allow_abbrev: bool = True
     prefix_chars: NonEmpty = "-"
+    fromfile_prefix_chars: NonEmpty | None = None
+    intermixed: bool = False
     min_args: Annotated[int, Strict(), Field(ge=0)] = 0
     max_args: Annotated[int, Strict(), Field(ge=0)] | None = None
     legacy_args: bool = False

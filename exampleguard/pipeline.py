@@ -66,7 +66,9 @@ def run(
     ``progress`` is told, after each tool, how many of the examples have been checked.
     """
     config = inputs.config
-    contract = build_contract(inputs.catalog, inputs.tree)
+    contract = build_contract(
+        inputs.catalog, inputs.tree, inputs.argument_files, config.settings.argv_rewrite
+    )
     selected = [tool for tool in contract.tools if select is None or select(tool)]
     selected_ids = {tool.id for tool in selected}
     diagnostics: list[Diagnostic] = []
@@ -78,9 +80,11 @@ def run(
                 diagnostics.append(diagnostic)
         elif diagnostic.tool in selected_ids:
             diagnostics.append(diagnostic)
+    rewrite = config.settings.argv_rewrite
     settings = CheckSettings(
         max_example_chars=config.settings.max_example_chars,
         bypass_flags=tuple(config.settings.bypass_flags),
+        reaches_parser=rewrite.parsed if rewrite is not None else None,
     )
     # Examples of no tool (documentation) belong to no shard of tools: the first has them. A
     # reviewed exception replaces the example's check by a visible report of it.

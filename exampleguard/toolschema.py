@@ -9,8 +9,9 @@ is given exactly when its name is a key of the object, so require-one-of is an `
 ``required`` (one per name), require-together a ``dependentRequired`` (each name needs the
 others), and mutually-exclusive a ``not`` of an ``anyOf`` of every pair's ``required``.
 ``exampleguard schema tool ID`` prints it. That every argument object the binder accepts
-satisfies it is a differential test (``tests/test_toolschema_differential.py``), validated by
-the ``jsonschema`` library, as :func:`schema_errors` validates.
+satisfies it is a differential test
+(``tests/differential/test_toolschema_differential.py``), validated by the ``jsonschema``
+library, as :func:`schema_errors` validates.
 """
 
 from __future__ import annotations

@@ -198,8 +198,11 @@ def load_judged_tree(
     cache: TreeCache | None = None,
     containment: Containment | None = None,
     help_examples: bool = False,
+    intermixed: bool = False,
 ) -> JudgedTree:
     """Load the tree, and have a live tree's own parser judge each of ``argvs``.
+
+    ``intermixed``: an argparse program's parser judges with ``parse_intermixed_args``.
 
     With ``help_examples``, the child also judges the words of every example its tree's help
     texts show, which only it knows before the tree comes back.
@@ -223,6 +226,10 @@ def load_judged_tree(
         "paths": [list(p) for p in paths],
         "help_examples": help_examples,
     }
+    if intermixed:
+        # Only when asked: the questions of every other tree, and their cache keys, stay as
+        # they were.
+        request["intermixed"] = True
 
     def extract() -> tuple[str, list[Any]]:
         run = _extract_exec if spec.framework == "exec" else _extract
@@ -338,19 +345,14 @@ def _run_protocol(
             containment=containment,
         )
     doing = f"`{_PROTOCOL_WORD} {request}`"
-    if run.status == "timed-out":
-        raise SourceError(
-            _unavailable(
-                spec,
-                f"did not answer {doing} within {timeout:g} seconds",
-                "Raise `tree_timeout`, or make the program start faster.",
-            )
-        )
-    if run.status == "not-started":
-        # Told by the sandbox's own side only: the program never ran. Nothing else is tried.
-        raise SourceError(
-            _unavailable(spec, f"the sandbox could not start the program: {run.detail}")
-        )
+    _stopped_by_the_sandbox(
+        spec,
+        run.status,
+        run.detail,
+        timed_out=f"did not answer {doing} within {timeout:g} seconds",
+        faster="make the program start faster",
+        child="the program",
+    )
     if run.too_large:
         limit = describe_size(treechild.MAX_FRAME_BYTES)
         raise SourceError(_unavailable(spec, f"answered {doing} with more than {limit}"))
@@ -494,19 +496,14 @@ def _extract(
             timeout=timeout,
             containment=containment,
         )
-    if run.status == "timed-out":
-        raise SourceError(
-            _unavailable(
-                spec,
-                f"did not finish importing within {timeout:g} seconds",
-                "Raise `tree_timeout`, or make the import do less.",
-            )
-        )
-    if run.status == "not-started":
-        # Told by the sandbox's own side only: the child never ran. Nothing else is tried.
-        raise SourceError(
-            _unavailable(spec, f"the sandbox could not start the import: {run.detail}")
-        )
+    _stopped_by_the_sandbox(
+        spec,
+        run.status,
+        run.detail,
+        timed_out=f"did not finish importing within {timeout:g} seconds",
+        faster="make the import do less",
+        child="the import",
+    )
     tree = run.frames.get(_TREE)
     if tree is None or run.too_large or _ERROR in run.frames:
         raise SourceError(_unavailable(spec, *_child_failure(run)))
@@ -523,6 +520,17 @@ def _extract(
                 _unavailable(spec, f"sent verdicts that do not read: {error}")
             ) from None
     return tree.decode("ascii", errors="replace"), records
+
+
+def _stopped_by_the_sandbox(
+    spec: TreeSpec, status: str, detail: str | None, *, timed_out: str, faster: str, child: str
+) -> None:
+    """Raise the error of a run the sandbox timed out or could not start; else nothing."""
+    if status == "timed-out":
+        raise SourceError(_unavailable(spec, timed_out, f"Raise `tree_timeout`, or {faster}."))
+    if status == "not-started":
+        # Told by the sandbox's own side only: the child never ran. Nothing else is tried.
+        raise SourceError(_unavailable(spec, f"the sandbox could not start {child}: {detail}"))
 
 
 _TREE, _VERDICTS, _ERROR = b"T", b"V", b"E"

@@ -24,12 +24,13 @@ frames on its standard output, each checked against the size limit as its header
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -151,20 +152,12 @@ def run_child(
     """
     import sandbox  # noqa: PLC0415 - a snapshot or a cached tree needs none of it
 
-    folder = tempfile.mkdtemp(prefix="exampleguard-request-")
-    try:
-        # Read by the sandbox's own uid (a root caller's runs read only what every user may);
-        # the examples it holds are the catalog's, which the project shows anyway.
-        Path(folder).chmod(0o755)
-        request_file = Path(folder, "request.json")
-        request_file.write_text(json.dumps(dict(request), ensure_ascii=True), encoding="ascii")
-        request_file.chmod(0o644)
+    with _request_folder() as folder:
+        request_file = _request_file(folder / "request.json", json.dumps(dict(request)))
         named = (framework, module, attribute, program or "")
         policy = _policy(named, root, request_file, timeout, containment)
         frames = _TextFrames()
         outcome = sandbox.run(policy, on_stdout=frames.feed)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     return ChildRun(
         outcome.status.value,
         outcome.exit_code,
@@ -279,25 +272,21 @@ def run_exec(
 
     program, *args = command
     argv: tuple[str, ...] = (program, *args, PROTOCOL_WORD, request)
-    folder = tempfile.mkdtemp(prefix="exampleguard-request-")
-    try:
-        Path(folder).chmod(0o755)
-        readable: list[Path] = [Path(folder)]
+    with _request_folder() as folder:
+        readable: list[Path] = [folder]
         resolved = Path(program).resolve()
         if not resolved.is_relative_to(root.resolve()):
             # A program outside the project, named by the caller's own setting.
             readable.append(resolved)
         if lines is not None:
-            request_file = Path(folder, "request.jsonl")
-            request_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-            request_file.chmod(0o644)
+            request_file = _request_file(
+                folder / "request.jsonl", "".join(f"{line}\n" for line in lines)
+            )
             argv = (sys.executable, "-I", "-S", "-c", _STDIN_LAUNCHER, str(request_file), *argv)
             readable.extend(import_path())
         policy = _contained(argv, root, tuple(readable), timeout, containment)
         output = _Capped()
         outcome = sandbox.run(policy, on_stdout=output.feed)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     return ExecRun(
         outcome.status.value,
         outcome.exit_code,
@@ -307,6 +296,27 @@ def run_exec(
         bytes(output.data),
         output.too_large or outcome.stdout_truncated,
     )
+
+
+@contextlib.contextmanager
+def _request_folder() -> Iterator[Path]:
+    """A folder for a child's request, readable by the sandbox's uid, removed afterwards.
+
+    Read by the sandbox's own uid (a root caller's runs read only what every user may); what
+    it holds is the catalog's examples, which the project shows anyway.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="exampleguard-request-"))
+    try:
+        folder.chmod(0o755)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _request_file(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o644)
+    return path
 
 
 def _contained(

@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
         imported = _import(framework, module, attribute)
         argvs = _decoded(request.get("argvs", ()))
         paths = [list(words) for words in request.get("paths", ())]
-        snapshot, judge = _snapshot(imported, program or None, paths)
+        snapshot, judge = _snapshot(
+            imported, program or None, paths, intermixed=bool(request.get("intermixed"))
+        )
     except SystemExit as exit_:
         _fail(fd, f"called sys.exit({exit_.code!r}) while importing")
     except KeyboardInterrupt:
@@ -203,12 +205,15 @@ def _import(framework: str, module: str, attribute: str) -> _Imported:
 
 
 def _snapshot(
-    imported: _Imported, program: str | None, paths: list[list[str]]
+    imported: _Imported, program: str | None, paths: list[list[str]], *, intermixed: bool = False
 ) -> tuple[dict[str, Any], Judge]:
-    """The snapshot of an imported tree, and its own parser as the judge."""
+    """The snapshot of an imported tree, and its own parser as the judge.
+
+    ``intermixed``: the configuration says the program parses with ``parse_intermixed_args``.
+    """
     if imported.framework == "argparse":
         snapshot = extract_argparse(imported.target, program, imported.sources)
-        return snapshot, ArgparseJudge(imported.target).judge_all
+        return snapshot, ArgparseJudge(imported.target, intermixed=intermixed).judge_all
     name = program or _default_program(imported.module)
     snapshot = extract_click(imported.target, name, paths)
     return snapshot, ClickJudge(imported.target, name).judge_all

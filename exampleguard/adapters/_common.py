@@ -6,8 +6,7 @@ internals, so this module imports no framework and stays cheap to import in the 
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 __all__ = [
@@ -15,12 +14,10 @@ __all__ = [
     "claim_unique_name",
     "first_line",
     "group_aliases",
-    "paced_collection",
     "switch_stores",
 ]
 
 _Command = TypeVar("_Command")
-_Item = TypeVar("_Item")
 
 
 def switch_stores(default: Any) -> bool:
@@ -121,28 +118,3 @@ class Shadows:
                 failure = failure or error
         if failure is not None:
             raise failure
-
-
-# Parses between two collections of the young generations during a batch.
-_PARSES_PER_COLLECTION = 1000
-
-
-def paced_collection(items: Sequence[_Item]) -> Generator[_Item, None, None]:
-    """Yield ``items`` with the collector's automatic passes paused, young objects collected.
-
-    A batch keeps every verdict, and each command's names and plan, until it ends; that growth
-    makes the automatic collector walk everything the process holds — a large application's
-    whole tree — again and again, which costs more than the parses. Paused for the batch, the
-    collector only collects the young generations every so many parses (so garbage cycles a
-    parse leaves stay bounded), and is resumed as it was when the batch ends, however it ends.
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for index, item in enumerate(items):
-            if collecting and index and not index % _PARSES_PER_COLLECTION:
-                gc.collect(1)
-            yield item
-    finally:
-        if collecting:
-            gc.enable()

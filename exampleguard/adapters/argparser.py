@@ -2,7 +2,8 @@
 
 argparse keeps its structure in private attributes (``_actions``, ``_mutually_exclusive_groups``,
 ``_name_parser_map``); this module is the only place that reads them. Each parser's
-``allow_abbrev`` and ``prefix_chars`` are recorded so the binder follows them exactly.
+``allow_abbrev``, ``prefix_chars`` and ``fromfile_prefix_chars`` are recorded so the binder
+follows them exactly.
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ def _walk(
             "prefix_chars": parser.prefix_chars,
         },
     }
+    if parser.fromfile_prefix_chars:
+        entry["settings"]["fromfile_prefix_chars"] = parser.fromfile_prefix_chars
     description = first_line(parser.description)
     if description:
         entry["description"] = description
@@ -336,6 +339,12 @@ def _parameter(action: argparse.Action, name: str, shared: frozenset[str]) -> di
 
 def _kind(action: argparse.Action) -> str:
     if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+        return "eager"
+    own = type(action).__module__ != "argparse"
+    if own and action.nargs == 0 and action.default == argparse.SUPPRESS:
+        # An application's own action that takes no value and has nothing to store when not
+        # given is built as help and version are (mypy's CapturableVersionAction): it acts
+        # by itself and ends the parse. The live parser has the last word where it does not.
         return "eager"
     if isinstance(action, argparse._CountAction):
         return "count"

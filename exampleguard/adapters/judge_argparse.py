@@ -10,15 +10,20 @@ raises instead, and ``exit()`` (help, version, an action that exits) raises too.
 What SPEC 4 leaves unchecked is neutralised for the batch only: values of types other than
 ``str``, ``int`` and ``float`` (``FileType``, paths, the application's own callables) are taken
 as strings, and the choices of such values are not compared (a choice is compared after a
-conversion that did not happen); ``@file`` arguments (``fromfile_prefix_chars``) are not read.
-Custom actions run as the application wrote them: they are how argparse stores a value.
+conversion that did not happen). ``@file`` arguments (``fromfile_prefix_chars``) are read as
+argparse reads them — each line through the parser's own ``convert_arg_line_to_args``, the
+words it gives read again — from the project folder, through the reader the loading stage uses
+(:func:`~exampleguard.argfiles.read_argument_file`), so the model and the judge see the same
+lines, and nothing outside the project (nor a FIFO) is ever opened. Custom actions run as the
+application wrote them: they are how argparse stores a value.
 
 Each conversion argparse makes is observed (``_get_values``), which tells exactly which action
 received which words, and which subparser the command line reached.
 
-The parse is ``parse_args`` as argparse defines it (SPEC 4): an application's override is
+The parse is ``parse_args`` as argparse defines it (SPEC 4), or ``parse_intermixed_args``
+where the configuration says the program parses that way: an application's override is
 called only where it can be called as argparse's own is (``parse_args(args, namespace)``); one
-with another signature is not, and ``ArgumentParser.parse_args`` parses instead.
+with another signature is not, and ``ArgumentParser``'s own method parses instead.
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ import inspect
 import io
 import itertools
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from exampleguard.adapters._common import Shadows, group_aliases
 from exampleguard.adapters.argparser import action_names
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
+from exampleguard.argfiles import read_argument_file
 
 __all__ = ["ArgparseJudge"]
 
@@ -91,9 +98,22 @@ class _Observed:
 class ArgparseJudge:
     """Parses argvs with one live ``ArgumentParser`` tree, a batch at a time."""
 
-    def __init__(self, parser: argparse.ArgumentParser) -> None:
+    def __init__(
+        self,
+        parser: argparse.ArgumentParser,
+        *,
+        intermixed: bool = False,
+        root: Path | None = None,
+    ) -> None:
+        """Judge with ``parser``; ``intermixed``: as ``parse_intermixed_args`` parses.
+
+        ``root`` is the project folder ``@file`` arguments are read from (default: the current
+        directory, which the child makes the project's).
+        """
         self.parser = parser
-        self._parse_args = _framework_parse(parser)
+        self.root = root
+        method = "parse_intermixed_args" if intermixed else "parse_args"
+        self._parse_args = _framework_parse(parser, method)
         self.levels: dict[int, _Level] = {}
         pending: list[tuple[argparse.ArgumentParser, tuple[str, ...]]] = [(parser, ())]
         while pending:
@@ -128,7 +148,7 @@ class ArgparseJudge:
         pending = iter(argvs)
         try:
             for level in self.levels.values():
-                self._neutralise(level, parse, shadows)
+                self._neutralise(level, parse, shadows, sink)
             while True:
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                     run = [
@@ -191,7 +211,9 @@ class ArgparseJudge:
             return ParseVerdict(accepted=True, path=tuple(path), eager=True)
         return self._rejected(path, "Exit", f"the parser exited with status {status}")
 
-    def _neutralise(self, level: _Level, parse: _Observed, shadows: Shadows) -> None:
+    def _neutralise(
+        self, level: _Level, parse: _Observed, shadows: Shadows, sink: io.StringIO
+    ) -> None:
         parser = level.parser
         get_values = type(parser)._get_values.__get__(parser)
         get_value = type(parser)._get_value.__get__(parser)
@@ -221,6 +243,31 @@ class ArgparseJudge:
         def exit_(status: int = 0, message: str | None = None) -> None:
             raise _Exited(status, message)
 
+        def print_message(message: str, file: Any = None) -> None:  # noqa: ARG001 - argparse's signature
+            # argparse's own: into the batch's sink. An application's override may need state
+            # its own parse_args sets first (httpie's prints through `self.env`): help and
+            # version end a parse as eager options, whatever the application prints with.
+            if message:
+                sink.write(message)
+
+        root = self.root or Path.cwd()
+
+        def read_args_from_files(arg_strings: list[str]) -> list[str]:
+            # argparse's _read_args_from_files, step for step, with the project's reader.
+            chars = parser.fromfile_prefix_chars or ""
+            expanded: list[str] = []
+            for arg_string in arg_strings:
+                if not arg_string or arg_string[0] not in chars:
+                    expanded.append(arg_string)
+                    continue
+                read = read_argument_file(root, arg_string[1:])
+                if read.error is not None:
+                    parser.error(read.error)
+                convert = parser.convert_arg_line_to_args
+                words = [arg for line in read.lines for arg in convert(line)]
+                expanded.extend(parser._read_args_from_files(words))
+            return expanded
+
         for attribute, replacement in (
             ("_get_values", observed),
             ("_get_value", as_string),
@@ -228,7 +275,8 @@ class ArgparseJudge:
             ("error", error),
             ("exit", exit_),
             ("exit_on_error", False),
-            ("fromfile_prefix_chars", None),
+            ("_read_args_from_files", read_args_from_files),
+            ("_print_message", print_message),
         ):
             shadows.set(parser, attribute, replacement)
 
@@ -294,15 +342,18 @@ class ArgparseJudge:
 _NOT_GIVEN = object()
 
 
-def _framework_parse(parser: argparse.ArgumentParser) -> Callable[[list[str]], Any]:
-    """``parser``'s ``parse_args``, or argparse's own where the parser's has another signature.
+def _framework_parse(
+    parser: argparse.ArgumentParser, method: str = "parse_args"
+) -> Callable[[list[str]], Any]:
+    """``parser``'s ``method``, or argparse's own where the parser's has another signature.
 
     An override has argparse's signature when it can be called as argparse's is: with nothing
     (``parser.parse_args()``, as a program calls it), and with the words, by position or as
     ``args``.
     """
-    own = parser.parse_args
-    if getattr(own, "__func__", None) is argparse.ArgumentParser.parse_args:
+    own: Callable[[list[str]], Any] = getattr(parser, method)
+    framework: Callable[..., Any] = getattr(argparse.ArgumentParser, method)
+    if getattr(own, "__func__", None) is framework:
         return own
     try:
         signature = inspect.signature(own)
@@ -310,7 +361,7 @@ def _framework_parse(parser: argparse.ArgumentParser) -> Callable[[list[str]], A
         signature.bind([])
         signature.bind(args=[])
     except (TypeError, ValueError):
-        return functools.partial(argparse.ArgumentParser.parse_args, parser)
+        return functools.partial(framework, parser)
     return own
 
 

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from exampleguard.adapters._common import Shadows, paced_collection
+from exampleguard.adapters._common import Shadows
 from exampleguard.adapters.clickfamily import parameter_names, subcommands
 from exampleguard.adapters.verdict import GivenValue, ParseVerdict, as_json_value
 
@@ -113,7 +113,7 @@ class ClickJudge:
         """
         batch = _Batch(self._flag_needs_value, self._string)
         sink = io.StringIO()
-        parses = paced_collection(argvs)
+        parses = iter(argvs)
         try:
             while True:
                 with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
@@ -125,7 +125,6 @@ class ClickJudge:
                     return
                 yield run
         finally:
-            parses.close()
             batch.shadows.restore()
 
     def _judge_one(self, argv: list[str], batch: _Batch, sink: io.StringIO) -> ParseVerdict:

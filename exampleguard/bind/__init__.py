@@ -63,6 +63,13 @@ def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> 
         return binding
     roles[0] = Role.PROGRAM
     pieces = [Piece(text, index) for index, text in enumerate(words) if index > 0]
+    cut = contract.unparsed_after
+    if cut is not None and cut in words[1:]:
+        # The program keeps these words for itself: its parser never sees them.
+        at = list(words).index(cut, 1)
+        roles[at] = Role.SEPARATOR
+        roles[at + 1 :] = [Role.VALUE] * (len(words) - at - 1)
+        pieces = pieces[: at - 1]
     found = dialect(contract.dialect)
     tree = contract.tree
     rules = (

@@ -236,15 +236,38 @@ class BinderBase:
         self.role(piece, Role.UNKNOWN)
 
     def unknown_command(self, word: Piece, node: CommandNode) -> None:
-        """Report ``unknown-command``: ``word`` names none of ``node``'s subcommands."""
+        """Report ``unknown-command``: ``word`` names none of ``node``'s subcommands.
+
+        At the program's own level, for a program the configuration says rewrites its argv
+        before parsing, it is ``argv-rewritten``: the parser never sees these words as written.
+        """
         hint, guess = _did_you_mean(_close(word.text, node.names), quote="'")
-        self.problem(
-            "unknown-command",
-            f"'{word.text}' is not a command of '{describe_level(self.contract, node.path)}'",
-            word,
-            hint=hint,
-            suggestion=guess,
-        )
+        level = describe_level(self.contract, node.path)
+        rewrite = self.contract.argv_rewrite
+        if rewrite is not None and not node.path:
+            self.problem(
+                "argv-rewritten",
+                f"'{word.text}' is not a command of '{level}' as its parser reads the words, "
+                f"and the program rewrites its argv before parsing ({rewrite})",
+                word,
+                hint="exampleguard does not model the rewriting: check this example by hand, "
+                "then record a reviewed exception for it.",
+            )
+        else:
+            if not node.path and guess is None and word.word > 1:
+                # A command word after options: what a program that moves or inserts its
+                # command word before parsing (tox, ansible-galaxy) is documented with.
+                hint = (
+                    f"If '{level}' rewrites its argv before its parser reads it, say so with "
+                    "`argv_rewrite` in the configuration."
+                )
+            self.problem(
+                "unknown-command",
+                f"'{word.text}' is not a command of '{level}'",
+                word,
+                hint=hint,
+                suggestion=guess,
+            )
         self.role(word, Role.UNKNOWN)
 
     def needs_subcommand(self, node: CommandNode) -> None:

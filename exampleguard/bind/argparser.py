@@ -166,12 +166,25 @@ class _ArgparseBinder(BinderBase):
         self.occurrences: list[Occurrence] = []
         self.origin: dict[int, tuple[CommandNode, str]] = {}
         """Word index of an unrecognised piece → the parser and prefix characters it came from."""
+        self.suppressed = False
+        """Positionals deactivated: the first pass of ``parse_intermixed_args``."""
+        self.relaxed = False
+        """No option or group required: the second pass of ``parse_intermixed_args``."""
+        self.from_file: set[int] = set()
+        """Word indexes of ``@file`` words: what is found in their arguments is at the word."""
 
     def run(self, pieces: list[Piece]) -> None:
-        """``parse_args``: parse, then fail on whatever no parser recognised."""
+        """``parse_args``: parse, then fail on whatever no parser recognised.
+
+        Or ``parse_intermixed_args``, where the root's settings say the program parses that way.
+        """
         self.pieces = pieces
+        root = self.contract.root
         try:
-            extras = self._parse(self.contract.root, pieces)
+            if root.settings.intermixed and not root.is_group:
+                extras = self._intermixed(root, pieces)
+            else:
+                extras = self._parse(root, pieces)
         except _ArgparseStop:
             self.binding.eager = True
             extras = []
@@ -183,6 +196,43 @@ class _ArgparseBinder(BinderBase):
             self._unrecognized(extras)
         if not self.binding.eager:
             self.repeated(self.occurrences)
+        if self.from_file:
+            self._at_file_words()
+
+    def _at_file_words(self) -> None:
+        """Locate what came from an ``@file`` at its whole word.
+
+        The file's characters are not the example's: no span inside the word fits them.
+        """
+        problems = self.binding.problems
+        for index, problem in enumerate(problems):
+            if problem.word in self.from_file:
+                problems[index] = replace(problem, offset=0, length=None)
+        for occurrence in self.occurrences:
+            if occurrence.word in self.from_file:
+                occurrence.offset, occurrence.length = 0, None
+
+    def _intermixed(self, node: CommandNode, pieces: list[Piece]) -> list[Piece]:
+        """Parse as ``parse_known_intermixed_args`` does: two ``parse_known_args`` passes.
+
+        The first parses the options with every positional deactivated (``nargs=SUPPRESS``:
+        each matches nothing but the first ``--``, which it swallows); the second parses what
+        the first left, with no option or group required (they were checked in the first).
+        """
+        self.suppressed = True
+        try:
+            remaining = self._parse(node, pieces)
+        finally:
+            self.suppressed = False
+        self.relaxed = True
+        before = len(self.binding.problems)
+        extras = self._parse(node, remaining)
+        # A word both passes find wrong (an ambiguous abbreviation) is reported once.
+        seen = {(p.code, p.word, p.message) for p in self.binding.problems[:before]}
+        self.binding.problems[before:] = [
+            p for p in self.binding.problems[before:] if (p.code, p.word, p.message) not in seen
+        ]
+        return extras
 
     def _unrecognized(self, extras: list[Piece]) -> None:
         # parse_args fails on whatever no parser recognised, subparsers' leftovers included.
@@ -211,6 +261,8 @@ class _ArgparseBinder(BinderBase):
         table = self.compiled(node, _argparse_table)
         self.binding.node = node
         self.binding.path = node.path
+        if node.settings.fromfile_prefix_chars:
+            pieces = self._from_files(node, pieces, node.settings.fromfile_prefix_chars, ())
         options: dict[int, _Optional] = {}
         parts: list[str] = []
         after_separator = False
@@ -338,6 +390,16 @@ class _ArgparseBinder(BinderBase):
             return stop
 
         def consume_positionals(start: int) -> int:
+            if self.suppressed:
+                # nargs=SUPPRESS: each positional takes the first `--` at most, which
+                # _get_values drops, and stores nothing; all match at the first chance.
+                rest = pattern[start:]
+                taken = len(rest) - len(rest.lstrip("-")) if positionals else 0
+                for piece in pieces[start : start + taken]:
+                    self.role(piece, Role.SEPARATOR)
+                state.seen.update(id(p) for p in positionals)
+                del positionals[:]
+                return start + taken
             counts = self._match_partial(positionals, pattern[start:])
             for parameter, count in zip(positionals, counts, strict=False):
                 values = list(pieces[start : start + count])
@@ -438,6 +500,42 @@ class _ArgparseBinder(BinderBase):
                     )
         if parameter.eager:
             raise _ArgparseStop
+
+    def _from_files(
+        self, node: CommandNode, pieces: list[Piece], chars: str, reading: tuple[str, ...]
+    ) -> list[Piece]:
+        """Expand as argparse's ``_read_args_from_files``: each ``@file`` word by its arguments.
+
+        Every argument read stands at the ``@file`` word of the example (what a person can
+        point at). A file that cannot be read fails the parse there, as argparse's ``error()``
+        does; one that includes itself would recurse without end in argparse.
+        """
+        expanded: list[Piece] = []
+        for piece in pieces:
+            if not piece.text or piece.text[0] not in chars:
+                expanded.append(piece)
+                continue
+            name = piece.text[1:]
+            read = self.contract.argument_files.get(name)
+            error = read.error if read is not None else f"{name!r} was not read"
+            if name in reading:
+                error = f"{name!r} includes itself, and argparse reads it again without end"
+            if read is None or error is not None:
+                self.problem(
+                    "argument-file-unreadable",
+                    f"{piece.text}: {error}",
+                    piece,
+                    hint="argparse reads @file arguments relative to where the program runs: "
+                    "the configuration's folder.",
+                )
+                self.role(piece, Role.UNKNOWN)
+                self.binding.node = None
+                self.binding.path = None
+                raise _ArgparseAbort
+            self.from_file.add(piece.word)
+            lines = [Piece(line, piece.word) for line in read.lines]
+            expanded.extend(self._from_files(node, lines, chars, (*reading, name)))
+        return expanded
 
     # pieces of the algorithm --------------------------------------------------------------------
 
@@ -594,14 +692,15 @@ class _ArgparseBinder(BinderBase):
         missing = [
             p
             for p in state.table.actions
-            if id(p) not in state.seen and (p.required is True or (p.positional and p.is_required))
+            if id(p) not in state.seen
+            and ((p.positional and p.is_required) or (p.required is True and not self.relaxed))
         ]
         if missing:
             self.problem(
                 "missing-required",
                 f"'{level}' requires {', '.join(p.display() for p in missing)}",
             )
-        for members in state.table.require_one_of:
+        for members in state.table.require_one_of if not self.relaxed else ():
             if not any(id(m) in state.seen_non_default for m in members):
                 self.problem(
                     "require-one-of",

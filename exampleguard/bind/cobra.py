@@ -656,9 +656,10 @@ DIALECT = Dialect(
     # program's cobra does and the snapshot says so, whatever the build recorded).
     rules=_COBRA,
     versions=(
-        # Tested against Debian's cobra 1.6.1 by tests/test_cobra_differential.py, and against
-        # 1.7 and later by the same tests where such a cobra is installed. What 1.8 adds to the
-        # parse (MarkFlagsOneRequired) the snapshot records where the program's cobra checks it.
+        # Tested against Debian's cobra 1.6.1 by tests/differential/test_cobra_differential.py,
+        # and against 1.7 and later by the same tests where such a cobra is installed. What 1.8
+        # adds to the parse (MarkFlagsOneRequired) the snapshot records where the program's
+        # cobra checks it.
         RulesRow(
             "cobra",
             (1, 6),

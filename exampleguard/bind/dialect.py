@@ -46,7 +46,7 @@ class RulesRow:
     ``framework`` is what a tree records (``click``, ``typer``, ``argparse``), ``since`` the
     first version the row applies to, ``change`` what differs from the row before, in a
     sentence; each row has a test against the real parser of that version
-    (``tests/test_versions.py``).
+    (``tests/differential/test_versions.py``).
     """
 
     framework: str

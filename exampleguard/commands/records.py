@@ -102,7 +102,7 @@ def add_disposition(
         return TextOutcome(unusable=error.diagnostics)
     except RecordError as error:
         return refuse(DISPOSITION_INVALID, str(error))
-    contract = build_contract(inputs.catalog, inputs.tree)
+    contract = build_contract(inputs.catalog, inputs.tree, inputs.argument_files)
     disposition = Disposition(
         tool=tool_id,
         example=index,
@@ -227,7 +227,7 @@ def _one_disposition(
             f"{len(matches)} dispositions for {tool_id}[{index}] ({places}); edit the file to "
             "keep one",
         )
-    contract = build_contract(inputs.catalog, inputs.tree)
+    contract = build_contract(inputs.catalog, inputs.tree, inputs.argument_files)
     return inputs, matches[0], contract.tools
 
 
@@ -276,7 +276,7 @@ def add_exclusion(
         )
     if not is_concrete_reason(reason, ""):
         return refuse(EXCLUSION_INVALID, f"the reason {reason!r} is not concrete")
-    node = exact_command(build_contract(inputs.catalog, inputs.tree), path)
+    node = exact_command(build_contract(inputs.catalog, inputs.tree, inputs.argument_files), path)
     if node is None:
         return refuse(EXCLUSION_INVALID, f"the program has no command '{shown}'")
     if node.is_group or not node.runnable:
@@ -333,7 +333,7 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
         return TextOutcome(unusable=error.diagnostics)
     review = review_records(
         inputs.records,
-        build_contract(inputs.catalog, inputs.tree),
+        build_contract(inputs.catalog, inputs.tree, inputs.argument_files),
         inputs.examples,
         config.settings.reason_codes,
         inputs.catalog.document.region(("tools",)),

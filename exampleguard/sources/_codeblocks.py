@@ -8,15 +8,15 @@ command lines of those lines (prompts, sessions, continuations) and locates ever
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from exampleguard.codes import DOC_BLOCK_WITHOUT_EXAMPLE
 from exampleguard.diagnostics import Diagnostic, Location, Span
-from exampleguard.docshell import line_examples
+from exampleguard.docshell import DEFAULT_PROMPTS, ends_inside_quotes, line_examples
 from exampleguard.sources._records import ExampleRecord, Layout
 
 __all__ = [
-    "PROMPTS",
     "SESSION_LANGUAGES",
     "SHELL_LANGUAGES",
     "CodeLine",
@@ -29,10 +29,12 @@ SHELL_LANGUAGES = frozenset({"sh", "bash", "shell", "console", "zsh", "shell-ses
 the blocks that hold commands."""
 SESSION_LANGUAGES = frozenset({"console", "shell-session"})
 """Blocks of a terminal session: only prompted lines are commands, the rest is output."""
-PROMPTS = ("$ ", "% ", ">>> ")
-"""The prompts a command line may start with: sh's, zsh's, and the ``>>>`` some CLI guides
-use in shell blocks."""
 _CONTINUATION_PROMPT = "> "
+_SYNOPSIS = re.compile(r"(?<![\w'\"\\])\[[A-Z][A-Z0-9_-]*\](?:\.\.\.)?(?=[\s\]]|$)")
+"""A usage synopsis's bracketed word in capitals (``[OPTIONS]``, ``[FILES]...``), unquoted:
+the shell would take it for a glob, and no writer means it as a value."""
+_ASSIGNED = re.compile(r"\s+[-+*/]?=(\s|$)")
+"""What follows the program's name in code that assigns to a variable of that name."""
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 """A here-document's operator and delimiter word (``<<EOF``, ``<<-'END'``); ``<<<`` is a
 here-string, which has no body."""
@@ -73,9 +75,14 @@ class CodeLine:
 class CommandLineReader:
     """Turns the lines of code blocks into located example records."""
 
-    def __init__(self, origin: DocumentOrigin, program: str) -> None:
+    def __init__(
+        self, origin: DocumentOrigin, program: str, prompts: Sequence[str] = DEFAULT_PROMPTS
+    ) -> None:
         self.origin = origin
         self.program = program
+        # A prompt is followed by a blank (`$ mycli`): `$HOME/bin/mycli` is not prompted.
+        # Longest first, so that `>>>` wins over a configured `>`.
+        self.prompts = tuple(sorted((f"{p} " for p in prompts), key=len, reverse=True))
         self.records: list[ExampleRecord] = []
         self.notes: list[Diagnostic] = []
         self._lines_used: set[int] = set()
@@ -87,26 +94,35 @@ class CommandLineReader:
         other lines are output (a program's output often starts with the program's name). The
         body of a here-document is the input of its command, never a command line. A session
         its writer ``declared`` (a ``console`` block) with no prompt at all is noted when it
-        names the program.
+        names the program. One that was not declared (reST's ``::`` block, which is as often
+        output or Python) is read as commands only when each of its command lines runs the
+        program: a block of commands written without prompts.
         """
-        prompted = any(_prompt(line.text) is not None for line in lines)
+        prompted = any(self._prompt(line.text) is not None for line in lines)
         if session and not prompted:
             if declared:
                 self._note_unread(lines)
-            return
-        session = session or prompted
+                return
+            if not self._all_commands(lines):
+                return
+            session = False
+        for pieces in self._command_lines(lines, session=session or prompted):
+            self._command_line(pieces)
+
+    def _command_lines(self, lines: list[CodeLine], *, session: bool) -> Iterator[list[CodeLine]]:
+        """The command lines of a block, each as its physical lines without their prompts."""
         i = 0
         while i < len(lines):
             line = lines[i]
             stripped = line.text.lstrip()
             indent = len(line.text) - len(stripped)
-            prompt = _prompt(line.text)
+            prompt = self._prompt(line.text)
             i += 1
             if session and prompt is None:
                 continue  # output
             skip = indent + (len(prompt) if prompt else 0)
             pieces = [CodeLine(line.text[skip:], line.line, line.column + skip)]
-            while pieces[-1].text.endswith("\\") and i < len(lines):
+            while i < len(lines) and _continued(pieces):
                 following = lines[i]
                 i += 1
                 # The shell removes only the backslash-newline: the next line's indentation
@@ -116,8 +132,26 @@ class CommandLineReader:
                 pieces.append(
                     CodeLine(following.text[cut:], following.line, following.column + cut)
                 )
-            self._command_line(pieces)
+            yield pieces
             i = _after_heredocs(lines, i, "\n".join(piece.text for piece in pieces))
+
+    def _all_commands(self, lines: list[CodeLine]) -> bool:
+        """Whether every command line of a block without prompts runs the program."""
+        seen = False
+        for pieces in self._command_lines(lines, session=False):
+            text = "\n".join(piece.text for piece in pieces).strip()
+            if not text or text.startswith("#"):
+                continue
+            found = line_examples(text, self.program)
+            if not found or _ASSIGNED.match(found[0].text, len(self.program)):
+                # Output, another program's command, or code (`mycli = App()`).
+                return False
+            seen = True
+        return seen
+
+    def _prompt(self, text: str) -> str | None:
+        stripped = text.lstrip()
+        return next((p for p in self.prompts if stripped.startswith(p)), None)
 
     def _note_unread(self, lines: list[CodeLine]) -> None:
         """A session block with no prompt: note it if it names the program."""
@@ -145,6 +179,9 @@ class CommandLineReader:
             position += len(piece.text) + 1
         places = [(piece.line, piece.column) for piece in pieces]
         for found in line_examples(text, self.program):
+            if _SYNOPSIS.search(found.text):
+                # `mycli add [OPTIONS] TEXT`: the form of a command, not a command to run.
+                continue
             layout = Layout.of(starts, places, found.start, found.end)
             line = layout.lines[0]
             address = f"{self.origin.display}:{line}"
@@ -164,9 +201,15 @@ class CommandLineReader:
             )
 
 
-def _prompt(text: str) -> str | None:
-    stripped = text.lstrip()
-    return next((p for p in PROMPTS if stripped.startswith(p)), None)
+def _continued(pieces: list[CodeLine]) -> bool:
+    """Whether the shell reads the next line as more of the command line of ``pieces``.
+
+    After a backslash-newline, and while a quote is open: a multi-line quoted argument (a
+    ``--convert '...'`` script, a JSON document) is one word of the command.
+    """
+    if pieces[-1].text.endswith("\\"):
+        return True
+    return ends_inside_quotes("\n".join(piece.text for piece in pieces))
 
 
 def _after_heredocs(lines: list[CodeLine], i: int, command: str) -> int:

@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.codes import DOC_FILE_UNREAD
 from exampleguard.diagnostics import Diagnostic
+from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.documents import read_text
 from exampleguard.sources._codeblocks import (
     SESSION_LANGUAGES,
@@ -48,11 +50,23 @@ from exampleguard.sources.rest import REST_SUFFIX, rest_examples
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
+    from exampleguard.config import Config
+
 __all__ = [
+    "MARKDOWN_NAMES",
+    "MARKDOWN_SUFFIXES",
     "MarkdownSource",
     "doc_files",
+    "document_kind",
     "markdown_examples",
 ]
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mdx"})
+"""The names (lower-cased) of the files read as Markdown; ``.rst`` files are reStructuredText."""
+MARKDOWN_NAMES = frozenset({"llms.txt", "llms-full.txt"})
+"""Files read as Markdown whatever their suffix: the llms.txt convention writes Markdown."""
+_SHOWN_UNREAD = 3
+"""How many of a glob's unread files a warning names."""
 
 # `**` does not descend into these: dependencies and tool caches are not the project's docs.
 _NOT_DOCS = frozenset({"node_modules", "__pycache__", "site-packages"})
@@ -68,27 +82,80 @@ class MarkdownSource:
         """Every example of every file the ``docs`` globs name: reST (``.rst``) or Markdown."""
         config = context.config
         settings = config.settings
-        program = context.catalog.catalog.program
         records: list[ExampleRecord] = []
         notes: list[Diagnostic] = []
         # Every file is under the configuration's folder: shown as that folder is, plus the rest.
         shown_root = config.display(config.root)
         prefix = "" if shown_root == "." else f"{shown_root.rstrip('/')}/"
-        for path in doc_files(config.root, settings.docs):
-            display = prefix + path.relative_to(config.root).as_posix()
-            text = read_text(path, display)
-            if path.suffix.lower() == REST_SUFFIX:
-                if program in text:
-                    records.extend(rest_examples(text, display, program, notes))
-                continue
-            if not _may_hold_examples(text, program, settings.docs_code):
-                # Most files of a docs tree never name the program in code: nothing to parse.
-                continue
-            records.extend(markdown_examples(text, display, program, settings.docs_code, notes))
+        seen: set[Path] = set()
+        for index, pattern in enumerate(settings.docs):
+            paths = [path for path in doc_files(config.root, [pattern]) if path not in seen]
+            seen.update(paths)
+            unread = [path for path in paths if document_kind(path) is None]
+            if unread:
+                # Never read (an image is no text): named at the glob that brought them in.
+                shown = [prefix + path.relative_to(config.root).as_posix() for path in unread]
+                notes.append(_unread_note(config, index, pattern, shown))
+            for path in paths:
+                if document_kind(path) is None:
+                    continue
+                display = prefix + path.relative_to(config.root).as_posix()
+                self._read_one(path, display, context, records, notes)
         return ExampleList((), records, notes) if records or notes else Examples()
 
+    @staticmethod
+    def _read_one(
+        path: Path,
+        display: str,
+        context: SourceContext,
+        records: list[ExampleRecord],
+        notes: list[Diagnostic],
+    ) -> None:
+        """Add the examples of one file, read as its kind of document."""
+        settings = context.config.settings
+        program = context.catalog.catalog.program
+        text = read_text(path, display)
+        prompts = settings.doc_prompts
+        if document_kind(path) == "rest":
+            if program in text:
+                records.extend(rest_examples(text, display, program, notes, prompts=prompts))
+            return
+        if not _may_hold_examples(text, program, settings.docs_code, prompts):
+            # Most files of a docs tree never name the program in code: nothing to parse.
+            return
+        records.extend(
+            markdown_examples(text, display, program, settings.docs_code, notes, prompts=prompts)
+        )
 
-def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
+
+def document_kind(path: Path) -> str | None:
+    """``markdown`` or ``rest``: how ``path`` is read; None for a file no reader reads."""
+    suffix = path.suffix.lower()
+    if suffix == REST_SUFFIX:
+        return "rest"
+    if suffix in MARKDOWN_SUFFIXES or path.name.lower() in MARKDOWN_NAMES:
+        return "markdown"
+    return None
+
+
+def _unread_note(config: Config, index: int, pattern: str, shown: list[str]) -> Diagnostic:
+    """The ``doc-file-unread`` warning of the ``docs`` glob ``index``, at that glob."""
+    named = ", ".join(shown[:_SHOWN_UNREAD])
+    if len(shown) > _SHOWN_UNREAD:
+        named += f" and {len(shown) - _SHOWN_UNREAD} more"
+    files = "file" if len(shown) == 1 else "files"
+    return DOC_FILE_UNREAD.diagnostic(
+        f"docs glob {pattern!r} matches {len(shown)} {files} that no reader reads, not "
+        f"checked: {named}",
+        hint="Markdown (.md, .markdown, .mdx, llms.txt) and reStructuredText (.rst) are read; "
+        "narrow the glob to them.",
+        location=config.location("docs", index),
+    )
+
+
+def _may_hold_examples(
+    text: str, program: str, code: Sequence[str], prompts: Sequence[str] = DEFAULT_PROMPTS
+) -> bool:
     """Whether ``text`` can hold an example at all; false only when it certainly cannot.
 
     An example's line names the program. When fences are the only code read, that line also
@@ -98,7 +165,7 @@ def _may_hold_examples(text: str, program: str, code: Sequence[str]) -> bool:
     first = text.find(program)
     if first < 0:
         return False
-    if f"$ {program}" in text:
+    if any(f"{prompt} {program}" in text for prompt in prompts):
         # A prompted line in a paragraph (a generated reference page).
         return True
     if any(kind != "fenced" for kind in code):
@@ -219,16 +286,19 @@ def markdown_examples(
     program: str,
     code: Sequence[str] = ("fenced",),
     notes: list[Diagnostic] | None = None,
+    *,
+    prompts: Sequence[str] = DEFAULT_PROMPTS,
 ) -> list[ExampleRecord]:
     """The examples of one Markdown document, each with an origin that locates it in ``text``.
 
     ``code`` names the kinds of code read: ``fenced`` blocks, ``indented`` blocks, ``inline``
-    code. What the reading noticed (a session block without a prompt) is added to ``notes``.
+    code; ``prompts`` the prompts a command line may start with (``doc_prompts``). What the
+    reading noticed (a session block without a prompt) is added to ``notes``.
     """
     origin = DocumentOrigin(display, "markdown")
     source_lines = text.splitlines()
-    builder = CommandLineReader(origin, program)
-    prompted = f"$ {program}"
+    builder = CommandLineReader(origin, program, prompts)
+    prompted = tuple(f"{prompt} {program}" for prompt in prompts)
     previous: str | None = None
     for token in _parser(inline="inline" in code).parse(text):
         opened, previous = previous, token.type
@@ -236,7 +306,7 @@ def markdown_examples(
             token.type == "inline"
             and opened == "paragraph_open"
             and token.map is not None
-            and prompted in token.content
+            and any(start in token.content for start in prompted)
         ):
             # Generated reference pages write `$ mycli ...` lines in plain paragraphs.
             for line in _prompted_lines(token.content, prompted, token.map[0], source_lines):
@@ -258,11 +328,16 @@ def markdown_examples(
 
 
 def _prompted_lines(
-    content: str, prompted: str, first: int, source: list[str]
+    content: str, prompted: tuple[str, ...], first: int, source: list[str]
 ) -> Iterator[CodeLine]:
-    """The lines of a paragraph that start with ``$ PROGRAM``, each placed in the file."""
-    for offset, line_text in enumerate(content.split("\n")):
-        if not (line_text == prompted or line_text.startswith(prompted + " ")):
+    """The lines of a paragraph that start with a prompt and the program, placed in the file.
+
+    A paragraph's continuation lines keep their indentation in its content: Typer's generated
+    reference pages indent their ``Examples`` lines under the word (``  $ mycli add x``).
+    """
+    for offset, line in enumerate(content.split("\n")):
+        line_text = line.lstrip(" \t")
+        if not any(line_text == start or line_text.startswith(start + " ") for start in prompted):
             continue
         number = first + offset
         raw = source[number] if number < len(source) else line_text

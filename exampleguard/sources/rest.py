@@ -6,22 +6,28 @@ reST renderer decides it, never guessed by pattern:
 
 * ``code``, ``code-block`` and ``sourcecode`` directives of a shell language
   (:data:`~exampleguard.sources._codeblocks.SHELL_LANGUAGES`): every line is a command line once an
-  optional ``$ `` or ``% `` prompt is removed; in a ``console`` or ``shell-session`` block only
+  optional prompt (``doc_prompts``) is removed; in a ``console`` or ``shell-session`` block only
   prompted lines are, the rest is output;
 * ``::`` literal blocks: only prompted lines are command lines (such a block is as often a
-  program's output, a configuration file or Python as it is a shell session).
+  program's output, a configuration file or Python as it is a shell session); a block without
+  any prompt, only when each of its command lines runs the program;
+* the content of directives docutils does not know (Sphinx's own, extensions': ``tab``,
+  ``tab-item``) is read as reST of its own; sphinx-prompt's ``prompt`` directive of a shell
+  language is a shell block.
 
-Nothing else is read: directives docutils does not know (Sphinx's own, extensions') are passed
-over, and no file is ever included or read through the document (``include`` and ``raw`` are
-off). Each example is located at the reST file's line and column of every character, as
-Markdown's are.
+No file is ever included or read through the document (``include`` and ``raw`` are off). Each
+example is located at the reST file's line and column of every character, as Markdown's are.
 """
 
 from __future__ import annotations
 
 import io
+import re
+import textwrap
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from exampleguard.docshell import DEFAULT_PROMPTS
 from exampleguard.sources._codeblocks import (
     SESSION_LANGUAGES,
     SHELL_LANGUAGES,
@@ -37,9 +43,15 @@ if TYPE_CHECKING:
 __all__ = ["CODE_DIRECTIVE_CLASS", "REST_SUFFIX", "rest_examples"]
 
 REST_SUFFIX = ".rst"
-"""The files read as reStructuredText; every other ``docs`` file is read as Markdown."""
+"""The suffix of the files read as reStructuredText (Markdown's: ``MARKDOWN_SUFFIXES``)."""
 CODE_DIRECTIVE_CLASS = "code"
 """The class docutils gives the literal block of a ``code`` directive (and its aliases)."""
+
+_UNKNOWN = re.compile(r'Unknown directive type "')
+_DIRECTIVE = re.compile(r"\.\.\s+([\w:+.-]+?)::(.*)")
+_OPTION = re.compile(r":[\w-]+:(\s|$)")
+_MAX_NESTING = 8
+"""Unknown directives inside unknown directives read, at most (a ``tab`` in a ``tab-set``)."""
 
 _SETTINGS: dict[str, Any] = {
     # A document is data: it may name no file to read, and its errors are not ours to print.
@@ -54,42 +66,89 @@ _SETTINGS: dict[str, Any] = {
 
 
 def rest_examples(
-    text: str, display: str, program: str, notes: list[Diagnostic] | None = None
+    text: str,
+    display: str,
+    program: str,
+    notes: list[Diagnostic] | None = None,
+    *,
+    prompts: Sequence[str] = DEFAULT_PROMPTS,
 ) -> list[ExampleRecord]:
     """The examples of one reStructuredText document, each located in ``text``.
 
-    What the reading noticed (a session block without a prompt) is added to ``notes``.
+    ``prompts`` are the prompts a command line may start with (``doc_prompts``). What the
+    reading noticed (a session block without a prompt) is added to ``notes``.
     """
     # Deferred: only runs whose docs hold reST need the parser (a tenth of a second to import).
-    from docutils import nodes  # noqa: PLC0415
     from docutils.core import publish_doctree  # noqa: PLC0415
 
     settings = {**_SETTINGS, "warning_stream": io.StringIO()}
     tree = publish_doctree(text, source_path=display, settings_overrides=settings)
     origin = DocumentOrigin(display, "rest")
-    reader = CommandLineReader(origin, program)
+    reader = CommandLineReader(origin, program, prompts)
     source = text.splitlines()
     cursor = 0
-    for block in tree.findall(nodes.literal_block):
-        if _in_error_report(block, nodes.system_message):
-            # The text of a directive docutils could not run, quoted in its error report.
-            continue
-        session = _session(block.get("classes", []))
+    for classes, block_text in _literal_blocks(tree, display, 0):
+        session = _session(classes)
         if session is None:
             continue
-        content = block.astext().split("\n")
+        content = block_text.split("\n")
         start = _find(content, source, cursor)
         if start is None:
             continue
         lines = _placed(content, source, start)
         cursor = start + len(content)
-        if program in block.astext():
+        if program in block_text:
             # A `::` block is read as a session without saying so: it is as often output.
-            declared = CODE_DIRECTIVE_CLASS in block.get("classes", [])
-            reader.block(lines, session=session, declared=declared)
+            reader.block(lines, session=session, declared=CODE_DIRECTIVE_CLASS in classes)
     if notes is not None:
         notes.extend(reader.notes)
     return reader.records
+
+
+def _literal_blocks(tree: Any, display: str, depth: int) -> Iterator[tuple[list[str], str]]:
+    """``(classes, text)`` of every literal block of ``tree``, in document order.
+
+    Sphinx's directives and its extensions' are unknown to docutils, which quotes each in an
+    error report. Those that hold content (``tab``, ``tab-item``, ``only``, ``versionadded``)
+    often hold the shell blocks a page shows, one per platform or configuration format: the
+    content is read as reST of its own, as the extension renders it. The content of
+    sphinx-prompt's ``prompt`` directive of a shell language is a shell block itself.
+    """
+    from docutils import nodes  # noqa: PLC0415
+    from docutils.core import publish_doctree  # noqa: PLC0415
+
+    for block in tree.findall(nodes.literal_block):
+        report = block.parent
+        if not isinstance(report, nodes.system_message):
+            if not _in_error_report(block, nodes.system_message):
+                yield list(block.get("classes", [])), block.astext()
+            continue
+        # The text of a directive docutils could not run, quoted in its error report.
+        unknown = _UNKNOWN.search(report.astext().split("\n", 1)[0])
+        directive = _DIRECTIVE.match(block.astext())
+        if unknown is None or directive is None or depth >= _MAX_NESTING:
+            continue
+        name, arguments = directive.group(1).lower(), directive.group(2).split()
+        body = _directive_body(block.astext().split("\n")[1:])
+        if name == "prompt":
+            language = arguments[0].lower() if arguments else ""
+            if language in SHELL_LANGUAGES and body:
+                # `auto`: the lines carry their prompts; otherwise each line is a command.
+                shown = "console" if "auto" in arguments else language or "sh"
+                yield [CODE_DIRECTIVE_CLASS, shown], body
+            continue
+        if body:
+            settings = {**_SETTINGS, "warning_stream": io.StringIO()}
+            nested = publish_doctree(body, source_path=display, settings_overrides=settings)
+            yield from _literal_blocks(nested, display, depth + 1)
+
+
+def _directive_body(lines: list[str]) -> str:
+    """The content of a directive (the lines after its first), without its options."""
+    body = textwrap.dedent("\n".join(lines)).split("\n")
+    while body and _OPTION.match(body[0]):
+        body.pop(0)
+    return "\n".join(body).strip("\n")
 
 
 def _in_error_report(node: Any, system_message: type) -> bool:

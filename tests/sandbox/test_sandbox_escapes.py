@@ -274,7 +274,7 @@ def test_a_home_given_whole_as_project_dir_is_not_called_masked(world: World) ->
     assert disagreements(found, outcome.guarantees) == {}
 
 
-# -- issue 13: the escapes a root caller, the kernel's other channels and the limits opened ----
+# -- the escapes a root caller, the kernel's other channels and the limits opened ----
 
 
 def test_the_caller_s_loader_variables_reach_the_unsandboxed_program(world: World) -> None:

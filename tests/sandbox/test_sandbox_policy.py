@@ -470,7 +470,7 @@ def test_the_probe_is_not_collected_as_a_test() -> None:
     assert not PROBE.name.startswith("test_")
 
 
-# -- issue 13: the environment rule, fixtures, limits and required guarantees ------------------
+# -- the environment rule, fixtures, limits and required guarantees ------------------
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from tests.support.project import FIXTURE_APPS, REPOSITORY
 BARRIER_CHILD = """
 import sys
 import exampleguard.cli, exampleguard.pipeline, exampleguard.files
-import exampleguard.commands.validate, exampleguard.commands.counts, exampleguard.commands.records
+import exampleguard.commands.validate, exampleguard.commands.counts
+import exampleguard.commands.records
 import exampleguard.commands.init
 import exampleguard.counts, exampleguard.dispositions, exampleguard.tree, exampleguard.report
 import exampleguard.adapters._child, exampleguard.dryrun, sandbox
