@@ -14,7 +14,15 @@ import enum
 import re
 from dataclasses import dataclass
 
-from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span, neutralise
+from exampleguard.diagnostics import (
+    Diagnostic,
+    Location,
+    Region,
+    Related,
+    Severity,
+    Span,
+    neutralise,
+)
 
 __all__ = [
     "ALIAS_COLLISION",
@@ -134,6 +142,7 @@ class Code:
         location: Location | None = None,
         span: Span | None = None,
         related: tuple[Related, ...] = (),
+        region: Region | None = None,
     ) -> Diagnostic:
         r"""A diagnostic of this code, with the severity the registry gives it.
 
@@ -152,6 +161,7 @@ class Code:
             location=location,
             span=span,
             related=related,
+            region=region,
         )
 
 

@@ -14,6 +14,7 @@ import difflib
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from exampleguard.argfiles import ArgumentFile
 from exampleguard.catalog import Catalog, DryRun, LoadedCatalog, Tool
@@ -27,7 +28,6 @@ from exampleguard.codes import (
     TOOL_UNBOUND,
     Code,
 )
-from exampleguard.config import ArgvRewrite
 from exampleguard.diagnostics import Diagnostic
 from exampleguard.model import (
     DIALECTS,
@@ -40,7 +40,26 @@ from exampleguard.model import (
 )
 from exampleguard.snapshot import Tree, TreeCommand
 
-__all__ = ["CommandNode", "Contract", "EffectiveTool", "build_contract"]
+__all__ = ["ArgvRewriting", "CommandNode", "Contract", "EffectiveTool", "build_contract"]
+
+
+class ArgvRewriting(Protocol):
+    """What the contract keeps of the configuration's ``argv_rewrite``: two plain words.
+
+    A protocol rather than the configuration's model: the contract, which the check stage reads,
+    imports nothing of the module that reads the configuration file.
+    """
+
+    @property
+    def note(self) -> str:
+        """What the program does to its argv, in words."""
+        ...
+
+    @property
+    def unparsed_after(self) -> str | None:
+        """The word from which on the program keeps its command line for itself."""
+        ...
+
 
 Path = tuple[str, ...]
 
@@ -219,7 +238,7 @@ def build_contract(
     loaded: LoadedCatalog,
     tree: Tree | None,
     argument_files: Mapping[str, ArgumentFile] | None = None,
-    argv_rewrite: ArgvRewrite | None = None,
+    argv_rewrite: ArgvRewriting | None = None,
 ) -> Contract:
     """Bind the catalog to the tree (or to itself when there is none).
 
@@ -265,7 +284,7 @@ class _Builder:
                 message,
                 hint=hint,
                 tool=tool,
-                location=self.loaded.document.location(key, at_key=at_key),
+                region=self.loaded.document.region(key, at_key=at_key),
             )
         )
 

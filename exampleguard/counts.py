@@ -8,8 +8,9 @@ difference from the committed file, and ``exampleguard counts --write`` records 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import Field
 
@@ -23,12 +24,15 @@ from exampleguard.documents import (
     load_document,
     validate_model,
 )
+from exampleguard.examples import Origin
 from exampleguard.model import StrictModel
 
 __all__ = [
     "COUNTS_FORMAT",
+    "Counted",
     "Counts",
     "compare_counts",
+    "count_results",
     "load_counts",
     "render_counts",
     "schema_of_file",
@@ -69,6 +73,60 @@ _FIELDS = (
 )
 
 
+class Counted(Protocol):
+    """What counting reads of an example's result."""
+
+    @property
+    def tool(self) -> str | None:
+        """The catalog tool the example belongs to; ``None`` for one of no tool."""
+        ...
+
+    @property
+    def validated(self) -> bool:
+        """Whether the example went through contract validation."""
+        ...
+
+    @property
+    def origin(self) -> Origin:
+        """Where the example comes from (its kind of source)."""
+        ...
+
+
+def count_results(
+    results: Iterable[Counted],
+    *,
+    tools: int,
+    examples: int | None,
+    dry_run_eligible: int,
+    dry_run_narrowed: int,
+    excluded: int,
+) -> Counts:
+    """The counts of a run from its results and what the review let through.
+
+    ``examples`` is the number of catalog examples of the run; ``None`` counts the catalog
+    examples among ``results`` (a run of some of the tools: a shard).
+    """
+    own = 0
+    validated = 0
+    documented: dict[str, int] = {}
+    for result in results:
+        if result.tool is not None:
+            own += 1
+            validated += result.validated
+        else:
+            kind = result.origin.kind
+            documented[kind] = documented.get(kind, 0) + 1
+    return Counts(
+        tools=tools,
+        examples=own if examples is None else examples,
+        contract_validated=validated,
+        dry_run_eligible=dry_run_eligible,
+        dry_run_narrowed=dry_run_narrowed,
+        excluded=excluded,
+        doc_examples=dict(sorted(documented.items())),
+    )
+
+
 def load_counts(path: Path, display: str) -> tuple[Counts, Document] | None:
     """Read the committed counts; ``None`` when the file does not exist.
 
@@ -107,7 +165,7 @@ def compare_counts(
             message=f"the counts changed: {described}",
             hint="If the change is intended, run `exampleguard counts --write` and commit "
             f"{display} for review.",
-            location=document.location((changes[0][0],), at_key=True),
+            region=document.region((changes[0][0],), at_key=True),
         )
     ]
 

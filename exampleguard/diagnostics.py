@@ -10,8 +10,18 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["Diagnostic", "Location", "Related", "Severity", "Span", "neutralise", "plural"]
+__all__ = [
+    "Diagnostic",
+    "Location",
+    "Region",
+    "Related",
+    "Severity",
+    "Span",
+    "neutralise",
+    "plural",
+]
 
 # Every C0 control but tab and newline, DEL, every C1 control, lone surrogates, and the two
 # noncharacters XML refuses: a terminal acts on them (ESC starts CSI and OSC sequences: colours,
@@ -91,6 +101,24 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+class Region(Protocol):
+    """Where a finding is, in its file's coordinates, before lines and columns are known.
+
+    A stage that finds a problem says where it is in the terms it has (an example and a span
+    of its text; a key path of a JSON or TOML file) and reads no file for it; the report builder
+    turns it into a :class:`Location` once (:meth:`located`), when the diagnostic is reported.
+    """
+
+    @property
+    def file(self) -> str:
+        """The file, as shown to people."""
+        ...
+
+    def located(self) -> Location:
+        """The region as a :class:`Location`: file, key path, lines and columns."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Related:
     """A secondary place a diagnostic points at, with a label ("first given here")."""
@@ -98,6 +126,8 @@ class Related:
     message: str
     span: Span | None = None
     location: Location | None = None
+    region: Region | None = None
+    """Where it is, when the stage that found it left lines and columns to the report."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +148,9 @@ class Diagnostic:
     location: Location | None = None
     span: Span | None = None
     related: tuple[Related, ...] = field(default=())
+    region: Region | None = None
+    """Where it is, when the stage that found it left the lines and columns to the report
+    builder; ``location`` is then unset."""
 
     @property
     def is_error(self) -> bool:

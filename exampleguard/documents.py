@@ -33,6 +33,7 @@ __all__ = [
     "Document",
     "JsonArrayStream",
     "KeyPath",
+    "KeyRegion",
     "NotStreamable",
     "SourceError",
     "check_format",
@@ -127,6 +128,19 @@ class Document:
         line, column = where if where is not None else (None, None)
         return Location(self.display, line, column, format_key(key) or None)
 
+    def region(
+        self,
+        key: Sequence[str | int] = (),
+        *,
+        at_key: bool = True,
+        otherwise: Sequence[str | int] | None = None,
+    ) -> KeyRegion:
+        """The region of ``key`` (of ``otherwise`` where the file has no place for ``key``).
+
+        Left for the report builder to place (see :meth:`location`).
+        """
+        return KeyRegion(self, tuple(key), at_key, None if otherwise is None else tuple(otherwise))
+
     def string_location(
         self, key: Sequence[str | int], offset: int, end: int | None = None
     ) -> Location:
@@ -182,6 +196,33 @@ class Document:
                     # The text already parsed; an index failure costs precision, never the run.
                     self._positions = _Positions()
         return self._positions
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class KeyRegion:
+    """A :class:`~exampleguard.diagnostics.Region`: the value at ``key`` of a parsed document.
+
+    Finding a key's place takes a scan of the file's text: a stage after loading names the key,
+    and the report builder has it placed (:meth:`located`), once, when the diagnostic is shown.
+    """
+
+    document: Document
+    key: KeyPath
+    at_key: bool = True
+    otherwise: KeyPath | None = None
+    """The key placed instead where the file has no place for ``key``."""
+
+    @property
+    def file(self) -> str:
+        """The document's file, as shown to people."""
+        return self.document.display
+
+    def located(self) -> Location:
+        """The value's place in lines and columns (see :meth:`Document.location`)."""
+        key = self.key
+        if self.otherwise is not None and self.document.position(key) is None:
+            key = self.otherwise
+        return self.document.location(key, at_key=self.at_key)
 
 
 def load_document(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> Document:

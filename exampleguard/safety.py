@@ -111,14 +111,13 @@ def _drift(
     answers = [p.flags[0] for p in gates if p.flags]
     all_banned = {*own_bypass, *banned}
     where = ("tools", tool.index, "safety") if safety is not None else ("tools", tool.index)
-    location = document.location(where)
+    # Placed by the report builder, and only if there is a drift to report.
+    region = document.region(where)
     found: list[Diagnostic] = []
 
     def drift(message: str, hint: str) -> None:
         found.append(
-            SAFETY_DRIFT.diagnostic(
-                f"{tool.id}: {message}", hint=hint, tool=tool.id, location=location
-            )
+            SAFETY_DRIFT.diagnostic(f"{tool.id}: {message}", hint=hint, tool=tool.id, region=region)
         )
 
     if gates and confirmation != "required":

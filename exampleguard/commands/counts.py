@@ -8,7 +8,7 @@ from exampleguard.config import Config
 from exampleguard.counts import render_counts, schema_of_file
 from exampleguard.diagnostics import Location
 from exampleguard.files import locked, write_atomically
-from exampleguard.pipeline import InputError, evaluate, load_inputs
+from exampleguard.pipeline import InputError, load_inputs, run
 
 __all__ = ["count"]
 
@@ -21,7 +21,7 @@ def count(config: Config, *, write: bool) -> TextOutcome:
     """
     try:
         inputs = load_inputs(config, with_counts=not write)
-        evaluation = evaluate(inputs, check_counts=not write)
+        evaluation = run(inputs, check_counts=not write)
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)
     path = config.counts_path

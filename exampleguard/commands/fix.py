@@ -19,6 +19,7 @@ from exampleguard.counts import render_counts, schema_of_file
 from exampleguard.diagnostics import Diagnostic, Location, plural
 from exampleguard.files import locked, write_atomically
 from exampleguard.fix import FixPlan, plan_fixes
+from exampleguard.report.build import located
 
 __all__ = ["FixOutcome", "fix"]
 
@@ -80,7 +81,7 @@ def _messages(plan: FixPlan, config: Config, *, write: bool) -> list[str]:
     ]
     for refusal in plan.refused:
         diagnostic = refusal.diagnostic
-        where = diagnostic.location or Location(plan.document.display)
+        where = located(diagnostic) or Location(plan.document.display)
         # A catalog example is named TOOL[INDEX]; a document's by its place alone.
         about = ""
         if diagnostic.tool is not None:

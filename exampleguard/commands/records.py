@@ -31,7 +31,12 @@ from exampleguard.commands._outcome import TextOutcome, refuse
 from exampleguard.commands.validate import ValidateOutcome, run_evaluation
 from exampleguard.config import Config
 from exampleguard.contract import EffectiveTool, build_contract
-from exampleguard.dispositions.check import check_dispositions, check_doc_exceptions, exact_command
+from exampleguard.dispositions.check import (
+    check_dispositions,
+    check_doc_exceptions,
+    exact_command,
+    review_records,
+)
 from exampleguard.dispositions.records import (
     EXCLUSIONS_FILE,
     Disposition,
@@ -52,7 +57,7 @@ from exampleguard.dispositions.write import (
     rewrite_disposition,
     toml_string,
 )
-from exampleguard.pipeline import InputError, Inputs, load_inputs, review_records
+from exampleguard.pipeline import InputError, Inputs, load_inputs
 from exampleguard.report import build_report
 
 AnyRecord = Record[Disposition] | Record[Exclusion] | Record[DocException]
@@ -326,8 +331,13 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
         inputs = load_inputs(config, with_counts=False)
     except InputError as error:
         return TextOutcome(unusable=error.diagnostics)
-    contract = build_contract(inputs.catalog, inputs.tree, inputs.argument_files)
-    review = review_records(inputs, contract)
+    review = review_records(
+        inputs.records,
+        build_contract(inputs.catalog, inputs.tree, inputs.argument_files),
+        inputs.examples,
+        config.settings.reason_codes,
+        inputs.catalog.document.region(("tools",)),
+    )
     doc_review = check_doc_exceptions(
         inputs.records, inputs.examples.named, lambda file: config.display(config.root / file)
     )

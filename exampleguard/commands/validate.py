@@ -49,12 +49,12 @@ def run_evaluation(
     """
     try:
         inputs = load_inputs(config, with_counts=shard is None)
-        from exampleguard.pipeline import evaluate  # noqa: PLC0415
+        from exampleguard.pipeline import run  # noqa: PLC0415
 
         if shard is None:
-            return evaluate(inputs, progress=progress), []
+            return run(inputs, progress=progress), []
         index, total = shard
-        evaluation = evaluate(
+        evaluation = run(
             inputs,
             check_counts=False,
             select=lambda tool: shard_of(tool.id, total) == index,

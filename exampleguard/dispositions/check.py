@@ -19,7 +19,7 @@ from exampleguard.codes import (
     UNCOVERED_COMMAND,
 )
 from exampleguard.contract import CommandNode, Contract, EffectiveTool
-from exampleguard.diagnostics import Diagnostic, Location, plural
+from exampleguard.diagnostics import Diagnostic, Region, plural
 from exampleguard.dispositions.records import (
     BUILTIN_REASON_CODES,
     Disposition,
@@ -31,7 +31,7 @@ from exampleguard.dispositions.records import (
     is_concrete_reason,
     shown_path,
 )
-from exampleguard.sources import ExampleRecord, Examples
+from exampleguard.examples import ExampleRecord, Examples
 
 __all__ = [
     "DocReview",
@@ -41,6 +41,7 @@ __all__ = [
     "check_exclusions",
     "exact_command",
     "reason_code_hint",
+    "review_records",
 ]
 
 
@@ -76,6 +77,25 @@ def check_dispositions(
         review.diagnostics.extend(check.record(record, review))
     if new is not None:
         review.refused = check.record(new, review, new=True)
+    return review
+
+
+def review_records(
+    loaded: LoadedDispositions,
+    contract: Contract,
+    examples: Examples,
+    reason_codes: Mapping[str, str],
+    catalog_tools: Region | None = None,
+) -> Review:
+    """Check the reviewer records (dispositions and coverage exclusions) and nothing else.
+
+    ``catalog_tools`` is where an uncovered command is reported (see :func:`check_exclusions`).
+    """
+    review = check_dispositions(loaded, contract.tools, examples, reason_codes)
+    # A command without a tool is a gap in the catalog's `tools`: that is where it is reported.
+    exclusions = check_exclusions(loaded, contract, catalog_tools)
+    review.excluded = exclusions.excluded
+    review.diagnostics.extend(exclusions.diagnostics)
     return review
 
 
@@ -191,12 +211,12 @@ def reason_code_hint(code: str, approved: Iterable[str]) -> str:
 def check_exclusions(
     loaded: LoadedDispositions,
     contract: Contract,
-    catalog_tools: Callable[[], Location | None] | None = None,
+    catalog_tools: Region | None = None,
 ) -> Review:
     """Check coverage both ways and every exclusion (SPEC 3.5); needs a tree to mean anything.
 
-    ``catalog_tools`` says where an uncovered command is reported (where its tool would go); it
-    is asked only when there is one, since finding a place in a large catalog takes a scan.
+    ``catalog_tools`` says where an uncovered command is reported (where its tool would go); the
+    report builder places it, since finding a place in a large catalog takes a scan.
     """
     review = Review()
     first: dict[tuple[str, ...], Record[Exclusion]] = {}
@@ -277,7 +297,7 @@ class DocReview:
         return DOC_EXAMPLE_EXCEPTED.diagnostic(
             f"excepted, not checked ({value.reason_code}): {value.reason}",
             hint=f"Reviewed in {found.location}; delete the record to check the example again.",
-            location=record.location(),
+            region=record.region(),
         )
 
 
@@ -334,15 +354,12 @@ def exact_command(contract: Contract, path: Sequence[str]) -> CommandNode | None
 def _uncovered(
     contract: Contract,
     excluded: set[tuple[str, ...]],
-    catalog_tools: Callable[[], Location | None] | None,
+    catalog_tools: Region | None,
 ) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    where: Location | None = None
     for node in contract.runnable_leaves():
         if node.tool is not None or node.path in excluded:
             continue
-        if where is None and catalog_tools is not None:
-            where = catalog_tools()
         shown = shown_path(node.path)
         found.append(
             UNCOVERED_COMMAND.diagnostic(
@@ -350,7 +367,7 @@ def _uncovered(
                 "and no exclusion",
                 hint=f"Add a tool with command {list(node.path)}, or run "
                 f"`exampleguard dispositions exclude {shown} --reason ...`.",
-                location=where,
+                region=catalog_tools,
             )
         )
     return found

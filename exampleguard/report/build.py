@@ -39,6 +39,7 @@ __all__ = [
     "build_report",
     "diagnostic_entry",
     "dry_run_entry",
+    "located",
     "merge_report",
     "unusable_report",
 ]
@@ -224,8 +225,22 @@ def _run_status(status: sandbox.Status) -> RunStatus:
             assert_never(status)
 
 
+def located(diagnostic: Diagnostic | Related) -> Location | None:
+    """Where ``diagnostic`` is, in lines and columns: the one place a region becomes them.
+
+    The check stage leaves its findings in file coordinates (:class:`Region`: an example of an
+    origin, a span of its text); the origin that read the file maps them, here, as the
+    diagnostic is reported. A diagnostic of an earlier stage (a file that cannot be loaded)
+    comes with its location already.
+    """
+    if diagnostic.region is not None:
+        return diagnostic.region.located()
+    return diagnostic.location
+
+
 def diagnostic_entry(diagnostic: Diagnostic) -> DiagnosticEntry:
     """The report entry of one diagnostic."""
+    location = located(diagnostic)
     return DiagnosticEntry(
         code=diagnostic.code,
         severity=diagnostic.severity,
@@ -234,8 +249,8 @@ def diagnostic_entry(diagnostic: Diagnostic) -> DiagnosticEntry:
         message=diagnostic.message,
         hint=diagnostic.hint,
         suggestion=diagnostic.suggestion,
-        file=diagnostic.location.file if diagnostic.location else None,
-        location=_location(diagnostic.location),
+        file=location.file if location else None,
+        location=_location(location),
         span=_span(diagnostic.span),
         related=tuple(_related(item) for item in diagnostic.related),
     )
@@ -258,10 +273,11 @@ def _span(span: Span | None) -> SpanEntry | None:
 
 
 def _related(related: Related) -> RelatedEntry:
+    location = located(related)
     return RelatedEntry(
         message=related.message,
-        file=related.location.file if related.location else None,
-        location=_location(related.location),
+        file=location.file if location else None,
+        location=_location(location),
         span=_span(related.span),
     )
 

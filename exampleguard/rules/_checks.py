@@ -641,6 +641,6 @@ def duplicate_example(subject: Subject) -> Sequence[Finding]:
             DUPLICATE_EXAMPLE,
             f"the example does the same as {earlier.address} ({earlier.text!r})",
             hint="Replace it with an example that shows something different.",
-            related=(Related(f"{earlier.address} is the same", location=earlier.location()),),
+            related=(Related(f"{earlier.address} is the same", region=earlier.region()),),
         ),
     )

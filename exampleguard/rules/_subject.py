@@ -10,6 +10,7 @@ from exampleguard.bind import Binding, Occurrence
 from exampleguard.codes import Code
 from exampleguard.contract import CommandNode, Contract, EffectiveTool
 from exampleguard.diagnostics import Related, Span
+from exampleguard.examples import ExampleRecord
 from exampleguard.model import Parameter
 from exampleguard.rules._binding import (
     BannedSpellings,
@@ -20,7 +21,6 @@ from exampleguard.rules._binding import (
     must_give,
     named_occurrences,
 )
-from exampleguard.sources import ExampleRecord
 from exampleguard.tokenize import Tokens
 
 __all__ = ["Finding", "Rule", "RuleContext", "Subject", "ToolScope", "word_span"]

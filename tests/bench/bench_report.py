@@ -52,6 +52,7 @@ def _status_kib(name: str) -> int:
 def _pydantic_report(evaluation: Any, *, validate: bool) -> Any:
     """The report of ``evaluation`` as the pydantic models, entry by entry as the builder does."""
     from exampleguard.report import model
+    from exampleguard.report.build import located
 
     def make(cls: Any, **values: Any) -> Any:
         return cls(**values) if validate else cls.model_construct(**values)
@@ -71,10 +72,22 @@ def _pydantic_report(evaluation: Any, *, validate: bool) -> Any:
     def span(found: Any) -> Any:
         return None if found is None else make(model.SpanEntry, start=found.start, end=found.end)
 
+    def related(r: Any) -> Any:
+        where = located(r)
+        return make(
+            model.RelatedEntry,
+            message=r.message,
+            file=where.file if where else None,
+            location=location(where),
+            span=span(r.span),
+        )
+
     entries: dict[int, Any] = {}
 
     def diagnostic(d: Any) -> Any:
         if id(d) not in entries:
+            # The check stage leaves lines and columns to the report: placed here, as a run does.
+            where = located(d)
             entries[id(d)] = make(
                 model.DiagnosticEntry,
                 code=d.code,
@@ -84,19 +97,10 @@ def _pydantic_report(evaluation: Any, *, validate: bool) -> Any:
                 message=d.message,
                 hint=d.hint,
                 suggestion=d.suggestion,
-                file=d.location.file if d.location else None,
-                location=location(d.location),
+                file=where.file if where else None,
+                location=location(where),
                 span=span(d.span),
-                related=[
-                    make(
-                        model.RelatedEntry,
-                        message=r.message,
-                        file=r.location.file if r.location else None,
-                        location=location(r.location),
-                        span=span(r.span),
-                    )
-                    for r in d.related
-                ],
+                related=[related(r) for r in d.related],
             )
         return entries[id(d)]
 

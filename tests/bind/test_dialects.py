@@ -3,7 +3,7 @@
 What a user sees depends on it — which ``dialect`` values a catalog or tree may give, how a
 catalog-only tree routes, whose constraints the rules stage checks, the did-you-mean a
 diagnostic carries — so each is checked through the product's own entry points: the models,
-the committed schemas, ``build_contract``, ``bind`` and ``evaluate``.
+the committed schemas, ``build_contract``, ``bind`` and ``run``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from exampleguard.config import load_config
 from exampleguard.contract import Contract, build_contract
 from exampleguard.documents import Document
 from exampleguard.model import DIALECT_NAMES, DIALECTS, spoken_dialects
-from exampleguard.pipeline import evaluate, load_inputs
+from exampleguard.pipeline import load_inputs, run
 from exampleguard.schemas import committed_schema_path
 from exampleguard.snapshot import Tree
 
@@ -358,7 +358,7 @@ def test_the_diagnostic_carries_the_suggestion(tmp_path: Path) -> None:
     (tmp_path / "catalog.json").write_text(json.dumps(catalog), encoding="utf-8")
     (tmp_path / "exampleguard.toml").write_text('catalog = "catalog.json"\n', encoding="utf-8")
     inputs = load_inputs(load_config(tmp_path / "exampleguard.toml", tmp_path), with_counts=False)
-    evaluation = evaluate(inputs, check_counts=False, repository_checks=False)
+    evaluation = run(inputs, check_counts=False, repository_checks=False)
     [diagnostic] = [d for d in evaluation.diagnostics if d.code == "unknown-flag"]
     assert diagnostic.suggestion == "--color"
     assert diagnostic.hint == "Did you mean --color?"

@@ -17,7 +17,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from exampleguard.config import load_config
-from exampleguard.pipeline import evaluate, load_inputs
+from exampleguard.pipeline import load_inputs, run
 from exampleguard.toolschema import argument_schema, schema_errors
 from tests.support.frameworks import argparse_accepts
 from tests.support.project import REPOSITORY, run_cli
@@ -266,7 +266,7 @@ def test_unknown_tool_is_exit_2(tmp_path: Path) -> None:
 
 def _examples_against_schemas(config_path: Path) -> list[tuple[str, int, dict[str, Any]]]:
     config = load_config(config_path, config_path.parent)
-    evaluation = evaluate(load_inputs(config, with_counts=False), check_counts=False)
+    evaluation = run(load_inputs(config, with_counts=False), check_counts=False)
     schemas = {tool.id: argument_schema(tool) for tool in evaluation.contract.tools}
     checked = []
     # The catalog's own examples: those of the documentation belong to no tool.

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from exampleguard.config import load_config
-from exampleguard.pipeline import evaluate, load_inputs
+from exampleguard.pipeline import load_inputs
+from exampleguard.pipeline import run as run_pipeline
 from tests.support.argparse_field import FieldRun, field_project, field_run
 
 FILES = {
@@ -120,7 +121,7 @@ def test_without_the_statement_a_rewritten_command_line_is_not_a_plain_unknown_c
         corpus=corpus,
         files=FILES,
     )
-    evaluation = evaluate(load_inputs(load_config(None, root), with_counts=False))
+    evaluation = run_pipeline(load_inputs(load_config(None, root), with_counts=False))
     found = [d for d in evaluation.diagnostics if d.code == "unknown-command"]
     assert len(found) == 1
     assert found[0].hint is not None

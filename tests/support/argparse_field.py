@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from exampleguard.config import load_config
-from exampleguard.pipeline import ExampleResult, evaluate, load_inputs
+from exampleguard.pipeline import ExampleResult, load_inputs, run
 from tests.support.project import write_config
 
 __all__ = ["FieldRun", "Judged", "field_project", "field_run", "oracle_code", "real_verdicts"]
@@ -156,7 +156,7 @@ def real_verdicts(root: Path, setup: str, argvs: Sequence[Sequence[str]]) -> lis
 def field_run(cli: str, root: Path, corpus: Sequence[Sequence[str]], setup: str) -> FieldRun:
     """Evaluate the project in ``root`` as ``exampleguard validate`` does; ask the real CLI."""
     config = load_config(None, root)
-    evaluation = evaluate(load_inputs(config, with_counts=False), check_counts=False)
+    evaluation = run(load_inputs(config, with_counts=False), check_counts=False)
     documented = {
         result.text: result
         for result in evaluation.examples
