@@ -11,11 +11,11 @@ problem found.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from exampleguard.bind import argparser, clickfamily, cobra
 from exampleguard.bind._records import Binding, FrameworkRules, Occurrence, Piece, Problem, Role
 from exampleguard.bind.dialect import Dialect, Memo, RulesRow
 
@@ -35,10 +35,9 @@ __all__ = [
     "dialect",
 ]
 
-_DIALECTS: dict[str, Dialect] = {
-    d.name: d for d in (clickfamily.DIALECT, argparser.DIALECT, cobra.DIALECT)
-}
-"""Each dialect's binder and rules, by the name :data:`exampleguard.model.DIALECT_NAMES` gives."""
+_DIALECTS: dict[str, str] = {"click": "clickfamily", "argparse": "argparser", "cobra": "cobra"}
+"""The module of each dialect's binder and rules, by the name
+:data:`exampleguard.model.DIALECT_NAMES` gives. A run imports only its own dialect's."""
 
 
 def dialect(name: str) -> Dialect:
@@ -47,7 +46,8 @@ def dialect(name: str) -> Dialect:
     The formats accept only the names of :data:`~exampleguard.model.DIALECT_NAMES`, each of
     which has its binder here, so a loaded catalog or tree always finds its own.
     """
-    return _DIALECTS[name]
+    found: Dialect = importlib.import_module(f".{_DIALECTS[name]}", __name__).DIALECT
+    return found
 
 
 def bind(contract: Contract, words: Sequence[str], memo: Memo | None = None) -> Binding:

@@ -104,6 +104,22 @@ def test_the_models_do_not_import_any_binder() -> None:
 
 
 @pytest.mark.parametrize("name", DIALECT_NAMES)
+def test_binding_loads_only_the_trees_own_dialect(name: str) -> None:
+    # A run pays for its framework's parser model, not for the others'.
+    code = (
+        "import sys; from exampleguard.bind import dialect; "
+        f"dialect({name!r}); "
+        "print(sorted(m.split('.')[-1] for m in sys.modules "
+        "if m.split('.')[-1] in ('clickfamily', 'argparser', 'cobra') and 'bind' in m))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True, check=True
+    )
+    own = {"click": "clickfamily", "argparse": "argparser", "cobra": "cobra"}[name]
+    assert result.stdout.strip() == repr([own])
+
+
+@pytest.mark.parametrize("name", DIALECT_NAMES)
 def test_a_catalog_only_tree_routes_with_its_dialects_settings(name: str) -> None:
     contract = catalog_only(name, TOOLS)
     dialect = DIALECTS[name]
