@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 __all__ = [
     "OutputSink",
@@ -122,25 +122,25 @@ class Shadows:
             raise failure
 
 
-class OutputSink(io.StringIO):
-    """Where the application's output goes while a judge parses: text, with a ``buffer``.
+class OutputSink(io.TextIOWrapper):
+    """Where the application's output goes while a judge parses: a text stream with a buffer.
 
     A real ``sys.stdout`` has a binary ``buffer``, and programs write to it (a version callback
-    that prints bytes): without one the application would raise where it never does for its
-    users. What is written there is kept apart, never read; :meth:`clear` empties both.
+    that prints bytes; Click's ``echo`` itself, where the stream has one): the text and the
+    bytes land in one store, in the order written, and :meth:`getvalue` reads them as text.
     """
 
     def __init__(self) -> None:
-        super().__init__()
         self._bytes = io.BytesIO()
+        super().__init__(self._bytes, encoding="utf-8", errors="replace", write_through=True)
 
-    @property
-    def buffer(self) -> BinaryIO:
-        """The binary side of the stream."""
-        return self._bytes
+    def getvalue(self) -> str:
+        """Everything written since the last :meth:`clear`, as text."""
+        self.flush()
+        return self._bytes.getvalue().decode("utf-8", "replace")
 
     def clear(self) -> None:
         """Forget what the last parse wrote."""
-        self.seek(0)
-        self.truncate()
-        self._bytes = io.BytesIO()
+        self.flush()
+        self._bytes.seek(0)
+        self._bytes.truncate()
