@@ -2,8 +2,8 @@
 
 The wiring of the commands and the exit policy (SPEC section 6): 0 all good, 1 defects found,
 2 could not evaluate, 130 interrupted. Each command imports its module of
-:mod:`exampleguard.commands` when it runs, so ``exampleguard --help`` stays fast; the streams and
-the progress bar are :mod:`exampleguard.console`'s.
+:mod:`exampleguard._commands` when it runs, so ``exampleguard --help`` stays fast; the streams and
+the progress bar are :mod:`exampleguard._console`'s.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from exampleguard import console
-from exampleguard.console import use_color, write_stderr, write_stdout
+import exampleguard._console as console
+from exampleguard._console import use_color, write_stderr, write_stdout
 
 if TYPE_CHECKING:
-    from exampleguard.commands._outcome import TextOutcome
-    from exampleguard.commands.dryrun import DryRunOutcome
-    from exampleguard.commands.validate import ValidateOutcome
-    from exampleguard.config import Config
-    from exampleguard.diagnostics import Diagnostic
-    from exampleguard.report import Report
+    from exampleguard._commands._outcome import TextOutcome
+    from exampleguard._commands.dryrun import DryRunOutcome
+    from exampleguard._commands.validate import ValidateOutcome
+    from exampleguard._config import Config
+    from exampleguard._diagnostics import Diagnostic
+    from exampleguard._report import Report
 
 __all__ = ["app", "entry_point", "main"]
 
@@ -56,7 +56,7 @@ app.add_typer(dispositions_app, name="dispositions")
 
 def _show_version(value: bool) -> None:
     if value:
-        from exampleguard import __version__
+        from exampleguard._version import VERSION as __version__
 
         write_stdout(f"exampleguard {__version__}\n")
         raise typer.Exit(0)
@@ -194,8 +194,8 @@ def _fail_with(
 
     A machine format still gets a well-formed report (SPEC 6): ``ok`` false, every reason.
     """
-    from exampleguard.report import diagnostic_entry, unusable_report
-    from exampleguard.report.text import diagnostic_lines
+    from exampleguard._report import diagnostic_entry, unusable_report
+    from exampleguard._report.text import diagnostic_lines
 
     if view is not None and view.output_format not in _TEXT_FORMATS and not view.statistics:
         _emit(_render(unusable_report(diagnostics), view, None), view.output)
@@ -224,7 +224,7 @@ def _load_config(
 ) -> Config:
     from dataclasses import replace
 
-    from exampleguard.config import ConfigError, load_config
+    from exampleguard._config import ConfigError, load_config
 
     try:
         loaded = load_config(path, Path.cwd())
@@ -246,7 +246,7 @@ def _emit(text: str | Iterable[str], output: Path | None) -> None:
     if output is None:
         write_stdout(text)
         return
-    from exampleguard.files import write_atomically, write_through
+    from exampleguard._files import write_atomically, write_through
 
     try:
         if output.exists() and not output.is_file():
@@ -353,7 +353,7 @@ def validate(
     if fix or diff:
         loaded = _load_config(config, no_cache=no_cache)
         _fix(loaded, view, write=not diff)
-    from exampleguard.commands import validate as command
+    from exampleguard._commands import validate as command
 
     loaded = _load_config(config, no_cache=no_cache, view=view)
     with console.progress(enabled=not quiet) as progress:
@@ -364,7 +364,7 @@ def validate(
 
 
 def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:
-    from exampleguard.commands.fix import fix
+    from exampleguard._commands.fix import fix
 
     outcome = fix(config, write=write)
     if outcome.unusable:
@@ -437,9 +437,9 @@ def _finish_report(
 
 
 def _render(report: Report, view: _View, config: Config | None) -> Iterator[str] | str:
-    from exampleguard.commands.validate import SourceFiles
-    from exampleguard.config import repository_root
-    from exampleguard.report import SourceRoot, render_pieces, render_statistics
+    from exampleguard._commands.validate import SourceFiles
+    from exampleguard._config import repository_root
+    from exampleguard._report import SourceRoot, render_pieces, render_statistics
 
     if view.statistics:
         return render_statistics(report, as_json=view.output_format is OutputFormat.json)
@@ -500,7 +500,7 @@ def dryrun(
     no_cache: NoCacheOption = False,
 ) -> None:
     """Validate, then run every eligible example through the real command in a sandbox."""
-    from exampleguard.commands import dryrun as command
+    from exampleguard._commands import dryrun as command
 
     view = _view(output_format, output, quiet=quiet, exit_zero=exit_zero, statistics=statistics)
     addresses = [_example_address(value) for value in example or []]
@@ -542,7 +542,7 @@ def sandbox_command(
     unprivileged user namespaces, the Landlock ABI, seccomp, cgroups, and, for a root caller,
     the uid range and lease dir its runs use. Probed, never changed.
     """
-    from exampleguard.commands import dryrun as command
+    from exampleguard._commands import dryrun as command
 
     del config  # accepted for uniformity: every command takes --config
     _finish(command.sandbox_report(as_json=output_format is TextOrJson.json))
@@ -560,7 +560,7 @@ def counts(
     no_cache: NoCacheOption = False,
 ) -> None:
     """Show how much is checked and executed; with --write, record it in the counts file."""
-    from exampleguard.commands import counts as command
+    from exampleguard._commands import counts as command
 
     loaded = _load_config(config, no_cache=no_cache)
     outcome = command.count(loaded, write=write)
@@ -596,7 +596,7 @@ def tree(
     ] = None,
 ) -> None:
     """Print the executable command tree (a snapshot with --format json)."""
-    from exampleguard.commands import tree as command
+    from exampleguard._commands import tree as command
 
     outcome = command.show_tree(
         config,
@@ -645,7 +645,7 @@ def schema(
     config: ConfigOption = None,
 ) -> None:
     """Print the JSON Schema of a file format, or the strict argument schema of one tool."""
-    from exampleguard.commands import schema as command
+    from exampleguard._commands import schema as command
 
     if kind is SchemaKind.tool:
         if tool_id is None:
@@ -672,7 +672,7 @@ def explain(
     config: ConfigOption = None,
 ) -> None:
     """Explain what a diagnostic code means, why it matters and how to fix it."""
-    from exampleguard.codes import CODES, RETIRED
+    from exampleguard._codes import CODES, RETIRED
 
     del config  # accepted for uniformity: every command takes --config
     if code is None:
@@ -749,7 +749,7 @@ def dispositions_add(
     config: ConfigOption = None,
 ) -> None:
     """Record that one example of a tool is not dry-run, for an approved reason."""
-    from exampleguard.commands import records as command
+    from exampleguard._commands import records as command
 
     outcome = command.add_disposition(
         _load_config(config),
@@ -793,7 +793,7 @@ def dispositions_remove(
 def _edit_disposition(
     verb: str, tool_id: str, index: int, *, dry_run: bool, config: Path | None
 ) -> NoReturn:
-    from exampleguard.commands import records as command
+    from exampleguard._commands import records as command
 
     edit = command.update_disposition if verb == "update" else command.remove_disposition
     outcome = edit(_load_config(config), tool_id=tool_id, index=index, dry_run=dry_run)
@@ -812,7 +812,7 @@ def dispositions_exclude(
     config: ConfigOption = None,
 ) -> None:
     """Exclude one exact runnable command from coverage, for a concrete reason."""
-    from exampleguard.commands import records as command
+    from exampleguard._commands import records as command
 
     outcome = command.add_exclusion(
         _load_config(config), path=path, reason=reason, reviewer=reviewer, dry_run=dry_run
@@ -833,7 +833,7 @@ def dispositions_list(
     config: ConfigOption = None,
 ) -> None:
     """List every disposition, exclusion and doc exception with its status."""
-    from exampleguard.commands import records as command
+    from exampleguard._commands import records as command
 
     outcome = command.list_records(_load_config(config), as_json=output_format is TextOrJson.json)
     _finish(outcome)
@@ -842,7 +842,7 @@ def dispositions_list(
 @dispositions_app.command("check")
 def dispositions_check(config: ConfigOption = None) -> None:
     """Check only the reviewer records (doc exceptions too) and coverage; exit 1 on a defect."""
-    from exampleguard.commands import records as command
+    from exampleguard._commands import records as command
 
     loaded = _load_config(config)
     outcome = command.check_records(loaded)
@@ -882,7 +882,7 @@ def init(
     config: ConfigOption = None,
 ) -> None:
     """Start using exampleguard here: configuration, a starter catalog, dispositions/, counts."""
-    from exampleguard.commands import init as command
+    from exampleguard._commands import init as command
 
     del config  # init writes the configuration; it does not read one
     if tree_spec is None and not cobra:
@@ -908,7 +908,7 @@ def report_merge(
     output: OutputOption = None,
 ) -> None:
     """Join the JSON reports of --shard runs into one, and compare the committed counts."""
-    from exampleguard.commands import merge as command
+    from exampleguard._commands import merge as command
 
     loaded = _load_config(config) if config is not None or _config_exists() else None
     outcome = command.merge_reports(reports, loaded)
@@ -922,7 +922,7 @@ def report_merge(
 
 
 def _config_exists() -> bool:
-    from exampleguard.config import find_config
+    from exampleguard._config import find_config
 
     return find_config(Path.cwd()) is not None
 
@@ -937,7 +937,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None, *, process: bool) -> int:
     """Run the CLI; as the ``process`` itself, an interrupted run stays deaf to more signals."""
-    from exampleguard.signals import Interrupted, interrupts_raise
+    from exampleguard._signals import Interrupted, interrupts_raise
 
     command = typer.main.get_command(app)
     _plain_arguments(command)

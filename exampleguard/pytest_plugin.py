@@ -20,12 +20,12 @@ import pytest
 if TYPE_CHECKING:
     # Only for annotations: the plugin imports exampleguard when it is enabled, so that a
     # pytest run without it pays nothing.
-    from exampleguard.catalog import LoadedCatalog
-    from exampleguard.config import Config
-    from exampleguard.diagnostics import Diagnostic
-    from exampleguard.pipeline import Evaluation, ExampleResult
-    from exampleguard.report.data import DryRunEntry
-    from exampleguard.sources import ExampleRecord
+    from exampleguard._catalog import LoadedCatalog
+    from exampleguard._config import Config
+    from exampleguard._diagnostics import Diagnostic
+    from exampleguard._pipeline import Evaluation, ExampleResult
+    from exampleguard._report.data import DryRunEntry
+    from exampleguard._sources import ExampleRecord
 
 __all__ = [
     "CatalogFile",
@@ -77,7 +77,7 @@ class _Session:
     def evaluated(self) -> _Evaluated:
         """Run ``validate``'s evaluation on first use; every item reads the same one."""
         if self._evaluated is None:
-            from exampleguard.commands.validate import run_evaluation
+            from exampleguard._commands.validate import run_evaluation
 
             evaluation, unusable = run_evaluation(self.settings)
             by_example: dict[tuple[str, int], ExampleResult] = {}
@@ -97,7 +97,7 @@ class _Session:
             if evaluated.evaluation is None:
                 self._dry_runs = _lines(evaluated.unusable)
             else:
-                from exampleguard.commands.dryrun import dry_run
+                from exampleguard._commands.dryrun import dry_run
 
                 # The contract verdicts the example items used: validated once per session.
                 outcome = dry_run(
@@ -151,7 +151,7 @@ def _enabled(config: pytest.Config) -> tuple[bool, bool]:
 
 def _load(config: pytest.Config) -> tuple[Config | None, str | None]:
     """The exampleguard configuration, or ``None`` and why it cannot be used."""
-    from exampleguard.config import ConfigError, load_config
+    from exampleguard._config import ConfigError, load_config
 
     explicit = config.getoption("exampleguard_config")
     try:
@@ -228,9 +228,9 @@ class CatalogFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         """Yield an item per example, the repository checks, and (optionally) the dry runs."""
         _session(self).collected = True
-        from exampleguard.catalog import load_catalog
-        from exampleguard.documents import SourceError
-        from exampleguard.sources.catalog import catalog_examples
+        from exampleguard._catalog import load_catalog
+        from exampleguard._documents import SourceError
+        from exampleguard._sources.catalog import catalog_examples
 
         try:
             loaded = load_catalog(self.path, self.path.name)
@@ -258,8 +258,8 @@ class CatalogFile(pytest.File):
 
     def _documentation(self, loaded: LoadedCatalog) -> Iterator[pytest.Item]:
         """An item per example of the documentation, named where it is (``README.md:42``)."""
-        from exampleguard.documents import SourceError
-        from exampleguard.sources import SOURCES, SourceContext
+        from exampleguard._documents import SourceError
+        from exampleguard._sources import SOURCES, SourceContext
 
         config = _session(self).settings
         seen: set[str] = set()
@@ -304,8 +304,8 @@ class ExampleFailure(Exception):
 
 
 def _lines(diagnostics: Iterable[Diagnostic]) -> str:
-    from exampleguard.report import diagnostic_entry
-    from exampleguard.report.text import diagnostic_lines
+    from exampleguard._report import diagnostic_entry
+    from exampleguard._report.text import diagnostic_lines
 
     return "\n".join(line for d in diagnostics for line in diagnostic_lines(diagnostic_entry(d)))
 

@@ -1,7 +1,7 @@
 """MkDocs hook: the diagnostic codes page, written from exampleguard's registry of codes.
 
 ``exampleguard explain``, the JSON and SARIF reports and this page read the same entries
-(``exampleguard/codes.py``), so the page says what the program says, in the registry's order.
+(``exampleguard/_codes.py``), so the page says what the program says, in the registry's order.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from exampleguard.codes import CODES, Code
-from exampleguard.diagnostics import Severity
+from exampleguard._codes import CODES, Code
+from exampleguard._diagnostics import Severity
 
 PAGE = "codes.md"
 MARKER = "<!-- exampleguard: codes -->"

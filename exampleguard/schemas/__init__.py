@@ -50,15 +50,15 @@ _TITLES = {
 # Each format's model, by module and name: imported when its schema is asked for, so that
 # `exampleguard --help` never pays for every model.
 _MODELS = {
-    "catalog": ("exampleguard.catalog", "Catalog"),
-    "tree": ("exampleguard.snapshot", "Tree"),
-    "judge": ("exampleguard.snapshot", "JudgeVerdict"),
-    "dispositions": ("exampleguard.dispositions.records", "DispositionFile"),
-    "exclusions": ("exampleguard.dispositions.records", "ExclusionFile"),
-    "doc-exceptions": ("exampleguard.dispositions.records", "DocExceptionFile"),
-    "counts": ("exampleguard.counts", "Counts"),
-    "report": ("exampleguard.report.model", "Report"),
-    "config": ("exampleguard.config", "Settings"),
+    "catalog": ("exampleguard._catalog", "Catalog"),
+    "tree": ("exampleguard._snapshot", "Tree"),
+    "judge": ("exampleguard._snapshot", "JudgeVerdict"),
+    "dispositions": ("exampleguard._dispositions.records", "DispositionFile"),
+    "exclusions": ("exampleguard._dispositions.records", "ExclusionFile"),
+    "doc-exceptions": ("exampleguard._dispositions.records", "DocExceptionFile"),
+    "counts": ("exampleguard._counts", "Counts"),
+    "report": ("exampleguard._report.model", "Report"),
+    "config": ("exampleguard._config", "Settings"),
 }
 
 
@@ -69,7 +69,7 @@ def _model(kind: str) -> type[BaseModel]:
 
 
 # The JSON formats whose files may name their schema in a top-level `$schema` key, which
-# exampleguard accepts and sets aside (exampleguard.documents.SCHEMA_KEY).
+# exampleguard accepts and sets aside (exampleguard._documents.SCHEMA_KEY).
 _SCHEMA_KEYED = frozenset({"catalog", "tree", "counts", "report"})
 
 

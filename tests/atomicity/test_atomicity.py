@@ -36,9 +36,9 @@ from typing import Any
 
 import pytest
 
+from exampleguard._files import write_atomically
+from exampleguard._report import json_format
 from exampleguard.cli import main
-from exampleguard.files import write_atomically
-from exampleguard.report import json_format
 from tests.support.barrier import release as release_at_barrier
 from tests.support.barrier import start_at_barrier
 from tests.support.project import FIXTURE_APPS, REPOSITORY, run_cli

@@ -145,8 +145,8 @@ def _validate_seconds(root: Path) -> tuple[float, float]:
 
 def _in_process(root: Path) -> tuple[float, int]:
     """CPU seconds of ``validate`` in this process, and the number of doc examples checked."""
-    from exampleguard.commands.validate import validate
-    from exampleguard.config import load_config
+    from exampleguard._commands.validate import validate
+    from exampleguard._config import load_config
 
     start = time.process_time()
     outcome = validate(load_config(None, root))

@@ -9,7 +9,7 @@ report and writes it as JSON to a file piece by piece, and reports the wall time
 peak RSS (the kernel's high-water mark, reset after the evaluation, so the figure is the peak of
 building and writing alone; the process's peak is reported too). The ways:
 
-- ``dataclasses``: :func:`exampleguard.report.build_report`, what a run does;
+- ``dataclasses``: :func:`exampleguard._report.build_report`, what a run does;
 - ``pydantic``: the same entries as the strict pydantic models of the format, validated as built;
 - ``pydantic-construct``: the same models built with ``model_construct`` (no validation).
 
@@ -51,8 +51,8 @@ def _status_kib(name: str) -> int:
 
 def _pydantic_report(evaluation: Any, *, validate: bool) -> Any:
     """The report of ``evaluation`` as the pydantic models, entry by entry as the builder does."""
-    from exampleguard.report import model
-    from exampleguard.report.build import located
+    from exampleguard._report import model
+    from exampleguard._report.build import located
 
     def make(cls: Any, **values: Any) -> Any:
         return cls(**values) if validate else cls.model_construct(**values)
@@ -159,9 +159,9 @@ def _model_pieces(report: Any) -> Iterator[str]:
 
 def child(directory: Path, way: str, out: Path) -> None:
     """Evaluate ``directory``'s catalog, then build and write its report ``way``; print figures."""
-    from exampleguard.commands.validate import run_evaluation
-    from exampleguard.config import load_config
-    from exampleguard.report import build_report, render_pieces
+    from exampleguard._commands.validate import run_evaluation
+    from exampleguard._config import load_config
+    from exampleguard._report import build_report, render_pieces
 
     evaluation, unusable = run_evaluation(load_config(None, directory))
     assert evaluation is not None, unusable

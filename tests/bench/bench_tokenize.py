@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from exampleguard.tokenize import (  # noqa: E402 - after making the checkout importable
+from exampleguard._tokenize import (  # noqa: E402 - after making the checkout importable
     _fast_tokenize,
     _tokenize_with_bashlex,
     tokenize,

@@ -2,7 +2,7 @@
 
 ``python tests/bench/bench_verdict.py [EXAMPLES]`` times, in one process and on exactly the same
 command lines: Click's own ``make_context`` through the command chain (the baseline), and
-exampleguard's real-parser check (:class:`exampleguard.adapters.judge_click.ClickJudge`, one
+exampleguard's real-parser check (:class:`exampleguard._adapters.judge_click.ClickJudge`, one
 batch as the child judges a run: the same chain, with the unchecked parts neutralised once and
 put back, the values collected and named) — taken in turn, so both see the same load — and, end
 to end, ``validate`` of the same catalog against the live tree (the child imports the tree and
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from catalogs import PROGRAM, click_application, write_catalog
 from run import _exampleguard, click_parse, in_process, interleaved, load, process
 
-from exampleguard.adapters.judge_click import ClickJudge
+from exampleguard._adapters.judge_click import ClickJudge
 
 APP_MODULE = """
 import sys

@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from exampleguard.sources.markdown import document_kind, markdown_examples  # noqa: E402
-from exampleguard.sources.rest import rest_examples  # noqa: E402
+from exampleguard._sources.markdown import document_kind, markdown_examples  # noqa: E402
+from exampleguard._sources.rest import rest_examples  # noqa: E402
 
 
 def extracted(

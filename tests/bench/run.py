@@ -433,7 +433,7 @@ import gc, json, shlex, statistics, sys, time
 bench, tools, texts_file, repeat = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 sys.path.insert(0, bench)
 from catalogs import PROGRAM, click_application
-from exampleguard.adapters.judge_click import ClickJudge
+from exampleguard._adapters.judge_click import ClickJudge
 argvs = [shlex.split(text)[1:] for text in json.load(open(texts_file))]
 application = click_application(tools)
 judge = ClickJudge(click_application(tools), PROGRAM)
@@ -493,7 +493,7 @@ def bench_verdict(
     With ``before`` (another checkout), the same figures are taken for it: the check in a
     process of its own, and its end-to-end ``validate`` in turn with this one's.
     """
-    from exampleguard.adapters.judge_click import ClickJudge
+    from exampleguard._adapters.judge_click import ClickJudge
 
     directory, texts = _catalog(scratch, examples)
     tools = (examples + 1) // 2

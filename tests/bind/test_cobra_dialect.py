@@ -1,7 +1,7 @@
 """The cobra dialect's parts that need no cobra program: Go's value syntax, and catalogs.
 
 Go's ``strconv`` and ``encoding/csv``, as pflag calls them, are emulated in
-``exampleguard/bind/_pflag.py``; a small Go program (``tests/fixtures/go/strconv``, the
+``exampleguard/_bind/_pflag.py``; a small Go program (``tests/fixtures/go/strconv``, the
 standard library only) is the oracle for tables of tricky words and for words hypothesis
 makes from the characters that matter. A catalog with ``dialect = "cobra"`` and no tree is
 bound by the same model; cobra 1.6 (Debian's) has no ``MarkFlagsOneRequired``, so that group is
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exampleguard.bind import bind
-from exampleguard.bind._pflag import (
+from exampleguard._bind import bind
+from exampleguard._bind._pflag import (
     GoSyntaxError,
     atoi,
     parse_bool,
@@ -32,10 +32,10 @@ from exampleguard.bind._pflag import (
     parse_uint,
     read_csv_record,
 )
-from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import Contract, build_contract
-from exampleguard.documents import Document
-from exampleguard.snapshot import Tree
+from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._contract import Contract, build_contract
+from exampleguard._documents import Document
+from exampleguard._snapshot import Tree
 from tests.support.golang import build, lay_out, missing_go
 
 TRICKY = [

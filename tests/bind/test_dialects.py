@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from exampleguard.bind import Memo, bind, dialect
-from exampleguard.bind.dialect import SHARED_TABLES
-from exampleguard.catalog import Catalog, LoadedCatalog, load_catalog
-from exampleguard.config import load_config
-from exampleguard.contract import Contract, build_contract
-from exampleguard.documents import Document
-from exampleguard.model import DIALECT_NAMES, DIALECTS, spoken_dialects
-from exampleguard.pipeline import load_inputs, run
+from exampleguard._bind import Memo, bind, dialect
+from exampleguard._bind.dialect import SHARED_TABLES
+from exampleguard._catalog import Catalog, LoadedCatalog, load_catalog
+from exampleguard._config import load_config
+from exampleguard._contract import Contract, build_contract
+from exampleguard._documents import Document
+from exampleguard._model import DIALECT_NAMES, DIALECTS, spoken_dialects
+from exampleguard._pipeline import load_inputs, run
+from exampleguard._snapshot import Tree
 from exampleguard.schemas import committed_schema_path
-from exampleguard.snapshot import Tree
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -94,8 +94,8 @@ def test_an_unregistered_dialect_is_refused_with_the_registered_names() -> None:
 def test_the_models_do_not_import_any_binder() -> None:
     # The formats take the dialect names from the model; the binders load with the bind stage.
     code = (
-        "import sys, exampleguard.catalog, exampleguard.tree; "
-        "print([m for m in sys.modules if m.startswith('exampleguard.bind')])"
+        "import sys, exampleguard._catalog, exampleguard._tree; "
+        "print([m for m in sys.modules if m.startswith('exampleguard._bind')])"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=REPOSITORY, capture_output=True, text=True, check=True
@@ -107,7 +107,7 @@ def test_the_models_do_not_import_any_binder() -> None:
 def test_binding_loads_only_the_trees_own_dialect(name: str) -> None:
     # A run pays for its framework's parser model, not for the others'.
     code = (
-        "import sys; from exampleguard.bind import dialect; "
+        "import sys; from exampleguard._bind import dialect; "
         f"dialect({name!r}); "
         "print(sorted(m.split('.')[-1] for m in sys.modules "
         "if m.split('.')[-1] in ('clickfamily', 'argparser', 'cobra') and 'bind' in m))"

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from exampleguard.config import load_config
-from exampleguard.pipeline import load_inputs, run
-from exampleguard.toolschema import argument_schema, schema_errors
+from exampleguard._config import load_config
+from exampleguard._pipeline import load_inputs, run
+from exampleguard._toolschema import argument_schema, schema_errors
 from tests.support.frameworks import argparse_accepts
 from tests.support.project import REPOSITORY, run_cli
 

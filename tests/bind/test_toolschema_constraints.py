@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from exampleguard.commands.schema import tool_schema
-from exampleguard.commands.validate import validate
-from exampleguard.config import load_config
-from exampleguard.toolschema import argument_schema
+from exampleguard._commands.schema import tool_schema
+from exampleguard._commands.validate import validate
+from exampleguard._config import load_config
+from exampleguard._toolschema import argument_schema
 
 PARAMETERS: list[dict[str, Any]] = [
     {"name": "ids", "positional": True, "type": "integer", "nargs": -1},

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from exampleguard.adapters.clickfamily import extract_click
-from exampleguard.snapshot import Tree
+from exampleguard._adapters.clickfamily import extract_click
+from exampleguard._snapshot import Tree
 from tests.support.project import make_project, run_cli
 
 APP = textwrap.dedent(

@@ -11,13 +11,13 @@ from typing import Any, NoReturn
 
 import pytest
 
-from exampleguard.check import CheckSettings, evaluate
-from exampleguard.config import load_config
-from exampleguard.contract import build_contract
-from exampleguard.documents import Document
-from exampleguard.pipeline import load_inputs, run
-from exampleguard.report import build_report
-from exampleguard.sources._records import Layout
+from exampleguard._check import CheckSettings, evaluate
+from exampleguard._config import load_config
+from exampleguard._contract import build_contract
+from exampleguard._documents import Document
+from exampleguard._pipeline import load_inputs, run
+from exampleguard._report import build_report
+from exampleguard._sources._records import Layout
 from tests.inputs.test_docs_examples import docs_project
 
 # A README with a good example, an unknown option, a bad choice and a placeholder: every kind of

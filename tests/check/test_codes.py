@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard import codes
-from exampleguard.codes import CODES, Code, Stage, lookup
-from exampleguard.diagnostics import Severity
+import exampleguard._codes as codes
+from exampleguard._codes import CODES, Code, Stage, lookup
+from exampleguard._diagnostics import Severity
 from tests.support.project import run_cli
 
 # SPEC section 4, "Required diagnostic codes", copied verbatim.

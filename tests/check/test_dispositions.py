@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 
-from exampleguard.catalog import load_catalog
-from exampleguard.contract import build_contract
-from exampleguard.diagnostics import Diagnostic
-from exampleguard.dispositions.check import Review, check_dispositions, check_exclusions
-from exampleguard.dispositions.load import load_dispositions
-from exampleguard.documents import SourceError
-from exampleguard.sources.catalog import catalog_examples
-from exampleguard.tree import load_tree, parse_tree_spec
+from exampleguard._catalog import load_catalog
+from exampleguard._contract import build_contract
+from exampleguard._diagnostics import Diagnostic
+from exampleguard._dispositions.check import Review, check_dispositions, check_exclusions
+from exampleguard._dispositions.load import load_dispositions
+from exampleguard._documents import SourceError
+from exampleguard._sources.catalog import catalog_examples
+from exampleguard._tree import load_tree, parse_tree_spec
 from tests.support.project import REPOSITORY, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard.report import render
-from exampleguard.sources.markdown import markdown_examples
+from exampleguard._report import render
+from exampleguard._sources.markdown import markdown_examples
 from tests.inputs.test_docs_examples import docs_project, report_of
 from tests.support.project import run_cli
 

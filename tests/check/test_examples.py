@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from exampleguard.codes import CODES
+from exampleguard._codes import CODES
 from tests.support.project import make_project, run_cli
 
 HERE = Path(__file__).resolve()

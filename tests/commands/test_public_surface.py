@@ -1,4 +1,8 @@
-"""Every module says what it offers: an ``__all__`` that names what the others import from it."""
+"""The public surface is small, and every module says what it offers in an ``__all__``.
+
+Public: the package (``main``), the console script's module, the pytest plugin, the schemas and
+the sandbox's package. Everything else is a module whose name starts with an underscore.
+"""
 
 from __future__ import annotations
 
@@ -57,3 +61,32 @@ def test_what_a_module_imports_from_another_is_exported_there() -> None:
         if name not in importlib.import_module(module).__all__
     ]
     assert missing == []
+
+
+PUBLIC = {
+    "exampleguard",
+    "exampleguard.__main__",
+    "exampleguard.cli",
+    "exampleguard.pytest_plugin",
+    "exampleguard.schemas",
+    "sandbox",
+}
+
+
+def _private(name: str) -> bool:
+    return any(part.startswith("_") and part != "__main__" for part in name.split("."))
+
+
+def test_every_module_but_the_public_surface_is_private() -> None:
+    public = {name for name in MODULES if not _private(name)}
+    assert public == PUBLIC
+
+
+def test_main_runs_the_command_line_in_this_process_and_returns_its_code(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import exampleguard
+
+    assert exampleguard.main(["explain", "unknown-flag"]) == 0
+    assert "unknown-flag" in capsys.readouterr().out
+    assert exampleguard.main(["explain", "no-such-code"]) != 0

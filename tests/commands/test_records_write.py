@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from exampleguard._codes import CODES, Stage
+from exampleguard._dispositions.records import Disposition
+from exampleguard._dispositions.write import disposition_file, render_disposition
 from exampleguard.cli import main
-from exampleguard.codes import CODES, Stage
-from exampleguard.dispositions.records import Disposition
-from exampleguard.dispositions.write import disposition_file, render_disposition
 from tests.support.barrier import run_together
 from tests.support.project import REPOSITORY, run_cli
 

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from exampleguard.signals import Interrupted, interrupts_raise, wait_for_all
+from exampleguard._signals import Interrupted, interrupts_raise, wait_for_all
 
 
 def test_every_future_is_waited_for_done_before_or_after_the_wait() -> None:

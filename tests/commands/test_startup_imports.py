@@ -25,14 +25,14 @@ HEAVY = (
     "referencing",
     "bashlex",
     "click",
-    "exampleguard.adapters._child",
-    "exampleguard.adapters.argparser",
-    "exampleguard.adapters.clickfamily",
-    "exampleguard.adapters.judge_argparse",
-    "exampleguard.adapters.judge_click",
+    "exampleguard._adapters._child",
+    "exampleguard._adapters.argparser",
+    "exampleguard._adapters.clickfamily",
+    "exampleguard._adapters.judge_argparse",
+    "exampleguard._adapters.judge_click",
     "sandbox",
-    "exampleguard.dryrun",
-    "exampleguard.report.model",
+    "exampleguard._dryrun",
+    "exampleguard._report.model",
 )
 
 PROBE = """

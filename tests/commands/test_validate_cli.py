@@ -21,7 +21,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from exampleguard.report.model import Report
+from exampleguard._report.model import Report
 from exampleguard.schemas import committed_schema_path
 from tests.support.project import (
     FIXTURE_APPS,

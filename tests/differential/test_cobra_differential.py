@@ -27,15 +27,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exampleguard.bind import Binding, Memo, Problem, bind
-from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import Contract, build_contract
-from exampleguard.documents import Document
-from exampleguard.model import Parameter
-from exampleguard.rules import arguments_of
-from exampleguard.snapshot import JudgeVerdict, Tree
-from exampleguard.tree import _as_parse_verdict
-from exampleguard.verdicts import real_arguments
+from exampleguard._bind import Binding, Memo, Problem, bind
+from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._contract import Contract, build_contract
+from exampleguard._documents import Document
+from exampleguard._model import Parameter
+from exampleguard._rules import arguments_of
+from exampleguard._snapshot import JudgeVerdict, Tree
+from exampleguard._tree import _as_parse_verdict
+from exampleguard._verdicts import real_arguments
 from tests.support.bound_values import same
 from tests.support.golang import build_fixture, missing_go
 

@@ -53,19 +53,19 @@ import typer_app
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from exampleguard.adapters.argparser import extract_argparse
-from exampleguard.adapters.clickfamily import as_click_command, extract_click
-from exampleguard.adapters.judge_argparse import ArgparseJudge
-from exampleguard.adapters.judge_click import ClickJudge
-from exampleguard.adapters.verdict import ParseVerdict
-from exampleguard.bind import Binding, Memo, Problem, bind
-from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import Contract, EffectiveTool, build_contract
-from exampleguard.documents import Document
-from exampleguard.model import Parameter
-from exampleguard.rules import arguments_of
-from exampleguard.snapshot import Tree, TreeCommand
-from exampleguard.verdicts import compare, real_arguments
+from exampleguard._adapters.argparser import extract_argparse
+from exampleguard._adapters.clickfamily import as_click_command, extract_click
+from exampleguard._adapters.judge_argparse import ArgparseJudge
+from exampleguard._adapters.judge_click import ClickJudge
+from exampleguard._adapters.verdict import ParseVerdict
+from exampleguard._bind import Binding, Memo, Problem, bind
+from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._contract import Contract, EffectiveTool, build_contract
+from exampleguard._documents import Document
+from exampleguard._model import Parameter
+from exampleguard._rules import arguments_of
+from exampleguard._snapshot import Tree, TreeCommand
+from exampleguard._verdicts import compare, real_arguments
 from tests.support.bound_values import (
     argparse_actions,
     argparse_differences,

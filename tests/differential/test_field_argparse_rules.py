@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from exampleguard.adapters.argparser import extract_argparse
-from exampleguard.argfiles import read_argument_files
-from exampleguard.bind import bind
-from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import build_contract
-from exampleguard.documents import Document
-from exampleguard.rules import arguments_of
-from exampleguard.snapshot import Tree
+from exampleguard._adapters.argparser import extract_argparse
+from exampleguard._argfiles import read_argument_files
+from exampleguard._bind import bind
+from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._contract import build_contract
+from exampleguard._documents import Document
+from exampleguard._rules import arguments_of
+from exampleguard._snapshot import Tree
 from tests.support.argparse_field import oracle_code
 
 PARSER = """

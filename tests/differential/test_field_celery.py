@@ -23,7 +23,7 @@ import pytest
 from celery.bin.celery import celery
 
 import tests.differential.test_differential as generated
-from exampleguard.bind import bind
+from exampleguard._bind import bind
 from tests.support.click_field import (
     ACCEPTED,
     BY_MODEL,

@@ -24,7 +24,7 @@ import pytest
 from legacy_puyo_tools.cli import app as puyo
 
 import tests.differential.test_differential as generated
-from exampleguard.verdicts import real_problem
+from exampleguard._verdicts import real_problem
 from tests.support.click_field import (
     ACCEPTED,
     COMPARED,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import raising_argparse
 
-from exampleguard.adapters.judge_argparse import ArgparseJudge
-from exampleguard.adapters.verdict import APPLICATION_ERROR
+from exampleguard._adapters.judge_argparse import ArgparseJudge
+from exampleguard._adapters.verdict import APPLICATION_ERROR
 from tests.support.project import make_project, run_cli
 
 

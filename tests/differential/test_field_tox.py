@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from exampleguard.config import load_config
-from exampleguard.pipeline import load_inputs
-from exampleguard.pipeline import run as run_pipeline
+from exampleguard._config import load_config
+from exampleguard._pipeline import load_inputs
+from exampleguard._pipeline import run as run_pipeline
 from tests.support.argparse_field import FieldRun, field_project, field_run
 
 FILES = {

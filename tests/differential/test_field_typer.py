@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import typer.cli
 
-from exampleguard.adapters.clickfamily import as_click_command
-from exampleguard.bind import bind
+from exampleguard._adapters.clickfamily import as_click_command
+from exampleguard._bind import bind
 from tests.support.click_field import FieldCLI, field_disagreement
 from tests.support.project import make_project, run_cli
 

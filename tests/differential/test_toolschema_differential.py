@@ -19,10 +19,10 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import Phase
 
-from exampleguard import toolschema
-from exampleguard.bind import bind
-from exampleguard.rules import arguments_of
-from exampleguard.toolschema import argument_schema, schema_errors
+import exampleguard._toolschema as toolschema
+from exampleguard._bind import bind
+from exampleguard._rules import arguments_of
+from exampleguard._toolschema import argument_schema, schema_errors
 from tests.differential.test_differential import (
     ACCEPTED,
     COMPARED,

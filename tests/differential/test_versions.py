@@ -1,6 +1,6 @@
 """The version table, row by row, against the real parser of each version.
 
-Each row of a dialect's version table (:attr:`exampleguard.bind.dialect.Dialect.versions`) says
+Each row of a dialect's version table (:attr:`exampleguard._bind.dialect.Dialect.versions`) says
 where one version of a framework parses differently. Every row is tested here against the real
 parser of its version: a small application is read and judged in an interpreter of that version
 (CPython 3.11, 3.12, 3.13 for argparse; Click 8.1 and the installed Click for Click), and
@@ -25,15 +25,15 @@ from typing import Any
 
 import pytest
 
-from exampleguard.adapters.verdict import ParseVerdict
-from exampleguard.bind import bind
-from exampleguard.bind import dialect as dialect_named
-from exampleguard.bind.dialect import parse_version
-from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import build_contract
-from exampleguard.documents import Document
-from exampleguard.model import DIALECT_NAMES
-from exampleguard.snapshot import Tree
+from exampleguard._adapters.verdict import ParseVerdict
+from exampleguard._bind import bind
+from exampleguard._bind import dialect as dialect_named
+from exampleguard._bind.dialect import parse_version
+from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._contract import build_contract
+from exampleguard._documents import Document
+from exampleguard._model import DIALECT_NAMES
+from exampleguard._snapshot import Tree
 
 ROOT = Path(__file__).resolve().parents[2]
 CLICK_VARIABLES = {"8.1": "EXAMPLEGUARD_CLICK_8_1", "8.2": "EXAMPLEGUARD_CLICK_8_2"}
@@ -47,13 +47,13 @@ sys.path.insert(0, root)
 namespace = {}
 exec(source, namespace)
 if framework == "argparse":
-    from exampleguard.adapters.argparser import extract_argparse
-    from exampleguard.adapters.judge_argparse import ArgparseJudge
+    from exampleguard._adapters.argparser import extract_argparse
+    from exampleguard._adapters.judge_argparse import ArgparseJudge
     tree = extract_argparse(namespace["parser"], "prog")
     judge = ArgparseJudge(namespace["parser"]).judge
 else:
-    from exampleguard.adapters.clickfamily import extract_click
-    from exampleguard.adapters.judge_click import ClickJudge
+    from exampleguard._adapters.clickfamily import extract_click
+    from exampleguard._adapters.judge_click import ClickJudge
     tree = extract_click(namespace["cli"], "prog")
     judge = ClickJudge(namespace["cli"], "prog").judge
 verdicts = [judge([os.fsdecode(os.fsencode(w)) for w in argv]).to_json() for argv in argvs]
@@ -326,7 +326,7 @@ def test_a_tree_without_a_version_gets_the_documented_default() -> None:
 
 def _model_arguments(tree: Tree, argv: list[str]) -> dict[str, Any]:
     """The argument object exampleguard's model builds for ``argv`` on the tree's root."""
-    from exampleguard.rules import arguments_of
+    from exampleguard._rules import arguments_of
 
     catalog = Catalog.model_validate(
         {

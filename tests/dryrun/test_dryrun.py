@@ -1125,7 +1125,7 @@ def test_the_output_kept_across_runs_is_bounded_as_a_whole() -> None:
     # Each run's output is capped on its own (output_kb); a session of many runs keeps at most
     # the budget in all, and a run past it keeps the head of each stream, marked truncated.
     import sandbox
-    from exampleguard.dryrun import TRIMMED_CHARS, OutputBudget
+    from exampleguard._dryrun import TRIMMED_CHARS, OutputBudget
 
     loud = sandbox.Outcome(
         status=sandbox.Status.PASSED,

@@ -37,17 +37,17 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from exampleguard.bind import bind
-from exampleguard.catalog import load_catalog
+from exampleguard._bind import bind
+from exampleguard._catalog import load_catalog
+from exampleguard._codes import CODES
+from exampleguard._config import ConfigError, load_config
+from exampleguard._contract import Contract, build_contract
+from exampleguard._counts import load_counts
+from exampleguard._dispositions.load import load_dispositions
+from exampleguard._documents import SourceError, load_document
+from exampleguard._pipeline import load_inputs
+from exampleguard._tree import TreeSpec, load_tree
 from exampleguard.cli import main
-from exampleguard.codes import CODES
-from exampleguard.config import ConfigError, load_config
-from exampleguard.contract import Contract, build_contract
-from exampleguard.counts import load_counts
-from exampleguard.dispositions.load import load_dispositions
-from exampleguard.documents import SourceError, load_document
-from exampleguard.pipeline import load_inputs
-from exampleguard.tree import TreeSpec, load_tree
 from tests.support.project import FIXTURE_APPS, REPOSITORY, assert_unusable_report, run_cli
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from exampleguard.documents import MAX_FILE_BYTES
+from exampleguard._documents import MAX_FILE_BYTES
 from tests.support.cases import collected_cases, workers
 from tests.support.project import (
     REPOSITORY,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard.config import ConfigError, find_config, load_config
+from exampleguard._config import ConfigError, find_config, load_config
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.runuid import python_for, reachable_by_runs
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from exampleguard.docshell import line_examples
-from exampleguard.sources.markdown import markdown_examples
+from exampleguard._docshell import line_examples
+from exampleguard._sources.markdown import markdown_examples
 
 
 @pytest.mark.parametrize(

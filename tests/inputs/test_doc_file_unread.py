@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard.sources.markdown import document_kind
+from exampleguard._sources.markdown import document_kind
 from tests.support.docsproject import located, notes_docs_project, report_of, write_counts
 from tests.support.project import run_cli
 

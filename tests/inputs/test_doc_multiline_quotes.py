@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from exampleguard.docshell import ends_inside_quotes
-from exampleguard.sources.markdown import markdown_examples
-from exampleguard.sources.rest import rest_examples
+from exampleguard._docshell import ends_inside_quotes
+from exampleguard._sources.markdown import markdown_examples
+from exampleguard._sources.rest import rest_examples
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard.config import DEFAULT_DOC_PROMPTS, Settings
+from exampleguard._config import DEFAULT_DOC_PROMPTS, Settings
 from tests.support.docsproject import doc_examples, located, notes_docs_project, report_of
 from tests.support.project import run_cli
 

@@ -25,10 +25,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exampleguard.commands.validate import validate
-from exampleguard.config import load_config
-from exampleguard.report import Report, render
-from exampleguard.sources.markdown import _may_hold_examples, doc_files, markdown_examples
+from exampleguard._commands.validate import validate
+from exampleguard._config import load_config
+from exampleguard._report import Report, render
+from exampleguard._sources.markdown import _may_hold_examples, doc_files, markdown_examples
 from tests.support.project import REPOSITORY, assert_unusable_report, run_cli, write_config
 from tests.support.sarif import sarif_errors
 
@@ -950,7 +950,7 @@ def test_exampleguards_own_readme_and_docs_examples_are_checked_and_pass() -> No
     ],
 )
 def test_continuations_checked_as_blanks_give_bashs_words(line: str) -> None:
-    from exampleguard.tokenize import tokenize
+    from exampleguard._tokenize import tokenize
 
     (record,) = markdown_examples(f"```sh\n{line}\n```\n", "README.md", "notes")
     assert tokenize(record.checked_text) == tokenize(record.text)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exampleguard import catalog as catalog_module
-from exampleguard.catalog import _load_whole, load_catalog
-from exampleguard.diagnostics import Span
-from exampleguard.documents import (
+import exampleguard._catalog as catalog_module
+from exampleguard._catalog import _load_whole, load_catalog
+from exampleguard._diagnostics import Span
+from exampleguard._documents import (
     Document,
     JsonArrayStream,
     NotStreamable,
@@ -26,7 +26,7 @@ from exampleguard.documents import (
     load_document,
     parse_document,
 )
-from exampleguard.sources.catalog import catalog_examples
+from exampleguard._sources.catalog import catalog_examples
 from tests.support.project import make_project, run_cli
 
 

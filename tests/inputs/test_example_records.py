@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard.catalog import load_catalog
-from exampleguard.config import load_config
-from exampleguard.diagnostics import Location, Span
-from exampleguard.pipeline import load_inputs, run
-from exampleguard.report.build import located
-from exampleguard.sources import SOURCES, ExampleList, ExampleRecord, Examples
-from exampleguard.sources.catalog import CatalogOrigin, catalog_examples
+from exampleguard._catalog import load_catalog
+from exampleguard._config import load_config
+from exampleguard._diagnostics import Location, Span
+from exampleguard._pipeline import load_inputs, run
+from exampleguard._report.build import located
+from exampleguard._sources import SOURCES, ExampleList, ExampleRecord, Examples
+from exampleguard._sources.catalog import CatalogOrigin, catalog_examples
 from tests.support.project import make_project, run_cli
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from exampleguard.adapters._helptext import help_examples, normalise_click_help
-from exampleguard.report import render
-from exampleguard.snapshot import Tree
-from exampleguard.tree import load_judged_tree, load_tree, parse_tree_spec
+from exampleguard._adapters._helptext import help_examples, normalise_click_help
+from exampleguard._report import render
+from exampleguard._snapshot import Tree
+from exampleguard._tree import load_judged_tree, load_tree, parse_tree_spec
 from tests.inputs.test_docs_examples import SAMPLE, report_of
 from tests.support.project import run_cli, write_config
 from tests.support.sarif import sarif_errors

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard.report import Report
-from exampleguard.sources.markdown import markdown_examples
-from exampleguard.sources.rest import rest_examples
+from exampleguard._report import Report
+from exampleguard._sources.markdown import markdown_examples
+from exampleguard._sources.rest import rest_examples
 from tests.support.docsproject import DOC_FIXTURES, located, report_of, tree_docs_project
 
 SQLITE_UTILS = DOC_FIXTURES / "sqlite-utils"

@@ -17,11 +17,11 @@ from typing import cast
 
 import pytest
 
-from exampleguard.commands.validate import validate
-from exampleguard.config import load_config
-from exampleguard.diagnostics import Span
-from exampleguard.report import Report
-from exampleguard.sources.rest import rest_examples
+from exampleguard._commands.validate import validate
+from exampleguard._config import load_config
+from exampleguard._diagnostics import Span
+from exampleguard._report import Report
+from exampleguard._sources.rest import rest_examples
 from tests.support.project import write_config
 
 

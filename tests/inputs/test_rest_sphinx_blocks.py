@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from exampleguard.sources.rest import rest_examples
+from exampleguard._sources.rest import rest_examples
 
 
 def found(rest: str) -> list[tuple[str, str, int]]:

@@ -25,13 +25,13 @@ import pytest
 from jsonschema.validators import validator_for
 
 import exampleguard
-from exampleguard.codes import CODES
-from exampleguard.commands.validate import SourceFiles, validate
-from exampleguard.config import load_config, repository_root
-from exampleguard.diagnostics import Diagnostic, Location, Severity
-from exampleguard.report import FORMATS, Report, SourceRoot, render
-from exampleguard.report.build import unusable_report
-from exampleguard.report.github import render_github
+from exampleguard._codes import CODES
+from exampleguard._commands.validate import SourceFiles, validate
+from exampleguard._config import load_config, repository_root
+from exampleguard._diagnostics import Diagnostic, Location, Severity
+from exampleguard._report import FORMATS, Report, SourceRoot, render
+from exampleguard._report.build import unusable_report
+from exampleguard._report.github import render_github
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.sarif import sarif_errors, sarif_schema
 

@@ -1,6 +1,6 @@
 """The typed report: one builder, one verdict, and the same fields as the format's models.
 
-A run builds frozen dataclasses; the pydantic models of ``exampleguard.report.model`` are the
+A run builds frozen dataclasses; the pydantic models of ``exampleguard._report.model`` are the
 format's contract (the committed JSON Schema, the reader of ``report merge``). These tests hold
 the two together, check the verdict the builder decides, and that ``report merge`` goes through
 the same builder (it keeps the catalog the JUnit suite and the SARIF fallback are named after),
@@ -21,13 +21,13 @@ import pytest
 from pydantic import BaseModel
 
 import sandbox
-from exampleguard.commands.validate import validate
-from exampleguard.config import load_config
-from exampleguard.counts import Counts
-from exampleguard.diagnostics import Diagnostic, Location, Related, Severity, Span
-from exampleguard.report import Report, data, diagnostic_entry, dry_run_entry, model, render
-from exampleguard.report.build import assemble
-from exampleguard.report.json_format import written_fields
+from exampleguard._commands.validate import validate
+from exampleguard._config import load_config
+from exampleguard._counts import Counts
+from exampleguard._diagnostics import Diagnostic, Location, Related, Severity, Span
+from exampleguard._report import Report, data, diagnostic_entry, dry_run_entry, model, render
+from exampleguard._report.build import assemble
+from exampleguard._report.json_format import written_fields
 from exampleguard.schemas import committed_schema_path
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.sarif import sarif_errors

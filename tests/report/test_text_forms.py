@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import exampleguard
-from exampleguard.report.data import LocationEntry
-from exampleguard.report.frame import code_frame
+from exampleguard._report.data import LocationEntry
+from exampleguard._report.frame import code_frame
 from tests.support.project import make_project, run_cli
 
 DELETE_TOOL = {

@@ -96,7 +96,7 @@ def test_the_guarantees_are_told_in_the_configuration_s_words() -> None:
     # (Limits.output_bytes, sandbox.RUN_UIDS) mean nothing to them.
     import re
 
-    from exampleguard.config import DryRunSettings
+    from exampleguard._config import DryRunSettings
 
     result = _cli()
 

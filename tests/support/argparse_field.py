@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exampleguard.config import load_config
-from exampleguard.pipeline import ExampleResult, load_inputs, run
+from exampleguard._config import load_config
+from exampleguard._pipeline import ExampleResult, load_inputs, run
 from tests.support.project import write_config
 
 __all__ = ["FieldRun", "Judged", "field_project", "field_run", "oracle_code", "real_verdicts"]

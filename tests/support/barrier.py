@@ -18,14 +18,14 @@ from tests.support.project import FIXTURE_APPS, REPOSITORY
 
 BARRIER_CHILD = """
 import sys
-import exampleguard.cli, exampleguard.pipeline, exampleguard.files
-import exampleguard.commands.validate, exampleguard.commands.counts
-import exampleguard.commands.records
-import exampleguard.commands.init
-import exampleguard.counts, exampleguard.dispositions, exampleguard.tree, exampleguard.report
-import exampleguard.adapters._child, exampleguard.dryrun, sandbox
+import exampleguard.cli, exampleguard._pipeline, exampleguard._files
+import exampleguard._commands.validate, exampleguard._commands.counts
+import exampleguard._commands.records
+import exampleguard._commands.init
+import exampleguard._counts, exampleguard._dispositions, exampleguard._tree, exampleguard._report
+import exampleguard._adapters._child, exampleguard._dryrun, sandbox
 from exampleguard.cli import main
-from exampleguard.report import json_format
+from exampleguard._report import json_format
 print("ready", flush=True)
 sys.stdin.readline()
 sys.exit(main(sys.argv[1:]))

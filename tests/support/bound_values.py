@@ -1,7 +1,7 @@
 """Comparing what a real parser hands the program with exampleguard's argument object.
 
 For an argv both accept, the framework's values — Click's ``ctx.params`` level by level, or
-argparse's namespace — must equal the argument object :func:`exampleguard.rules.arguments_of`
+argparse's namespace — must equal the argument object :func:`exampleguard._rules.arguments_of`
 builds from the binding, parameter for parameter. The two are not the same shape by design:
 the argument object is JSON-like and holds only what the example gives. The mapping rules,
 applied to the framework's side only:
@@ -45,10 +45,10 @@ from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any
 
-from exampleguard.bind import Binding, Occurrence
-from exampleguard.contract import EffectiveTool
-from exampleguard.model import Parameter
-from exampleguard.rules import arguments_of, effective_name
+from exampleguard._bind import Binding, Occurrence
+from exampleguard._contract import EffectiveTool
+from exampleguard._model import Parameter
+from exampleguard._rules import arguments_of, effective_name
 
 _ABSENT = object()
 

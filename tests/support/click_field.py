@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exampleguard.adapters.clickfamily import extract_click, parameter_names
-from exampleguard.adapters.judge_click import ClickJudge
-from exampleguard.adapters.verdict import ParseVerdict
-from exampleguard.bind import Binding, Memo, bind
-from exampleguard.catalog import Catalog, LoadedCatalog
-from exampleguard.contract import Contract, EffectiveTool, build_contract
-from exampleguard.documents import Document
-from exampleguard.rules import arguments_of
-from exampleguard.snapshot import Tree
-from exampleguard.verdicts import compare, real_arguments
+from exampleguard._adapters.clickfamily import extract_click, parameter_names
+from exampleguard._adapters.judge_click import ClickJudge
+from exampleguard._adapters.verdict import ParseVerdict
+from exampleguard._bind import Binding, Memo, bind
+from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._contract import Contract, EffectiveTool, build_contract
+from exampleguard._documents import Document
+from exampleguard._rules import arguments_of
+from exampleguard._snapshot import Tree
+from exampleguard._verdicts import compare, real_arguments
 from tests.support.bound_values import as_argument, same
 
 

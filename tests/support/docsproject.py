@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from exampleguard.commands.validate import validate
-from exampleguard.config import load_config
-from exampleguard.report import Report
+from exampleguard._commands.validate import validate
+from exampleguard._config import load_config
+from exampleguard._report import Report
 from tests.support.project import REPOSITORY, run_cli, write_config
 
 SAMPLE = REPOSITORY / "tests" / "fixtures" / "sample-project"

@@ -1,7 +1,7 @@
 """Source text for test applications that act below Python's audit hooks, through libc.
 
 The child that imports a tree refuses writes, programs and sockets through an audit hook
-(``exampleguard/adapters/_guard.py``); calls made through ``ctypes`` straight into libc are
+(``exampleguard/_adapters/_guard.py``); calls made through ``ctypes`` straight into libc are
 among what such a hook cannot see. Tests of what outlives an import (forked children, daemons,
 helper programs) use these to stay meaningful: they show the child's process handling holds
 even where the guard is bypassed.

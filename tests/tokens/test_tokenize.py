@@ -19,7 +19,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from exampleguard.tokenize import (
+from exampleguard._tokenize import (
     MAX_CHARS,
     Tokens,
     _analyze_word,
@@ -493,7 +493,7 @@ def test_fast_path_declines_anything_else(text: str) -> None:
 def test_importing_does_not_import_bashlex() -> None:
     code = (
         "import sys\n"
-        "from exampleguard.tokenize import tokenize\n"
+        "from exampleguard._tokenize import tokenize\n"
         "assert tokenize('notes add \"buy milk\" --tag=x').ok\n"
         "assert tokenize('notes add \"buy milk\" \\\\\\n    --tag=x').ok\n"
         "print('bashlex' in sys.modules)\n"

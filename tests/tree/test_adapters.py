@@ -19,9 +19,9 @@ from unittest.mock import ANY
 
 import pytest
 
-from exampleguard.model import Parameter
-from exampleguard.snapshot import Tree, TreeCommand
-from exampleguard.tree import TreeSpec, load_tree, parse_tree_spec
+from exampleguard._model import Parameter
+from exampleguard._snapshot import Tree, TreeCommand
+from exampleguard._tree import TreeSpec, load_tree, parse_tree_spec
 from tests.support.frameworks import argparse_accepts, click_accepts
 from tests.support.project import FIXTURE_APPS, REPOSITORY, assert_unusable_report, run_cli
 from tests.support.unguarded import UNGUARDED
@@ -385,7 +385,7 @@ def test_typer_tree_needs_no_click_package(tmp_path: Path) -> None:
     script = (
         "import sys, json\n"
         "sys.modules['click'] = None  # any `import click` now fails\n"
-        "from exampleguard.adapters.clickfamily import as_click_command, extract_click\n"
+        "from exampleguard._adapters.clickfamily import as_click_command, extract_click\n"
         "import typer_app\n"
         "print(json.dumps(extract_click(as_click_command(typer_app.app), 'notes')))\n"
     )

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from exampleguard.commands.init import cobra_helper_source
-from exampleguard.snapshot import JudgeVerdict, Tree, TreeCommand
+from exampleguard._commands.init import cobra_helper_source
+from exampleguard._snapshot import JudgeVerdict, Tree, TreeCommand
 from tests.support.golang import HELPER, build_fixture, missing_go
 
 pytestmark = pytest.mark.skipif(missing_go() is not None, reason=str(missing_go()))

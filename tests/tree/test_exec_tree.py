@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from exampleguard.snapshot import JudgeVerdict
-from exampleguard.tree import TreeSpec, load_judged_tree, parse_tree_spec
-from exampleguard.treecache import TreeCache
-from exampleguard.treechild import Containment
+from exampleguard._snapshot import JudgeVerdict
+from exampleguard._tree import TreeSpec, load_judged_tree, parse_tree_spec
+from exampleguard._treecache import TreeCache
+from exampleguard._treechild import Containment
 from tests.support.project import make_project, run_cli
 
 pytestmark = pytest.mark.sandbox

@@ -16,7 +16,7 @@ from typing import Any
 import click
 import pytest
 
-from exampleguard.adapters.judge_click import ClickJudge
+from exampleguard._adapters.judge_click import ClickJudge
 
 # Click's message for an unknown option, as 8.1-8.4 and as 8.5 and later spell it.
 _GERMAN = {

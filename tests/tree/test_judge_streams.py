@@ -10,8 +10,8 @@ from typing import Any
 
 import typer
 
-from exampleguard.adapters.judge_argparse import ArgparseJudge
-from exampleguard.adapters.judge_click import ClickJudge
+from exampleguard._adapters.judge_argparse import ArgparseJudge
+from exampleguard._adapters.judge_click import ClickJudge
 from exampleguard.cli import app
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from exampleguard.adapters._common import Shadows
+from exampleguard._adapters._common import Shadows
 
 
 class _Target:

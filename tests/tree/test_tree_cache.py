@@ -247,6 +247,6 @@ def test_cached_and_uncached_output_is_identical_byte_for_byte(project: Path, ca
 def test_an_entry_is_tied_to_where_the_interpreter_imports_from() -> None:
     # An editable install re-pointed at another checkout of the same version: other code,
     # from other files, under the same version and PYTHONPATH.
-    from exampleguard.fingerprint import interpreted
+    from exampleguard._fingerprint import interpreted
 
     assert interpreted({})["path"] == sys.path

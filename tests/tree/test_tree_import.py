@@ -1,6 +1,6 @@
 """Importing the user's tree runs their code (docs/live-tree.md).
 
-The pipeline runs in this very process (``exampleguard.commands.validate.validate(...)``, as the
+The pipeline runs in this very process (``exampleguard._commands.validate.validate(...)``, as the
 pytest plugin does), and the application's module misbehaves while it is imported: it raises,
 hangs, prints, changes the working directory, clears or changes the environment, exits, starts
 things that outlive the import. Each case either works (where it legitimately can) or gives one
@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from exampleguard.commands import validate as runner
-from exampleguard.config import load_config
+from exampleguard._commands import validate as runner
+from exampleguard._config import load_config
 from tests.support.project import FIXTURE_APPS, REPOSITORY, app_project_files
 from tests.support.unguarded import UNGUARDED
 
@@ -185,7 +185,7 @@ def test_a_tree_over_the_size_limit_is_refused(
 ) -> None:
     """The bound that keeps a hostile import from filling exampleguard's memory (64 MiB in use,
     lowered here so that a small application crosses it)."""
-    monkeypatch.setattr("exampleguard.treechild.MAX_FRAME_BYTES", 300)
+    monkeypatch.setattr("exampleguard._treechild.MAX_FRAME_BYTES", 300)
     outcome = validate_here(project(tmp_path, ""))
     assert "produced an answer larger than the 300 B limit" in unavailable(outcome)
 
