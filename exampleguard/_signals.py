@@ -16,8 +16,11 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Only the dry runs wait on futures; every other command stays clear of the module.
+    from concurrent.futures import Future
 
 __all__ = ["Interrupted", "held_interrupts", "interrupts_raise", "wait_for_all"]
 

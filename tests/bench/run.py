@@ -51,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -330,13 +331,35 @@ def _own_catalog_project(
     config = {
         "catalog": str(checkout / "agent-catalog.json"),
         "dispositions": str(checkout / "dispositions"),
-        "counts": str(checkout / "exampleguard-counts.json"),
         "tree": "tree.json",
     }
+    # The checkout's own reason codes, so that its records read as they do there: the run
+    # measured is a passing one, not one that renders errors.
+    own = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))
+    codes = own["tool"]["exampleguard"].get("reason_codes", {})
     (directory / "exampleguard.toml").write_text(
-        "".join(f"{key} = {json.dumps(value)}\n" for key, value in config.items()),
+        "".join(f"{key} = {json.dumps(value)}\n" for key, value in config.items())
+        + "[reason_codes]\n"
+        + "".join(f"{json.dumps(code)} = {json.dumps(why)}\n" for code, why in codes.items()),
         encoding="utf-8",
     )
+    # Its own counts (the checkout's also count the docs, which this project does not read).
+    subprocess.run(
+        [*_exampleguard(), "counts", "--write"],
+        cwd=directory,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    passing = subprocess.run(
+        [*_exampleguard(), "validate"],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert passing.returncode == 0, passing.stdout + passing.stderr
     return directory
 
 
