@@ -18,8 +18,9 @@ from pydantic import AfterValidator, Field, StringConstraints
 from exampleguard._codes import CONFIG_INVALID
 from exampleguard._diagnostics import Diagnostic, Location
 from exampleguard._docshell import DEFAULT_PROMPTS
-from exampleguard._documents import Document, KeyPath, SourceError, load_document, validate_model
+from exampleguard._documents import Document, SourceError, load_document, validate_model
 from exampleguard._model import NonEmpty, StrictModel
+from exampleguard._textindex import KeyPath
 
 __all__ = [
     "DEFAULT_BYPASS_FLAGS",

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from exampleguard._argfiles import ArgumentFile
-from exampleguard._catalog import Catalog, DryRun, LoadedCatalog, Tool
+from exampleguard._catalog import Catalog, DryRun, Tool
+from exampleguard._catalogfile import LoadedCatalog
 from exampleguard._codes import (
     ALIAS_COLLISION,
     CONSTRAINT_INVALID,

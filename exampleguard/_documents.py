@@ -1,8 +1,9 @@
 """Reading JSON and TOML files into data that remembers where every value came from.
 
 The standard ``json`` and ``tomllib`` parsers give no positions. Rather than a slower parser on
-every run, a :class:`Document` keeps its text and builds a position index lazily, in one linear
-pass, the first time a diagnostic asks where a key is. A clean run never pays for it.
+every run, a :class:`Document` keeps its text and has it indexed (:mod:`exampleguard._textindex`)
+lazily, the first time a diagnostic asks where a key is. A clean run never pays for it. JSON is
+read strictly (:mod:`exampleguard._jsonread`): no repeated key, no ``NaN``.
 
 Every way a file can be unusable — missing, too large, not UTF-8, not JSON/TOML, nested beyond
 reason — becomes a :class:`SourceError` carrying a diagnostic with the file, line and column.
@@ -17,8 +18,8 @@ import json
 import re
 import stat
 import tomllib
-from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -26,15 +27,14 @@ from pydantic import BaseModel, ValidationError
 
 from exampleguard._codes import FILE_INVALID, FILE_UNREADABLE
 from exampleguard._diagnostics import Diagnostic, Location
+from exampleguard._jsonread import ConstantError, DuplicateKeyError, constant_position, parse_json
+from exampleguard._textindex import JsonLocator, KeyPath, Positions, index_toml, raw_span
 
 __all__ = [
     "MAX_FILE_BYTES",
     "SCHEMA_KEY",
     "Document",
-    "JsonArrayStream",
-    "KeyPath",
     "KeyRegion",
-    "NotStreamable",
     "SourceError",
     "check_format",
     "describe_size",
@@ -46,7 +46,6 @@ __all__ = [
     "without_schema_key",
 ]
 
-KeyPath = tuple[str | int, ...]
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -79,22 +78,6 @@ def format_key(path: Sequence[str | int]) -> str:
 
 
 @dataclass(slots=True)
-class _Positions:
-    """Offsets of values (and of the keys that name them) in a document's text."""
-
-    values: dict[KeyPath, int] = field(default_factory=dict)
-    keys: dict[KeyPath, int] = field(default_factory=dict)
-
-    def value(self, path: KeyPath) -> int | None:
-        """Offset of the value at ``path``."""
-        return self.values.get(path)
-
-    def key(self, path: KeyPath) -> int | None:
-        """Offset of the key that names the value at ``path``."""
-        return self.keys.get(path)
-
-
-@dataclass(slots=True)
 class Document:
     """A parsed JSON or TOML file that can say where any of its values came from."""
 
@@ -103,7 +86,7 @@ class Document:
     text: str
     data: Any
     kind: Literal["json", "toml"]
-    _positions: _Positions | _JsonLocator | None = None
+    _positions: Positions | JsonLocator | None = None
     _line_starts: list[int] | None = None
 
     def position(self, key: Sequence[str | int], *, at_key: bool = True) -> tuple[int, int] | None:
@@ -155,7 +138,7 @@ class Document:
         start = self._find(tuple(key), at_key=False)
         if start is None:
             return self.location(key)
-        first, after = _raw_span(self.text, start, offset, end, self.kind)
+        first, after = raw_span(self.text, start, offset, end, self.kind)
         line, column = self.line_column(first)
         end_line = end_column = None
         if after is not None and after > first:
@@ -185,16 +168,16 @@ class Document:
             # Nested too deep for the scanner, or not where the data says: no position.
             return None
 
-    def _index(self) -> _Positions | _JsonLocator:
+    def _index(self) -> Positions | JsonLocator:
         if self._positions is None:
             if self.kind == "json":
-                self._positions = _JsonLocator(self.text)
+                self._positions = JsonLocator(self.text)
             else:
                 try:
-                    self._positions = _index_toml(self.text)
+                    self._positions = index_toml(self.text)
                 except (IndexError, ValueError, RecursionError):
                     # The text already parsed; an index failure costs precision, never the run.
-                    self._positions = _Positions()
+                    self._positions = Positions()
         return self._positions
 
 
@@ -281,21 +264,21 @@ def read_text(path: Path, display: str, *, max_bytes: int = MAX_FILE_BYTES) -> s
 def parse_document(text: str, path: Path, display: str, kind: Literal["json", "toml"]) -> Document:
     """Parse ``text`` (already read from ``path``) as ``kind``, or raise :class:`SourceError`."""
     try:
-        data = _parse_json(text) if kind == "json" else tomllib.loads(text)
+        data = parse_json(text) if kind == "json" else tomllib.loads(text)
     except json.JSONDecodeError as error:
         raise SourceError(
             _invalid(display, f"is not valid JSON: {error.msg}", error.lineno, error.colno)
         ) from None
-    except _DuplicateKeyError as error:
+    except DuplicateKeyError as error:
         document = Document(path, display, text, None, kind)
         where = document.position(error.path) if error.path else None
         line, column = where if where is not None else (None, None)
         raise SourceError(
             _invalid(display, f"has the key {error.key!r} twice in one object", line, column)
         ) from None
-    except _ConstantError as error:
+    except ConstantError as error:
         document = Document(path, display, text, None, kind)
-        offset = _constant_position(text)
+        offset = constant_position(text)
         line, column = document.line_column(offset) if offset is not None else (None, None)
         raise SourceError(
             _invalid(
@@ -596,528 +579,3 @@ def _invalid(
         message=f"{display} {reason}",
         location=Location(display, line, column),
     )
-
-
-# -- JSON ---------------------------------------------------------------------------------------
-
-
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str, path: KeyPath | None) -> None:
-        super().__init__(key)
-        self.key = key
-        self.path = path
-
-
-class _ConstantError(ValueError):
-    def __init__(self, constant: str) -> None:
-        super().__init__(constant)
-        self.constant = constant
-
-
-def _reject_constant(constant: str) -> Any:
-    raise _ConstantError(constant)
-
-
-def _parse_json(text: str) -> Any:
-    # Duplicate keys would silently keep the last value: each object is checked as the parser
-    # builds it (counting the keys of the text afterwards costs more than the parse), and only
-    # a text that has one is searched for where it is.
-    try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique)
-    except _RepeatedKey:
-        # A syntax error or a constant elsewhere in the text is reported first, as it was
-        # before any key was looked at.
-        json.loads(text, parse_constant=_reject_constant)
-        key, path = _JsonLocator(text).duplicate()
-        raise _DuplicateKeyError(key, path) from None
-
-
-class NotStreamable(Exception):
-    """The text cannot be read one item at a time; read it whole, which reports why."""
-
-
-class JsonArrayStream:
-    """The items of one array in a top-level JSON object, parsed one at a time.
-
-    Iterating yields each item of the array under ``key`` exactly as ``json.loads`` would parse
-    it, while the rest of the object collects in :attr:`head` — so a large catalog never exists
-    as one tree of Python objects next to the models built from it. Only valid JSON is streamed:
-    anything that ``parse_document`` would refuse (a syntax error, a duplicate key, ``NaN``, a
-    huge integer, trailing text) raises :class:`NotStreamable` instead, and the caller reads the
-    text the ordinary way, which reports the problem with its position.
-    """
-
-    def __init__(self, text: str, key: str) -> None:
-        self.text = text
-        self.key = key
-        self.head: dict[str, Any] = {}
-        # Each object is checked for a repeated key as the scanner builds it: counting keys in
-        # the text afterwards costs more than the parse itself on a large catalog.
-        decoder = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique)
-        self._scan = decoder.scan_once  # type: ignore[attr-defined]
-
-    def __iter__(self) -> Iterator[Any]:
-        text = self.text
-        position = self._space(0)
-        self._expect(position, "{")
-        position = self._space(position + 1)
-        streamed = False
-        if text.startswith("}", position):
-            raise NotStreamable
-        while True:
-            self._expect(position, '"')
-            try:
-                name, position = _scanstring(text, position + 1)
-            except ValueError:
-                raise NotStreamable from None
-            position = self._space(position)
-            self._expect(position, ":")
-            position = self._space(position + 1)
-            if name in self.head or (name == self.key and streamed):
-                raise NotStreamable
-            if name == self.key and text.startswith("[", position):
-                streamed = True
-                position = yield from self._items(position)
-            else:
-                self.head[name], position = self._value(position)
-            position = self._space(position)
-            if text.startswith(",", position):
-                position = self._space(position + 1)
-                continue
-            self._expect(position, "}")
-            break
-        if not streamed or self._space(position + 1) != len(text):
-            raise NotStreamable
-
-    def _items(self, position: int) -> Generator[Any, None, int]:
-        text = self.text
-        position = self._space(position + 1)
-        if text.startswith("]", position):
-            return position + 1
-        while True:
-            item, position = self._value(position)
-            yield item
-            position = self._space(position)
-            if text.startswith(",", position):
-                position = self._space(position + 1)
-                continue
-            self._expect(position, "]")
-            return position + 1
-
-    def _value(self, position: int) -> tuple[Any, int]:
-        try:
-            value, end = self._scan(self.text, position)
-        except (StopIteration, ValueError, RecursionError):
-            # A repeated key raises ValueError from _unique, like a syntax error.
-            raise NotStreamable from None
-        return value, end
-
-    def _expect(self, position: int, character: str) -> None:
-        if not self.text.startswith(character, position):
-            raise NotStreamable
-
-    def _space(self, position: int) -> int:
-        match = _WHITESPACE.match(self.text, position)
-        return match.end() if match else position
-
-
-class _RepeatedKey(ValueError):
-    """An object of the text has a key twice."""
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object's pairs as a dict, refusing a repeated key (which would drop a value)."""
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        raise _RepeatedKey("repeated key")
-    return data
-
-
-_CONSTANT_OUTSIDE_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
-
-
-def _constant_position(text: str) -> int | None:
-    # Strings are matched whole, so a constant found is never inside one.
-    for match in _CONSTANT_OUTSIDE_STRINGS.finditer(text):
-        if match.group(1):
-            return match.start(1)
-    return None
-
-
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
-class _JsonLocator:
-    """Offsets of JSON values and keys, found lazily, one container at a time.
-
-    Asking for ``tools[3].examples[1].command`` indexes the top-level object, the ``tools``
-    array, that one tool and its ``examples`` — and nothing else. Sibling values are skipped with
-    the C scanner of the ``json`` module, so even a very large catalog is located in
-    milliseconds, and only when a diagnostic needs a position.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-        self._containers: dict[KeyPath, dict[str | int, tuple[int | None, int]]] = {}
-        self._root = self._skip_space(0)
-
-    def value(self, path: KeyPath) -> int | None:
-        """Offset of the value at ``path``."""
-        found = self._find(path)
-        return found[1] if found else None
-
-    def key(self, path: KeyPath) -> int | None:
-        """Offset of the key that names the value at ``path`` (``None`` for array items)."""
-        found = self._find(path)
-        return found[0] if found else None
-
-    def duplicate(self) -> tuple[str, KeyPath | None]:
-        """The first key written twice in one object, and its path (for the error message)."""
-        pending: list[KeyPath] = [()]
-        while pending:
-            path = pending.pop(0)
-            start = self.value(path) if path else self._root
-            if start is None or self.text[start : start + 1] not in ("{", "["):
-                continue
-            repeated = self._children(path, start, report_duplicate=True)
-            if repeated is not None:
-                return repeated
-            pending.extend((*path, child) for child in self._containers[path])
-        return "?", None
-
-    def _find(self, path: KeyPath) -> tuple[int | None, int] | None:
-        found: tuple[int | None, int] = (None, self._root)
-        for depth, part in enumerate(path):
-            container = path[:depth]
-            children = self._containers.get(container)
-            if children is None:
-                start = found[1]
-                if self.text[start : start + 1] not in ("{", "["):
-                    return None
-                self._children(container, start)
-                children = self._containers[container]
-            child = children.get(part)
-            if child is None:
-                return None
-            found = child
-        return found
-
-    def _children(
-        self, path: KeyPath, start: int, *, report_duplicate: bool = False
-    ) -> tuple[str, KeyPath] | None:
-        text = self.text
-        children: dict[str | int, tuple[int | None, int]] = {}
-        self._containers[path] = children
-        is_object = text[start] == "{"
-        position = self._skip_space(start + 1)
-        index = 0
-        while position < len(text) and text[position] not in "}]":
-            key_at: int | None = None
-            name: str | int = index
-            if is_object:
-                key_at = position
-                name, position = _scanstring(text, position + 1)
-                position = self._skip_space(self._skip_space(position) + 1)  # past the colon
-                if report_duplicate and name in children:
-                    return str(name), (*path, name)
-            value_at = position
-            position = self._skip_value(position)
-            children.setdefault(name, (key_at, value_at))
-            index += 1
-            position = self._skip_space(position)
-            if text[position : position + 1] == ",":
-                position = self._skip_space(position + 1)
-        return None
-
-    def _skip_space(self, position: int) -> int:
-        match = _WHITESPACE.match(self.text, position)
-        return match.end() if match else position
-
-    def _skip_value(self, position: int) -> int:
-        """The end of the value at ``position``.
-
-        An array is stepped over one item at a time: scanning it whole would build, for the
-        ``tools`` array of a large catalog, the whole tree of Python objects that loading took
-        care never to hold at once. Each item, and any other value, is skipped by the C scanner.
-        """
-        text = self.text
-        if not text.startswith("[", position):
-            _, end = self._scan(text, position)
-            return int(end)
-        position = self._skip_space(position + 1)
-        while position < len(text) and text[position] != "]":
-            _, position = self._scan(text, position)
-            position = self._skip_space(position)
-            if text.startswith(",", position):
-                position = self._skip_space(position + 1)
-        return position + 1
-
-
-def _scanstring(text: str, position: int) -> tuple[str, int]:
-    # json's C string scanner: decodes the string that starts after the opening quote.
-    value, end = json.decoder.scanstring(text, position)  # type: ignore[attr-defined]
-    return str(value), int(end)
-
-
-# -- TOML ---------------------------------------------------------------------------------------
-
-_TOML_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_TOML_WS = re.compile(r"[ \t]*")
-_TOML_WS_NL = re.compile(r"(?:[ \t\r\n]|#[^\n]*)*")
-_TOML_SCALAR = re.compile(r"[^\s,\]}#]+(?:[ ](?=\d)[^\s,\]}#]+)?")
-
-
-class _TomlScanner:
-    """A position-recording walk over TOML text that ``tomllib`` has already accepted.
-
-    It follows tables, arrays of tables, dotted keys, inline tables and arrays, and every string
-    form, so that values at any depth get their offset. It trusts the text to be valid TOML.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-        self.positions = _Positions()
-        self.array_lengths: dict[KeyPath, int] = {}
-
-    def scan(self) -> _Positions:
-        table: KeyPath = ()
-        text = self.text
-        while self.pos < len(text):
-            self._skip(_TOML_WS_NL)
-            if self.pos >= len(text):
-                break
-            if text.startswith("[[", self.pos):
-                start = self.pos
-                self.pos += 2
-                names = self._key()
-                self._expect("]]")
-                parent = self._resolve(names[:-1])
-                array = (*parent, names[-1])
-                index = self.array_lengths.get(array, 0)
-                self.array_lengths[array] = index + 1
-                table = (*array, index)
-                self.positions.keys.setdefault(array, start)
-                self.positions.values.setdefault(table, start)
-                self.positions.keys.setdefault(table, start)
-            elif text[self.pos] == "[":
-                start = self.pos
-                self.pos += 1
-                names = self._key()
-                self._expect("]")
-                table = self._resolve(names)
-                self.positions.values.setdefault(table, start)
-                self.positions.keys.setdefault(table, start)
-            else:
-                key_start = self.pos
-                names = self._key()
-                self._skip(_TOML_WS)
-                self._expect("=")
-                self._skip(_TOML_WS)
-                path = (*table, *names)
-                self.positions.keys.setdefault(path, key_start)
-                self._value(path)
-        return self.positions
-
-    def _resolve(self, names: Sequence[str]) -> KeyPath:
-        # A name that is an array of tables refers to its most recent element.
-        path: KeyPath = ()
-        for name in names:
-            path = (*path, name)
-            count = self.array_lengths.get(path)
-            if count:
-                path = (*path, count - 1)
-        return path
-
-    def _skip(self, pattern: re.Pattern[str]) -> None:
-        match = pattern.match(self.text, self.pos)
-        if match:
-            self.pos = match.end()
-
-    def _expect(self, literal: str) -> None:
-        self._skip(_TOML_WS)
-        if not self.text.startswith(literal, self.pos):
-            raise ValueError(f"expected {literal!r} at {self.pos}")
-        self.pos += len(literal)
-
-    def _key(self) -> list[str]:
-        names: list[str] = []
-        while True:
-            self._skip(_TOML_WS)
-            char = self.text[self.pos]
-            if char in "\"'":
-                names.append(self._string())
-            else:
-                match = _TOML_BARE_KEY.match(self.text, self.pos)
-                if match is None:
-                    raise ValueError(f"expected a key at {self.pos}")
-                names.append(match.group())
-                self.pos = match.end()
-            self._skip(_TOML_WS)
-            if self.pos < len(self.text) and self.text[self.pos] == ".":
-                self.pos += 1
-                continue
-            return names
-
-    def _value(self, path: KeyPath) -> None:
-        text = self.text
-        self.positions.values.setdefault(path, self.pos)
-        char = text[self.pos]
-        if char in "\"'":
-            self._string()
-        elif char == "[":
-            self.pos += 1
-            index = 0
-            while True:
-                self._skip(_TOML_WS_NL)
-                if text[self.pos] == "]":
-                    self.pos += 1
-                    return
-                self._value((*path, index))
-                index += 1
-                self._skip(_TOML_WS_NL)
-                if text[self.pos] == ",":
-                    self.pos += 1
-        elif char == "{":
-            self.pos += 1
-            while True:
-                self._skip(_TOML_WS)
-                if text[self.pos] == "}":
-                    self.pos += 1
-                    return
-                key_start = self.pos
-                names = self._key()
-                self._expect("=")
-                self._skip(_TOML_WS)
-                inner = (*path, *names)
-                self.positions.keys.setdefault(inner, key_start)
-                self._value(inner)
-                self._skip(_TOML_WS)
-                if text[self.pos] == ",":
-                    self.pos += 1
-        else:
-            match = _TOML_SCALAR.match(text, self.pos)
-            if match is None:
-                raise ValueError(f"expected a value at {self.pos}")
-            self.pos = match.end()
-
-    def _string(self) -> str:
-        text = self.text
-        for quote in ('"""', "'''"):
-            if text.startswith(quote, self.pos):
-                end = text.find(quote, self.pos + 3)
-                while quote == '"""' and end != -1 and _escaped(text, end):
-                    end = text.find(quote, end + 1)
-                if end == -1:
-                    raise ValueError("unterminated string")
-                # A closing delimiter may be followed by up to two more quote characters.
-                while text.startswith(quote[0], end + 3):
-                    end += 1
-                value = text[self.pos : end + 3]
-                self.pos = end + 3
-                return value
-        quote = text[self.pos]
-        end = self.pos + 1
-        while True:
-            end = text.index(quote, end)
-            if quote == "'" or not _escaped(text, end):
-                break
-            end += 1
-        raw = text[self.pos : end + 1]
-        self.pos = end + 1
-        if quote == "'":
-            return raw[1:-1]
-        return tomllib.loads(f"k = {raw}")["k"]  # type: ignore[no-any-return]
-
-
-def _escaped(text: str, index: int) -> bool:
-    backslashes = 0
-    while index - backslashes - 1 >= 0 and text[index - backslashes - 1] == "\\":
-        backslashes += 1
-    return backslashes % 2 == 1
-
-
-def _index_toml(text: str) -> _Positions:
-    return _TomlScanner(text).scan()
-
-
-# -- offsets inside string literals -------------------------------------------------------------
-
-
-def _raw_span(
-    text: str, start: int, offset: int, end: int | None, kind: Literal["json", "toml"]
-) -> tuple[int, int | None]:
-    """Map characters ``[offset, end)`` of the string literal at ``start`` to text offsets.
-
-    Returns where the character at ``offset`` starts in the text and, with ``end``, where the
-    raw text of the character before ``end`` ends (exclusive).
-    """
-    body = _string_body(text, start, kind)
-    if body is None:
-        return start, None
-    position, literal = body
-    first = _advance(text, position, offset, literal=literal)
-    if end is None or end <= offset:
-        return first, None
-    last = _advance(text, first, end - 1 - offset, literal=literal)
-    return first, _next_raw_char(text, last, literal=literal) if last < len(text) else last
-
-
-def _string_body(text: str, start: int, kind: Literal["json", "toml"]) -> tuple[int, bool] | None:
-    """Where the characters of the string literal at ``start`` begin, and whether it is literal.
-
-    ``None`` when no string literal starts there.
-    """
-    if start >= len(text):
-        return None
-    opener = text[start]
-    if kind == "toml" and text.startswith(("'''", '"""'), start):
-        position = start + 3
-        # A newline right after the opening delimiter is not part of the value.
-        if text.startswith("\r\n", position):
-            position += 2
-        elif text.startswith("\n", position):
-            position += 1
-    elif opener in "\"'":
-        position = start + 1
-    else:
-        return None
-    return position, opener == "'"
-
-
-def _advance(text: str, position: int, count: int, *, literal: bool) -> int:
-    """Step over ``count`` decoded characters from ``position``; where the next one starts."""
-    while count > 0 and position < len(text):
-        position = _next_raw_char(text, position, literal=literal)
-        count -= 1
-    if not literal:
-        # A line-ending backslash yields no character: the character at this offset is the
-        # first one after it (on the next line).
-        match = _LINE_ENDING_BACKSLASH.match(text, position)
-        if match:
-            position = match.end()
-    return position
-
-
-_LINE_ENDING_BACKSLASH = re.compile(r"\\[ \t]*\r?\n[ \t\r\n]*")
-_HIGH_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
-
-
-def _next_raw_char(text: str, position: int, *, literal: bool) -> int:
-    """Return where the raw text of the next decoded character after ``position`` ends."""
-    if literal or text[position] != "\\":
-        return position + 1
-    escape = text[position + 1 : position + 2]
-    if escape == "u":
-        # JSON spells characters outside the BMP as a surrogate pair: two escapes, one character.
-        return position + (12 if _HIGH_SURROGATE_ESCAPE.match(text, position) else 6)
-    if escape == "U":
-        return position + 10
-    if escape in ("\r", "\n", " ", "\t"):
-        # A line-ending backslash in a TOML multi-line string swallows the following blanks and
-        # yields no character; skip it and count the character after it.
-        match = _LINE_ENDING_BACKSLASH.match(text, position)
-        end = match.end() if match else position + 2
-        return _next_raw_char(text, end, literal=literal) if end < len(text) else end
-    return position + 2

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from exampleguard._argfiles import ArgumentFile, read_argument_files
-from exampleguard._catalog import LoadedCatalog, load_catalog
+from exampleguard._catalogfile import LoadedCatalog, load_catalog
 from exampleguard._codes import CONFIG_INVALID, FILE_INVALID, TREE_UNAVAILABLE
 from exampleguard._config import ArgvRewrite, Config
 from exampleguard._diagnostics import Diagnostic

@@ -20,7 +20,7 @@ import pytest
 if TYPE_CHECKING:
     # Only for annotations: the plugin imports exampleguard when it is enabled, so that a
     # pytest run without it pays nothing.
-    from exampleguard._catalog import LoadedCatalog
+    from exampleguard._catalogfile import LoadedCatalog
     from exampleguard._config import Config
     from exampleguard._diagnostics import Diagnostic
     from exampleguard._pipeline import Evaluation, ExampleResult
@@ -228,7 +228,7 @@ class CatalogFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         """Yield an item per example, the repository checks, and (optionally) the dry runs."""
         _session(self).collected = True
-        from exampleguard._catalog import load_catalog
+        from exampleguard._catalogfile import load_catalog
         from exampleguard._documents import SourceError
         from exampleguard._sources.catalog import catalog_examples
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from exampleguard._catalog import load_catalog
+from exampleguard._catalogfile import load_catalog
 from exampleguard._codes import CONFIG_INVALID
 from exampleguard._commands._outcome import TextOutcome, refuse
 from exampleguard._config import Config, ConfigError, load_config

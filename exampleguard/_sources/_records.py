@@ -15,7 +15,7 @@ from exampleguard._diagnostics import Location, Span
 from exampleguard._examples import ExampleList, ExampleRecord, Examples, Origin
 
 if TYPE_CHECKING:
-    from exampleguard._catalog import LoadedCatalog
+    from exampleguard._catalogfile import LoadedCatalog
     from exampleguard._config import Config
     from exampleguard._documents import Document
     from exampleguard._snapshot import Tree

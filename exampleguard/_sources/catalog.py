@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from exampleguard._catalog import LoadedCatalog
+from exampleguard._catalogfile import LoadedCatalog
 from exampleguard._diagnostics import Location, Span
-from exampleguard._documents import Document, KeyPath
+from exampleguard._documents import Document
 from exampleguard._sources._records import ExampleRecord, Examples, SourceContext
+from exampleguard._textindex import KeyPath
 
 __all__ = ["CatalogExamples", "CatalogOrigin", "CatalogSource", "catalog_examples"]
 

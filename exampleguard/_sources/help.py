@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from exampleguard._diagnostics import Location, Span
 from exampleguard._docshell import line_examples
-from exampleguard._documents import Document, KeyPath
+from exampleguard._documents import Document
 from exampleguard._sources._records import (
     ExampleList,
     ExampleRecord,
@@ -35,6 +35,7 @@ from exampleguard._sources._records import (
     LoadedTree,
     SourceContext,
 )
+from exampleguard._textindex import KeyPath
 
 if TYPE_CHECKING:
     from exampleguard._snapshot import HelpExample, TreeCommand

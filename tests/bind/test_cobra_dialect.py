@@ -32,7 +32,8 @@ from exampleguard._bind._pflag import (
     parse_uint,
     read_csv_record,
 )
-from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._catalog import Catalog
+from exampleguard._catalogfile import LoadedCatalog
 from exampleguard._contract import Contract, build_contract
 from exampleguard._documents import Document
 from exampleguard._snapshot import Tree

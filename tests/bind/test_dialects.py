@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from exampleguard._bind import Memo, bind, dialect
 from exampleguard._bind.dialect import SHARED_TABLES
-from exampleguard._catalog import Catalog, LoadedCatalog, load_catalog
+from exampleguard._catalog import Catalog
+from exampleguard._catalogfile import LoadedCatalog, load_catalog
 from exampleguard._config import load_config
 from exampleguard._contract import Contract, build_contract
 from exampleguard._documents import Document

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 
-from exampleguard._catalog import load_catalog
+from exampleguard._catalogfile import load_catalog
 from exampleguard._contract import build_contract
 from exampleguard._diagnostics import Diagnostic
 from exampleguard._dispositions.check import Review, check_dispositions, check_exclusions

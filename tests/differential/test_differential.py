@@ -59,7 +59,8 @@ from exampleguard._adapters.judge_argparse import ArgparseJudge
 from exampleguard._adapters.judge_click import ClickJudge
 from exampleguard._adapters.verdict import ParseVerdict
 from exampleguard._bind import Binding, Memo, Problem, bind
-from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._catalog import Catalog
+from exampleguard._catalogfile import LoadedCatalog
 from exampleguard._contract import Contract, EffectiveTool, build_contract
 from exampleguard._documents import Document
 from exampleguard._model import Parameter

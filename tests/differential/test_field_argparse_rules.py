@@ -23,7 +23,8 @@ import pytest
 from exampleguard._adapters.argparser import extract_argparse
 from exampleguard._argfiles import read_argument_files
 from exampleguard._bind import bind
-from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._catalog import Catalog
+from exampleguard._catalogfile import LoadedCatalog
 from exampleguard._contract import build_contract
 from exampleguard._documents import Document
 from exampleguard._rules import arguments_of

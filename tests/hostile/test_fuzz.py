@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from exampleguard._bind import bind
-from exampleguard._catalog import load_catalog
+from exampleguard._catalogfile import load_catalog
 from exampleguard._codes import CODES
 from exampleguard._config import ConfigError, load_config
 from exampleguard._contract import Contract, build_contract

@@ -15,17 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import exampleguard._catalog as catalog_module
-from exampleguard._catalog import _load_whole, load_catalog
+import exampleguard._catalogfile as catalog_module
+from exampleguard._catalogfile import _load_whole, load_catalog
 from exampleguard._diagnostics import Span
 from exampleguard._documents import (
     Document,
-    JsonArrayStream,
-    NotStreamable,
     SourceError,
     load_document,
     parse_document,
 )
+from exampleguard._jsonread import JsonArrayStream, NotStreamable
 from exampleguard._sources.catalog import catalog_examples
 from tests.support.project import make_project, run_cli
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from exampleguard._catalog import load_catalog
+from exampleguard._catalogfile import load_catalog
 from exampleguard._config import load_config
 from exampleguard._diagnostics import Location, Span
 from exampleguard._pipeline import load_inputs, run

@@ -30,7 +30,8 @@ from exampleguard._adapters.clickfamily import extract_click, parameter_names
 from exampleguard._adapters.judge_click import ClickJudge
 from exampleguard._adapters.verdict import ParseVerdict
 from exampleguard._bind import Binding, Memo, bind
-from exampleguard._catalog import Catalog, LoadedCatalog
+from exampleguard._catalog import Catalog
+from exampleguard._catalogfile import LoadedCatalog
 from exampleguard._contract import Contract, EffectiveTool, build_contract
 from exampleguard._documents import Document
 from exampleguard._rules import arguments_of
