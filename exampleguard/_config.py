@@ -18,7 +18,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 from exampleguard._codes import CONFIG_INVALID
 from exampleguard._diagnostics import Diagnostic, Location
 from exampleguard._docshell import DEFAULT_PROMPTS
-from exampleguard._documents import Document, SourceError, load_document, validate_model
+from exampleguard._documents import Document, KeyRegion, SourceError, load_document, validate_model
 from exampleguard._model import NonEmpty, StrictModel
 from exampleguard._textindex import KeyPath
 
@@ -245,9 +245,12 @@ class Config:
         """``path`` as every output shows it: relative to the current directory (see below)."""
         return display_path(path, self.cwd)
 
-    def location(self, *key: str | int) -> Location:
-        """Where ``key`` of the exampleguard table is in the configuration file."""
-        return self.document.location((*self.table, *key))
+    def region(self, *key: str | int) -> KeyRegion:
+        """Where ``key`` of the exampleguard table is in the configuration file.
+
+        Left for the report builder to place in lines and columns.
+        """
+        return self.document.region((*self.table, *key))
 
 
 class ConfigError(Exception):
@@ -387,6 +390,7 @@ def _as_config_error(diagnostic: Diagnostic) -> Diagnostic:
         message=diagnostic.message,
         hint="docs/configuration.md lists every key with its type and default.",
         location=diagnostic.location,
+        region=diagnostic.region,
     )
 
 

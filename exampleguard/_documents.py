@@ -200,6 +200,11 @@ class KeyRegion:
         """The document's file, as shown to people."""
         return self.document.display
 
+    @property
+    def shown_key(self) -> str:
+        """The key path as people read it (``dryrun.fixtures``); empty for the top level."""
+        return format_key(self.key)
+
     def located(self) -> Location:
         """The value's place in lines and columns (see :meth:`Document.location`)."""
         key = self.key
@@ -271,10 +276,12 @@ def parse_document(text: str, path: Path, display: str, kind: Literal["json", "t
         ) from None
     except DuplicateKeyError as error:
         document = Document(path, display, text, None, kind)
-        where = document.position(error.path) if error.path else None
-        line, column = where if where is not None else (None, None)
         raise SourceError(
-            _invalid(display, f"has the key {error.key!r} twice in one object", line, column)
+            FILE_INVALID.diagnostic(
+                message=f"{display} has the key {error.key!r} twice in one object",
+                region=document.region(error.path) if error.path else None,
+                location=None if error.path else Location(display),
+            )
         ) from None
     except ConstantError as error:
         document = Document(path, display, text, None, kind)
@@ -333,7 +340,7 @@ def validate_model(
         return model.model_validate(payload)
     except ValidationError as error:
         problems = [_describe(document, key, payload, item, model) for item in error.errors()]
-    first_location, first_message = problems[0]
+    first_region, first_message = problems[0]
     message = f"{document.display}: {first_message}"
     if len(problems) > 1:
         others = "; ".join(text for _, text in problems[1:6])
@@ -343,7 +350,7 @@ def validate_model(
         FILE_INVALID.diagnostic(
             message=message,
             hint=f"`exampleguard schema` prints the expected structure of {document.display}.",
-            location=first_location,
+            region=first_region,
         )
     )
 
@@ -362,7 +369,7 @@ def without_schema_key(payload: Any, document: Document, key: KeyPath = ()) -> A
                 message=f"{document.display}: {SCHEMA_KEY} must be a string (the URL or path "
                 f"of the file's JSON Schema), got {_preview(value)} ({_json_type(value)})",
                 hint="`exampleguard schema` prints the schema; point `$schema` at a copy of it.",
-                location=document.location((*key, SCHEMA_KEY), at_key=False),
+                region=document.region((*key, SCHEMA_KEY), at_key=False),
             )
         )
     return {name: item for name, item in payload.items() if name != SCHEMA_KEY}
@@ -380,7 +387,7 @@ def check_format(document: Document, expected: str) -> None:
         raise SourceError(
             FILE_INVALID.diagnostic(
                 message=f"{document.display}: the top level must be an object, found {found}",
-                location=document.location(()),
+                region=document.region(),
             )
         )
     value = data.get("format")
@@ -388,22 +395,22 @@ def check_format(document: Document, expected: str) -> None:
         return
     if value is None:
         message = f"{document.display}: missing required key 'format' (expected {expected!r})"
-        location = document.location(())
+        region = document.region()
     else:
         message = f"{document.display}: format is {value!r}, expected {expected!r}"
-        location = document.location(("format",), at_key=False)
+        region = document.region(("format",), at_key=False)
     raise SourceError(
         FILE_INVALID.diagnostic(
             message=message,
             hint="Each exampleguard file names its format and version in its `format` key.",
-            location=location,
+            region=region,
         )
     )
 
 
 def _describe(
     document: Document, key: KeyPath, payload: Any, error: Any, model: type[BaseModel]
-) -> tuple[Location, str]:
+) -> tuple[KeyRegion, str]:
     loc = _existing_path(payload, tuple(error["loc"]))
     kind = error["type"]
     full = key + loc
@@ -414,14 +421,14 @@ def _describe(
         known = _known_keys(model, loc[:-1])
         guess = _closest_key(str(offending), known)
         also = f" (did you mean {guess!r}?)" if guess is not None else ""
-        return document.location(full), f"unknown key {offending!r} in {container}{also}"
+        return document.region(full), f"unknown key {offending!r} in {container}{also}"
     if kind in ("missing", "missing_argument"):
         missing = error["loc"][-1]
         parent = full[:-1] if full and full[-1] == missing else full
         shown = format_key(parent) or "the top level"
-        return document.location(parent), f"missing required key {missing!r} in {shown}"
+        return document.region(parent), f"missing required key {missing!r} in {shown}"
     value = error.get("input")
-    return document.location(full, at_key=False), f"{where}: {_reword(error['msg'], value)}"
+    return document.region(full, at_key=False), f"{where}: {_reword(error['msg'], value)}"
 
 
 def _known_keys(model: type[BaseModel], path: KeyPath) -> list[str]:

@@ -24,7 +24,8 @@ from typing import Protocol, assert_never
 import sandbox
 from exampleguard._codes import CONFIG_INVALID, DRYRUN_FAILED, DRYRUN_TIMEOUT, EXECUTABLE_MISSING
 from exampleguard._config import Config, DryRunSettings
-from exampleguard._diagnostics import Diagnostic, Location
+from exampleguard._diagnostics import Diagnostic, Region
+from exampleguard._documents import KeyRegion
 from exampleguard._pipeline import Evaluation, ExampleResult
 from exampleguard._report import DryRunEntry, dry_run_entry
 from exampleguard._signals import Interrupted, held_interrupts, wait_for_all
@@ -61,7 +62,7 @@ class PlannedRun:
     argv: tuple[str, ...]
     fixtures: Path | None
     expect_exit: int
-    location: Location | None
+    region: Region | None
 
 
 @dataclass(slots=True)
@@ -103,7 +104,7 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
                     "no executable",
                     hint="Install the program in this environment before the dry run, or set "
                     "`executable`.",
-                    location=config.location(),
+                    region=config.region(),
                 )
             )
         return (found,)
@@ -122,7 +123,7 @@ def resolve_executable(config: Config, program: str) -> tuple[str, ...]:
             EXECUTABLE_MISSING.diagnostic(
                 message=f"the dry-run executable '{head}' {problem}",
                 hint="Fix `executable` in [tool.exampleguard.dryrun].",
-                location=config.location("dryrun", "executable"),
+                region=config.region("dryrun", "executable"),
             )
         )
     return (resolved, *prefix[1:])
@@ -179,26 +180,26 @@ def fixture_problems(evaluation: Evaluation) -> list[Diagnostic]:
     """
     config = evaluation.inputs.config
     limits = limits_of(config.settings.dryrun)
-    named: list[tuple[str, Location]] = []
+    named: list[tuple[str, KeyRegion]] = []
     if config.settings.dryrun.fixtures is not None:
-        named.append((config.settings.dryrun.fixtures, config.location("dryrun", "fixtures")))
+        named.append((config.settings.dryrun.fixtures, config.region("dryrun", "fixtures")))
     eligible = {result.tool for result in evaluation.eligible}
     document = evaluation.inputs.catalog.document
     for tool in evaluation.contract.tools:
         capability = tool.dry_run
         if tool.id in eligible and capability is not None and capability.fixtures is not None:
-            where = document.location(("tools", tool.index, "dry_run", "fixtures"))
+            where = document.region(("tools", tool.index, "dry_run", "fixtures"))
             named.append((capability.fixtures, where))
     problems: list[Diagnostic] = []
-    for folder, location in named:
+    for folder, region in named:
         reason = _fixture_folder_problem(config.root, folder, limits)
         if reason is not None:
             problems.append(
                 CONFIG_INVALID.diagnostic(
-                    f"{location.file}: {location.key or 'fixtures'}: {reason}",
+                    f"{region.file}: {region.shown_key or 'fixtures'}: {reason}",
                     hint="Fixtures are a folder of the project holding regular files and "
                     "directories only; docs/dry-runs.md says why.",
-                    location=location,
+                    region=region,
                 )
             )
     return problems
@@ -332,7 +333,7 @@ def plan(
                 argv=(*executable, *words),
                 fixtures=fixtures,
                 expect_exit=dry_run.expect_exit,
-                location=result.location(),
+                region=result.region(),
             )
         )
     return runs
@@ -479,6 +480,6 @@ def _record(run: PlannedRun, outcome: sandbox.Outcome, interrupted: bool) -> Run
             hint=hint,
             tool=run.tool,
             example=run.index,
-            location=run.location,
+            region=run.region,
         ),
     )

@@ -178,14 +178,14 @@ def _load_tree(
                     message=f"{catalog.document.display}: missing required key 'dialect' "
                     f"({spoken_dialects()}): with no tree configured, the catalog must say whose "
                     "parsing rules its examples follow",
-                    location=catalog.document.location(()),
+                    region=catalog.document.region(),
                 )
             )
         return None
     try:
         spec = parse_tree_spec(settings.tree, config.root)
     except ValueError as error:
-        errors.append(CONFIG_INVALID.diagnostic(str(error), location=config.location("tree")))
+        errors.append(CONFIG_INVALID.diagnostic(str(error), region=config.region("tree")))
         return None
     display = config.display(spec.path) if spec.path is not None else str(spec)
     # Only a live tree's own parser is asked about the examples; a snapshot's model judges them.
@@ -239,7 +239,7 @@ def _intermixed(config: Config, tree: Tree, errors: list[Diagnostic]) -> Tree | 
         errors.append(
             CONFIG_INVALID.diagnostic(
                 f'argparse_parse = "parse_intermixed_args": {refused or "the tree has no root"}',
-                location=config.location("argparse_parse"),
+                region=config.region("argparse_parse"),
             )
         )
         return None
@@ -256,7 +256,7 @@ def tree_error(config: Config, error: SourceError) -> Diagnostic:
     diagnostic = error.diagnostic
     if diagnostic.code == TREE_UNAVAILABLE.name:
         # Point at the setting people edit, not at the spec string.
-        diagnostic = replace(diagnostic, location=config.location("tree"))
+        diagnostic = replace(diagnostic, location=None, region=config.region("tree"))
     return diagnostic
 
 

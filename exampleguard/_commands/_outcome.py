@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from exampleguard._codes import Code
-from exampleguard._diagnostics import Diagnostic, Location
+from exampleguard._diagnostics import Diagnostic, Location, Region
 
 __all__ = ["TextOutcome", "refuse"]
 
@@ -20,7 +20,13 @@ class TextOutcome:
 
 
 def refuse(
-    code: Code, message: str, location: Location | None = None, hint: str | None = None
+    code: Code, message: str, where: Location | Region | None = None, hint: str | None = None
 ) -> TextOutcome:
-    """A command refused with one error diagnostic: nothing run or written (exit 2)."""
-    return TextOutcome(unusable=[code.diagnostic(message, hint=hint, location=location)])
+    """A command refused with one error diagnostic: nothing run or written (exit 2).
+
+    ``where`` is a place already known in lines and columns, or a region the report places.
+    """
+    location = where if isinstance(where, Location) else None
+    region = None if isinstance(where, Location) else where
+    diagnostic = code.diagnostic(message, hint=hint, location=location, region=region)
+    return TextOutcome(unusable=[diagnostic])

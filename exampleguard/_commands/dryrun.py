@@ -109,10 +109,10 @@ def _isolation_problems(config: Config) -> list[Diagnostic]:
             if isinstance(error, sandbox.HookEnvError)
             else "Credentials never enter a dry run; docs/sandbox.md documents the rule."
         )
-        location = config.location("dryrun", "pass_env")
+        region = config.region("dryrun", "pass_env")
         problems.append(
             CONFIG_INVALID.diagnostic(
-                f"{location.file}: {location.key}: {error}", hint=hint, location=location
+                f"{region.file}: {region.shown_key}: {error}", hint=hint, region=region
             )
         )
     isolation = sandbox.Isolation(settings.isolation)
@@ -139,14 +139,14 @@ def _unavailable(config: Config, key: str, error: sandbox.IsolationUnavailable) 
     else:
         message = "; ".join(error.reasons) + " that `require` names; nothing was run"
         hint = "Run where the backend gives every guarantee in `require`, or require fewer."
-    location = (
-        config.location("dryrun", key)
+    region = (
+        config.region("dryrun", key)
         if key in config.settings.dryrun.model_fields_set
-        else config.location()
+        else config.region()
     )
-    if location.key:
-        message = f"{location.file}: {location.key}: {message}"
-    return ISOLATION_UNAVAILABLE.diagnostic(message, hint=hint, location=location)
+    if region.shown_key:
+        message = f"{region.file}: {region.shown_key}: {message}"
+    return ISOLATION_UNAVAILABLE.diagnostic(message, hint=hint, region=region)
 
 
 def _selection_problems(

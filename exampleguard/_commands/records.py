@@ -58,7 +58,7 @@ from exampleguard._dispositions.write import (
     toml_string,
 )
 from exampleguard._pipeline import InputError, Inputs, load_inputs
-from exampleguard._report import build_report
+from exampleguard._report import build_report, located
 
 AnyRecord = Record[Disposition] | Record[Exclusion] | Record[DocException]
 """A reviewer record of any kind, as ``list`` shows them."""
@@ -343,8 +343,9 @@ def list_records(config: Config, *, as_json: bool) -> TextOutcome:
     )
     problems: dict[str, list[str]] = {}
     for diagnostic in (*review.diagnostics, *doc_review.diagnostics):
-        if lookup(diagnostic.code).stage is Stage.REVIEW and diagnostic.location:
-            problems.setdefault(str(diagnostic.location), []).append(diagnostic.code)
+        place = located(diagnostic)
+        if lookup(diagnostic.code).stage is Stage.REVIEW and place:
+            problems.setdefault(str(place), []).append(diagnostic.code)
     records: list[AnyRecord] = [
         *inputs.records.dispositions,
         *inputs.records.exclusions,

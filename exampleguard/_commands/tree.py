@@ -38,7 +38,7 @@ def show_tree(
             return refuse(
                 CONFIG_INVALID,
                 f"{config.document.display} configures no `tree`; pass --tree SPEC",
-                config.location(),
+                config.region(),
             )
         spec_text, root, timeout = (
             config.settings.tree,

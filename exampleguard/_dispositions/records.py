@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -13,7 +13,7 @@ from exampleguard._codes import (
     Code,
 )
 from exampleguard._diagnostics import Diagnostic, Location
-from exampleguard._documents import Document
+from exampleguard._documents import Document, KeyRegion
 from exampleguard._model import NonEmpty, StrictModel
 
 __all__ = [
@@ -216,13 +216,23 @@ class Record(Generic[T]):
 
     @property
     def location(self) -> Location:
-        """Where the record starts in its file."""
+        """Where the record starts in its file, in lines and columns (for listings and messages)."""
+        region = self.region
+        return Location(self.file) if region is None else region.located()
+
+    @property
+    def region(self) -> KeyRegion | None:
+        """Where the record starts in its file, for the report builder to place."""
         if self.document is None:
-            return Location(self.file)
+            return None
         kind = {Disposition: "disposition", Exclusion: "exclusion", Gate: "gate"}.get(
             type(self.value), "doc_exception"
         )
-        return self.document.location((kind, self.index), at_key=False)
+        return self.document.region((kind, self.index), at_key=False)
+
+    def _where(self) -> dict[str, Any]:
+        region = self.region
+        return {"location": Location(self.file)} if region is None else {"region": region}
 
     def problem(self, code: Code, message: str, hint: str | None = None) -> Diagnostic:
         """An error about this record, located at it and saying which record it is."""
@@ -233,25 +243,25 @@ class Record(Generic[T]):
                 hint=hint,
                 tool=value.tool,
                 example=value.example,
-                location=self.location,
+                **self._where(),
             )
         if isinstance(value, Gate):
             return code.diagnostic(
                 f"gate record for {value.tool}: {message}",
                 hint=hint,
                 tool=value.tool,
-                location=self.location,
+                **self._where(),
             )
         if isinstance(value, DocException):
             return code.diagnostic(
                 f"doc exception for {value.command!r} in {value.file}: {message}",
                 hint=hint,
-                location=self.location,
+                **self._where(),
             )
         return code.diagnostic(
             f"exclusion of '{shown_path(value.path)}': {message}",
             hint=hint,
-            location=self.location,
+            **self._where(),
         )
 
 

@@ -16,6 +16,7 @@ from exampleguard._report.build import (
     build_report,
     diagnostic_entry,
     dry_run_entry,
+    located,
     merge_report,
     unusable_report,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "build_report",
     "diagnostic_entry",
     "dry_run_entry",
+    "located",
     "merge_report",
     "render",
     "render_pieces",

@@ -149,7 +149,7 @@ def _unread_note(config: Config, index: int, pattern: str, shown: list[str]) -> 
         f"checked: {named}",
         hint="Markdown (.md, .markdown, .mdx, llms.txt) and reStructuredText (.rst) are read; "
         "narrow the glob to them.",
-        location=config.location("docs", index),
+        region=config.region("docs", index),
     )
 
 

@@ -22,6 +22,7 @@ from exampleguard._diagnostics import Diagnostic
 from exampleguard._dispositions.check import Review, check_dispositions, check_exclusions
 from exampleguard._dispositions.load import load_dispositions
 from exampleguard._documents import SourceError
+from exampleguard._report import located
 from exampleguard._sources.catalog import catalog_examples
 from exampleguard._tree import load_tree, parse_tree_spec
 from tests.support.project import REPOSITORY, run_cli
@@ -164,14 +165,15 @@ def _review(
 def _found(
     diagnostics: Iterable[Diagnostic],
 ) -> list[tuple[str, str | None, int | None, str | None]]:
+    places = [(d, located(d)) for d in diagnostics]
     return [
         (
             d.code,
-            d.location.file if d.location else None,
-            d.location.line if d.location else None,
-            d.location.key if d.location else None,
+            where.file if where else None,
+            where.line if where else None,
+            where.key if where else None,
         )
-        for d in diagnostics
+        for d, where in places
     ]
 
 
@@ -291,7 +293,7 @@ def test_several_defects_of_one_record_are_all_reported(fs: FakeFilesystem) -> N
     record = disposition(1, tool="notes.add", reason_code="because", reason="tbd", command=None)
     text, headers = records_text("disposition", [record])
     review, _ = _review(fs, {"notes.delete.toml": text})
-    assert [(d.code, d.location and d.location.line) for d in review.diagnostics] == [
+    assert [(d.code, (where := located(d)) and where.line) for d in review.diagnostics] == [
         ("disposition-invalid", headers[0])
     ] * 4
     messages = " | ".join(d.message for d in review.diagnostics)
@@ -335,8 +337,9 @@ def test_malformed_disposition_file_is_a_structure_error(
     with pytest.raises(SourceError) as raised:
         _review(fs, {"notes.delete.toml": text})
     diagnostic = raised.value.diagnostic
-    assert diagnostic.location is not None
-    assert diagnostic.location.file == "dispositions/notes.delete.toml"
+    where = located(diagnostic)
+    assert where is not None
+    assert where.file == "dispositions/notes.delete.toml"
     assert fragment in diagnostic.message
 
 

@@ -46,6 +46,7 @@ from exampleguard._counts import load_counts
 from exampleguard._dispositions.load import load_dispositions
 from exampleguard._documents import SourceError, load_document
 from exampleguard._pipeline import load_inputs
+from exampleguard._report import located
 from exampleguard._tree import TreeSpec, load_tree
 from exampleguard.cli import main
 from tests.support.project import FIXTURE_APPS, REPOSITORY, assert_unusable_report, run_cli
@@ -416,8 +417,9 @@ def load_only_cleanly(root: Path, kind: str, content: bytes) -> None:
         diagnostic = error.diagnostic
         assert diagnostic.code in {"file-invalid", "file-unreadable", "config-invalid"}, diagnostic
         assert diagnostic.message
-        assert diagnostic.location is not None
-        assert Path(loader.name).name in str(diagnostic.location.file), diagnostic
+        where = located(diagnostic)
+        assert where is not None
+        assert Path(loader.name).name in str(where.file), diagnostic
     # Anything else (RecursionError, ValueError, IndexError, ...) escapes and fails the test.
 
 
@@ -568,7 +570,7 @@ def test_configuration_files_of_the_wrong_shape(loader_root: Path, name: str, te
     (folder / name).write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError) as raised:
         load_config(folder / name, folder)
-    assert name in str(raised.value.diagnostic.location)
+    assert name in str(located(raised.value.diagnostic))
 
 
 # Where a deep value sits: under a key the format does not have (reported as unknown), or as

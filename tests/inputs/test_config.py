@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from exampleguard._config import ConfigError, find_config, load_config
+from exampleguard._report import located
 from tests.support.project import REPOSITORY, run_cli
 from tests.support.runuid import python_for, reachable_by_runs
 
@@ -495,9 +496,10 @@ def test_more_strict_settings(tmp_path: Path, extra: str, key: str) -> None:
     diagnostic = raised.value.diagnostic
     assert diagnostic.code == "config-invalid"
     assert key in diagnostic.message
-    assert diagnostic.location is not None
-    assert diagnostic.location.file == "exampleguard.toml"
-    assert diagnostic.location.line is not None
+    where = located(diagnostic)
+    assert where is not None
+    assert where.file == "exampleguard.toml"
+    assert where.line is not None
 
 
 def test_defaults() -> None:
