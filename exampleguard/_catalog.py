@@ -4,9 +4,8 @@ The models only; :mod:`exampleguard._catalogfile` reads a catalog file into them
 stage works on these records and never on the file they came from.
 """
 
-from __future__ import annotations
-
-from typing import Any, Literal
+# No ``from __future__ import annotations``: see exampleguard/_model.py.
+from typing import Any, Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -24,6 +23,7 @@ from exampleguard._model import (
     StrictRecord,
     Text,
     Whole,
+    empty_list,
 )
 
 __all__ = ["CATALOG_FORMAT", "Catalog", "DryRun", "Example", "Safety", "Tool"]
@@ -42,7 +42,7 @@ class Safety(StrictRecord):
     risk: Literal["low", "medium", "high"] | None = None
     confirmation: Literal["none", "required"] | None = None
     idempotent: Flag | None = None
-    bypass_flags: list[NonEmpty] = Field(default_factory=list)
+    bypass_flags: list[NonEmpty] = Field(default_factory=empty_list)
 
 
 _REVIEWED_NEEDS_EVIDENCE: dict[str, Any] = {
@@ -76,7 +76,7 @@ class DryRun(StrictRecord):
     expect_exit: Whole = 0
 
     @model_validator(mode="after")
-    def _evidenced(self) -> DryRun:
+    def _evidenced(self) -> Self:
         if self.reviewed and (self.evidence is None or not self.evidence.strip()):
             raise ValueError(
                 "a reviewed dry-run capability needs evidence: where the preview is shown safe"
@@ -98,14 +98,14 @@ class Tool(StrictRecord):
 
     id: NonEmpty
     command: list[NonEmpty]
-    aliases: list[Alias] = Field(default_factory=list)
+    aliases: list[Alias] = Field(default_factory=empty_list)
     summary: Text | None = None
     description: Text | None = None
-    parameters: list[Parameter] = Field(default_factory=list)
+    parameters: list[Parameter] = Field(default_factory=empty_list)
     constraints: Constraints = Field(default_factory=lambda: NO_CONSTRAINTS)
     safety: Safety | None = None
     dry_run: DryRun | None = None
-    examples: list[Example] = Field(default_factory=list)
+    examples: list[Example] = Field(default_factory=empty_list)
 
     def parameter(self, name: str) -> Parameter | None:
         """The parameter called ``name``, if the tool declares one."""

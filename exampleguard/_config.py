@@ -6,8 +6,7 @@ used. ``--config PATH`` names the file explicitly. Relative paths in the configu
 against the directory of the file that holds them.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: see exampleguard/_model.py.
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -19,7 +18,7 @@ from exampleguard._codes import CONFIG_INVALID
 from exampleguard._diagnostics import Diagnostic, Location
 from exampleguard._docshell import DEFAULT_PROMPTS
 from exampleguard._documents import Document, KeyRegion, SourceError, load_document, validate_model
-from exampleguard._model import NonEmpty, StrictModel
+from exampleguard._model import NonEmpty, StrictModel, empty_dict, empty_list
 from exampleguard._textindex import KeyPath
 
 __all__ = [
@@ -134,13 +133,13 @@ class DryRunSettings(StrictModel):
     timeout: Seconds = 30.0
     jobs: PositiveInt | None = None
     isolation: Literal["auto", "namespace", "landlock", "unshare", "env"] = "auto"
-    pass_env: list[NonEmpty] = Field(default_factory=list)
+    pass_env: list[NonEmpty] = Field(default_factory=empty_list)
     fixtures: NonEmpty | None = None
     memory_mb: PositiveInt | None = None
     max_processes: PositiveInt | None = None
     # The sandbox holds each stream's capture in memory: at most 64 MiB (sandbox.MAX_OUTPUT_BYTES).
     output_kb: Annotated[int, Field(gt=0, le=65536)] = 1024
-    require: list[GuaranteeName] = Field(default_factory=list)
+    require: list[GuaranteeName] = Field(default_factory=empty_list)
     """Guarantees every run must get; a backend that cannot give them all is
     ``isolation-unavailable`` (exit 2, nothing run)."""
 
@@ -185,11 +184,11 @@ class Settings(StrictModel):
     dispositions: NonEmpty = "dispositions"
     counts: NonEmpty = "exampleguard-counts.json"
     bypass_flags: list[NonEmpty] = Field(default_factory=lambda: list(DEFAULT_BYPASS_FLAGS))
-    reason_codes: dict[ReasonCode, NonEmpty] = Field(default_factory=dict)
+    reason_codes: dict[ReasonCode, NonEmpty] = Field(default_factory=empty_dict)
     max_example_chars: PositiveInt = 4096
     tree_timeout: Seconds = DEFAULT_TREE_TIMEOUT
     tree_isolation: Literal["auto", "guard"] = "auto"
-    tree_env: dict[EnvName, str] = Field(default_factory=dict)
+    tree_env: dict[EnvName, str] = Field(default_factory=empty_dict)
     """Variables set for the import of a live tree only: committed placeholder values that an
     application needs at import time, never secrets; nothing of the caller's environment
     reaches the import."""

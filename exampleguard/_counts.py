@@ -5,8 +5,7 @@ validated, dry-run, narrowed or excluded a visible, reviewable change: ``validat
 difference from the committed file, and ``exampleguard counts --write`` records the new figures.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: see exampleguard/_model.py.
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,7 +24,7 @@ from exampleguard._documents import (
     validate_model,
 )
 from exampleguard._examples import Origin
-from exampleguard._model import StrictModel
+from exampleguard._model import StrictModel, empty_dict
 
 __all__ = [
     "COUNTS_FORMAT",
@@ -51,7 +50,7 @@ class Counts(StrictModel):
     dry_run_eligible: int = Field(ge=0)
     dry_run_narrowed: int = Field(ge=0)
     excluded: int = Field(ge=0)
-    doc_examples: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+    doc_examples: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=empty_dict)
     """An addition: the examples of no tool checked, per kind of source (``markdown``), so
     that a README change that drops examples is a reviewable change. Written only when there
     are some: a project without documentation examples keeps its counts file as it was."""

@@ -6,8 +6,7 @@ another language that speaks the exampleguard tree protocol (``tree = "exec:PROG
 with one :class:`JudgeVerdict` per line.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: see exampleguard/_model.py.
 from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, Strict
@@ -21,6 +20,8 @@ from exampleguard._model import (
     Parameter,
     ParserSettings,
     StrictModel,
+    empty_dict,
+    empty_list,
 )
 
 __all__ = ["TREE_FORMAT", "HelpExample", "JudgeVerdict", "SourcePlace", "Tree", "TreeCommand"]
@@ -63,16 +64,16 @@ class TreeCommand(StrictModel):
     """
 
     path: list[NonEmpty]
-    aliases: list[Alias] = Field(default_factory=list)
+    aliases: list[Alias] = Field(default_factory=empty_list)
     runnable: bool
     hidden: bool = False
-    parameters: list[Parameter] = Field(default_factory=list)
+    parameters: list[Parameter] = Field(default_factory=empty_list)
     constraints: Constraints = Field(default_factory=lambda: NO_CONSTRAINTS)
     description: str | None = None
     default_command: NonEmpty | None = None
     default_if_no_args: bool = False
     settings: ParserSettings = Field(default_factory=ParserSettings)
-    help_examples: list[HelpExample] = Field(default_factory=list)
+    help_examples: list[HelpExample] = Field(default_factory=empty_list)
     own_lookup: NonEmpty | None = None
     """Click: the group looks its subcommands up with code of its own (a class whose
     ``list_commands`` or ``get_command`` is the application's), named here. Such a group may
@@ -130,5 +131,5 @@ class JudgeVerdict(StrictModel):
 
     accepted: bool
     path: list[str] | None = None
-    given: dict[str, JsonValue] = Field(default_factory=dict)
+    given: dict[str, JsonValue] = Field(default_factory=empty_dict)
     error: str | None = None

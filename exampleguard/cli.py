@@ -6,8 +6,8 @@ The wiring of the commands and the exit policy (SPEC section 6): 0 all good, 1 d
 the progress bar are :mod:`exampleguard._console`'s.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: Typer reads every command's annotations at each
+# start, and evaluating them as strings doubled the time it takes to build the command line.
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -184,11 +184,11 @@ _COULD_NOT_EVALUATE = "exampleguard could not evaluate the run"
 
 
 def _fail_with(
-    diagnostics: list[Diagnostic],
+    diagnostics: list["Diagnostic"],
     code: int = EXIT_UNUSABLE,
     summary: str = _COULD_NOT_EVALUATE,
     *,
-    view: _View | None = None,
+    view: "_View | None" = None,
 ) -> NoReturn:
     """Say why the run could not be evaluated, on stderr; ``view``: a report command's output.
 
@@ -208,7 +208,7 @@ def _fail_with(
     raise typer.Exit(code)
 
 
-def _finish(outcome: TextOutcome, summary: str = _COULD_NOT_EVALUATE) -> NoReturn:
+def _finish(outcome: "TextOutcome", summary: str = _COULD_NOT_EVALUATE) -> NoReturn:
     """End a command whose result is text: its problems (exit 2), or its text and exit code."""
     if outcome.unusable:
         _fail_with(outcome.unusable, summary=summary)
@@ -220,8 +220,8 @@ def _load_config(
     path: Path | None,
     *,
     no_cache: bool = False,
-    view: _View | None = None,
-) -> Config:
+    view: "_View | None" = None,
+) -> "Config":
     from dataclasses import replace
 
     from exampleguard._config import ConfigError, load_config
@@ -261,8 +261,8 @@ def _emit(text: str | Iterable[str], output: Path | None) -> None:
 
 def _refuse_an_input(
     output: Path | None,
-    config: Config | None,
-    report: Report | None = None,
+    config: "Config | None",
+    report: "Report | None" = None,
     inputs: Sequence[Path] = (),
 ) -> None:
     """Stop (exit 2, nothing written) where ``output`` is a file the run read.
@@ -363,7 +363,7 @@ def validate(
     _finish_report(outcome, view, loaded)
 
 
-def _fix(config: Config, view: _View, *, write: bool) -> NoReturn:
+def _fix(config: "Config", view: "_View", *, write: bool) -> NoReturn:
     from exampleguard._commands.fix import fix
 
     outcome = fix(config, write=write)
@@ -411,9 +411,9 @@ _TEXT_FORMATS = (OutputFormat.full, OutputFormat.concise, OutputFormat.text)
 
 
 def _finish_report(
-    outcome: ValidateOutcome | DryRunOutcome,
+    outcome: "ValidateOutcome | DryRunOutcome",
     view: _View,
-    config: Config | None = None,
+    config: "Config | None" = None,
     summary: str = _COULD_NOT_EVALUATE,
     *,
     interrupted: bool = False,
@@ -436,7 +436,7 @@ def _finish_report(
     raise typer.Exit(EXIT_DEFECTS)
 
 
-def _render(report: Report, view: _View, config: Config | None) -> Iterator[str] | str:
+def _render(report: "Report", view: _View, config: "Config | None") -> Iterator[str] | str:
     from exampleguard._commands.validate import SourceFiles
     from exampleguard._config import repository_root
     from exampleguard._report import SourceRoot, render_pieces, render_statistics

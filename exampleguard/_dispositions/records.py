@@ -1,7 +1,6 @@
 """The reviewer records' formats: dispositions, exclusions, doc exceptions and gate records."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: see exampleguard/_model.py.
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from exampleguard._codes import (
 )
 from exampleguard._diagnostics import Diagnostic, Location
 from exampleguard._documents import Document, KeyRegion
-from exampleguard._model import NonEmpty, StrictModel
+from exampleguard._model import NonEmpty, StrictModel, empty_list
 
 __all__ = [
     "BUILTIN_REASON_CODES",
@@ -111,14 +110,14 @@ class Disposition(StrictModel):
     reason_code: NonEmpty
     reason: str
     reviewer: NonEmpty | None = None
-    evidence: list[NonEmpty] = Field(default_factory=list)
+    evidence: list[NonEmpty] = Field(default_factory=empty_list)
     command: str | None = None
 
 
 class DispositionFile(StrictModel):
     """A ``dispositions/*.toml`` file: any number of ``[[disposition]]`` records."""
 
-    disposition: list[Disposition] = Field(default_factory=list)
+    disposition: list[Disposition] = Field(default_factory=empty_list)
 
 
 class Exclusion(StrictModel):
@@ -132,7 +131,7 @@ class Exclusion(StrictModel):
 class ExclusionFile(StrictModel):
     """``dispositions/exclusions.toml``: any number of ``[[exclusion]]`` records."""
 
-    exclusion: list[Exclusion] = Field(default_factory=list)
+    exclusion: list[Exclusion] = Field(default_factory=empty_list)
 
 
 class Gate(StrictModel):
@@ -152,7 +151,7 @@ class Gate(StrictModel):
 class GateFile(StrictModel):
     """``dispositions/gates.toml``: any number of ``[[gate]]`` records."""
 
-    gate: list[Gate] = Field(default_factory=list)
+    gate: list[Gate] = Field(default_factory=empty_list)
 
 
 DocReasonCode = Literal["counter-example", "migration-note", "error-demo"]
@@ -196,7 +195,7 @@ class DocException(StrictModel):
 class DocExceptionFile(StrictModel):
     """``dispositions/doc-exceptions.toml``: any number of ``[[doc_exception]]`` records."""
 
-    doc_exception: list[DocException] = Field(default_factory=list)
+    doc_exception: list[DocException] = Field(default_factory=empty_list)
 
 
 T = TypeVar("T", Disposition, Exclusion, DocException, Gate)

@@ -6,14 +6,14 @@ instead, entry for entry the same; a test keeps the two to the same fields and c
 run writes validates against these.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: see exampleguard/_model.py.
 
 from typing import Literal
 
 from pydantic import Field, JsonValue
 
 from exampleguard._counts import Counts
-from exampleguard._model import StrictModel
+from exampleguard._model import StrictModel, empty_list
 
 __all__ = [
     "DiagnosticEntry",
@@ -72,7 +72,7 @@ class DiagnosticEntry(StrictModel):
     file: str | None
     location: LocationEntry | None
     span: SpanEntry | None
-    related: list[RelatedEntry] = Field(default_factory=list)
+    related: list[RelatedEntry] = Field(default_factory=empty_list)
 
 
 class ExampleEntry(StrictModel):
@@ -101,10 +101,10 @@ class IsolationEntry(StrictModel):
 
     backend: str
     guarantees: list[str]
-    not_guaranteed: list[str] = Field(default_factory=list)
-    bound: list[str] = Field(default_factory=list)
+    not_guaranteed: list[str] = Field(default_factory=empty_list)
+    bound: list[str] = Field(default_factory=empty_list)
     """Host paths bound read-only into the run's masked homes or private /tmp."""
-    refused: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=empty_list)
     """Paths asked to be readable that the sandbox would not uncover."""
 
 
@@ -146,6 +146,6 @@ class Report(StrictModel):
     counts: Counts
     examples: list[ExampleEntry]
     diagnostics: list[DiagnosticEntry]
-    dry_runs: list[DryRunEntry] = Field(default_factory=list)
+    dry_runs: list[DryRunEntry] = Field(default_factory=empty_list)
     interrupted: bool = False
     shard: ShardEntry | None = None
