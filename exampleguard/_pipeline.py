@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from exampleguard._check import CheckSettings, ExampleResult, Preview, evaluate
 from exampleguard._codes import ALIAS_COLLISION, TOOL_WITHOUT_EXAMPLES, TREE_UNSANDBOXED
 from exampleguard._config import Config
-from exampleguard._contract import Contract, EffectiveTool, build_contract
+from exampleguard._contract import Contract, EffectiveTool
+from exampleguard._contractbuild import build_contract
 from exampleguard._counts import Counts, compare_counts, count_results
 from exampleguard._diagnostics import Diagnostic
 from exampleguard._dispositions.check import Review, check_doc_exceptions, review_records

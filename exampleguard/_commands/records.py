@@ -30,7 +30,8 @@ from exampleguard._codes import (
 from exampleguard._commands._outcome import TextOutcome, refuse
 from exampleguard._commands.validate import ValidateOutcome, run_evaluation
 from exampleguard._config import Config
-from exampleguard._contract import EffectiveTool, build_contract
+from exampleguard._contract import EffectiveTool
+from exampleguard._contractbuild import build_contract
 from exampleguard._dispositions.check import (
     check_dispositions,
     check_doc_exceptions,

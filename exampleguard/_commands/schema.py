@@ -7,7 +7,7 @@ import json
 from exampleguard._codes import CONFIG_INVALID
 from exampleguard._commands._outcome import TextOutcome, refuse
 from exampleguard._config import Config
-from exampleguard._contract import build_contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._pipeline import InputError, load_inputs
 from exampleguard._toolschema import argument_schema
 from exampleguard.schemas import schema_text

@@ -34,7 +34,8 @@ from exampleguard._bind._pflag import (
 )
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog
-from exampleguard._contract import Contract, build_contract
+from exampleguard._contract import Contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._snapshot import Tree
 from tests.support.golang import build, lay_out, missing_go

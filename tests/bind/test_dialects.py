@@ -22,7 +22,8 @@ from exampleguard._bind.dialect import SHARED_TABLES
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog, load_catalog
 from exampleguard._config import load_config
-from exampleguard._contract import Contract, build_contract
+from exampleguard._contract import Contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._model import DIALECT_NAMES, DIALECTS, spoken_dialects
 from exampleguard._pipeline import load_inputs, run

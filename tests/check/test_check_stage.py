@@ -13,7 +13,7 @@ import pytest
 
 from exampleguard._check import CheckSettings, evaluate
 from exampleguard._config import load_config
-from exampleguard._contract import build_contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._pipeline import load_inputs, run
 from exampleguard._report import build_report

@@ -17,7 +17,7 @@ import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 
 from exampleguard._catalogfile import load_catalog
-from exampleguard._contract import build_contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._diagnostics import Diagnostic
 from exampleguard._dispositions.check import Review, check_dispositions, check_exclusions
 from exampleguard._dispositions.load import load_dispositions

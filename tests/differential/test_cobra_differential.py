@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 from exampleguard._bind import Binding, Memo, Problem, bind
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog
-from exampleguard._contract import Contract, build_contract
+from exampleguard._contract import Contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._model import Parameter
 from exampleguard._rules import arguments_of

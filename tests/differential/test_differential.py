@@ -61,7 +61,8 @@ from exampleguard._adapters.verdict import ParseVerdict
 from exampleguard._bind import Binding, Memo, Problem, bind
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog
-from exampleguard._contract import Contract, EffectiveTool, build_contract
+from exampleguard._contract import Contract, EffectiveTool
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._model import Parameter
 from exampleguard._rules import arguments_of

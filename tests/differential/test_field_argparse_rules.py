@@ -25,7 +25,7 @@ from exampleguard._argfiles import read_argument_files
 from exampleguard._bind import bind
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog
-from exampleguard._contract import build_contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._rules import arguments_of
 from exampleguard._snapshot import Tree

@@ -31,7 +31,7 @@ from exampleguard._bind import dialect as dialect_named
 from exampleguard._bind.dialect import parse_version
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog
-from exampleguard._contract import build_contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._model import DIALECT_NAMES
 from exampleguard._snapshot import Tree

@@ -41,7 +41,8 @@ from exampleguard._bind import bind
 from exampleguard._catalogfile import load_catalog
 from exampleguard._codes import CODES
 from exampleguard._config import ConfigError, load_config
-from exampleguard._contract import Contract, build_contract
+from exampleguard._contract import Contract
+from exampleguard._contractbuild import build_contract
 from exampleguard._counts import load_counts
 from exampleguard._dispositions.load import load_dispositions
 from exampleguard._documents import SourceError, load_document

@@ -32,7 +32,8 @@ from exampleguard._adapters.verdict import ParseVerdict
 from exampleguard._bind import Binding, Memo, bind
 from exampleguard._catalog import Catalog
 from exampleguard._catalogfile import LoadedCatalog
-from exampleguard._contract import Contract, EffectiveTool, build_contract
+from exampleguard._contract import Contract, EffectiveTool
+from exampleguard._contractbuild import build_contract
 from exampleguard._documents import Document
 from exampleguard._rules import arguments_of
 from exampleguard._snapshot import Tree
