@@ -36,12 +36,14 @@ __all__ = [
     "CommandNode",
     "Contract",
     "EffectiveTool",
+    "Path",
     "follow",
     "visible_parameters",
 ]
 
 
 Path = tuple[str, ...]
+"""A command's words after the program, as the routing tree spells them."""
 
 # Shared, immutable settings: a tree command that states none needs no copy of its own.
 DEFAULT_SETTINGS = ParserSettings()
