@@ -4,7 +4,7 @@
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -229,38 +229,30 @@ class Record(Generic[T]):
         )
         return self.document.region((kind, self.index), at_key=False)
 
-    def _where(self) -> dict[str, Any]:
-        region = self.region
-        return {"location": Location(self.file)} if region is None else {"region": region}
-
     def problem(self, code: Code, message: str, hint: str | None = None) -> Diagnostic:
         """An error about this record, located at it and saying which record it is."""
         value = self.value
+        tool: str | None = None
+        example: int | None = None
         if isinstance(value, Disposition):
-            return code.diagnostic(
-                f"disposition for {value.tool}[{value.example}]: {message}",
-                hint=hint,
-                tool=value.tool,
-                example=value.example,
-                **self._where(),
-            )
-        if isinstance(value, Gate):
-            return code.diagnostic(
-                f"gate record for {value.tool}: {message}",
-                hint=hint,
-                tool=value.tool,
-                **self._where(),
-            )
-        if isinstance(value, DocException):
-            return code.diagnostic(
-                f"doc exception for {value.command!r} in {value.file}: {message}",
-                hint=hint,
-                **self._where(),
-            )
+            tool, example = value.tool, value.example
+            about = f"disposition for {value.tool}[{value.example}]"
+        elif isinstance(value, Gate):
+            tool = value.tool
+            about = f"gate record for {value.tool}"
+        elif isinstance(value, DocException):
+            about = f"doc exception for {value.command!r} in {value.file}"
+        else:
+            about = f"exclusion of '{shown_path(value.path)}'"
+        region = self.region
         return code.diagnostic(
-            f"exclusion of '{shown_path(value.path)}': {message}",
+            f"{about}: {message}",
             hint=hint,
-            **self._where(),
+            tool=tool,
+            example=example,
+            # A record not written yet has no place in its file but the file.
+            location=Location(self.file) if region is None else None,
+            region=region,
         )
 
 
