@@ -316,7 +316,7 @@ def _scaling(large: dict[str, float], small: dict[str, float]) -> dict[str, floa
 def _own_catalog_project(
     scratch: Path, checkout: Path = REPO, env: dict[str, str] | None = None, tag: str = ""
 ) -> Path:
-    """A checkout's catalog, records and counts, configured with its tree snapshot."""
+    """A checkout's catalog and records with its tree snapshot: a project that passes `validate`."""
     directory = scratch / f"{tag}own-snapshot"
     directory.mkdir()
     snapshot = subprocess.run(
