@@ -7,7 +7,11 @@ the sandbox's package. Everything else is a module whose name starts with an und
 from __future__ import annotations
 
 import ast
+import gc
 import importlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +94,32 @@ def test_main_runs_the_command_line_in_this_process_and_returns_its_code(
     assert exampleguard.main(["explain", "unknown-flag"]) == 0
     assert "unknown-flag" in capsys.readouterr().out
     assert exampleguard.main(["explain", "no-such-code"]) != 0
+    # An embedding program keeps its collector as it was: only the console script's own
+    # process, as it ends, leaves its objects to the operating system.
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_console_script_ends_as_any_program(tmp_path: Path) -> None:
+    # An exit handler of the process (as coverage or a profiler installs) still runs, after
+    # the whole output, and the exit code is main's.
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('exit handler ran', flush=True))\n"
+        "from exampleguard.cli import entry_point\n"
+        "sys.argv = ['exampleguard', 'explain', 'unknown-flag']\n"
+        "entry_point()\n"
+    )
+    ended = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPOSITORY), "NO_COLOR": "1"},
+    )
+    assert ended.returncode == 0, ended.stderr
+    *output, last = ended.stdout.splitlines()
+    assert "unknown-flag" in "\n".join(output)
+    assert last == "exit handler ran"
