@@ -542,9 +542,12 @@ def test_syntax_errors_carry_the_line(text: str, kind: str, line: int) -> None:
 # -- large files --------------------------------------------------------------------------------
 
 LARGE_TOOLS = 10_000  # two examples each: 20,000 examples
+# Every JSON catalog is streamed whatever its size: a defect's report needs a few tools, the
+# defect after the first, not twenty thousand examples.
+SMALL_TOOLS = 40
 
 
-def large_catalog(kind: str) -> str:
+def large_catalog(kind: str, count: int = LARGE_TOOLS) -> str:
     if kind == "json":
         tools = [
             {
@@ -553,12 +556,12 @@ def large_catalog(kind: str) -> str:
                 "parameters": [{"name": "x", "flags": ["--x"], "type": "integer"}],
                 "examples": [{"command": f"notes c{i} --x {j}"} for j in range(2)],
             }
-            for i in range(LARGE_TOOLS)
+            for i in range(count)
         ]
         catalog = {"format": "exampleguard.catalog/v1", "program": "notes", "dialect": "click"}
         return json.dumps({**catalog, "tools": tools}, indent=2)
     lines = ['format = "exampleguard.catalog/v1"', 'program = "notes"', 'dialect = "click"']
-    for i in range(LARGE_TOOLS):
+    for i in range(count):
         lines += ["[[tools]]", f'id = "notes.c{i}"', f'command = ["c{i}"]']
         lines += ["[[tools.parameters]]", 'name = "x"', 'flags = ["--x"]', 'type = "integer"']
         for j in range(2):
@@ -702,7 +705,7 @@ def test_a_streamed_catalog_equals_the_catalog_read_whole(
 def test_a_defect_found_while_streaming_is_reported_exactly_as_when_read_whole(
     tmp_path: Path, fragment: str, replacement: str
 ) -> None:
-    text = large_catalog("json").replace(fragment, replacement, 1)
+    text = large_catalog("json", SMALL_TOOLS).replace(fragment, replacement, 1)
     assert replacement in text
     path = tmp_path / "catalog.json"
     path.write_text(text, encoding="utf-8")

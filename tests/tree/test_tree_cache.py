@@ -236,9 +236,10 @@ def test_cached_and_uncached_output_is_identical_byte_for_byte(project: Path, ca
     catalog["tools"][0]["examples"].append({"command": "app --x one"})
     catalog_path.write_text(json.dumps(catalog), encoding="utf-8")
     settle(project)
+    # One entry serves every format: the output is not the tree's to know.
+    assert validate(project, cache)[0] == 1
     for output_format in ("text", "json", "sarif"):
         uncached = validate(project, cache, "--no-cache", "--format", output_format)
-        validate(project, cache, "--format", output_format)
         cached = validate(project, cache, "--format", output_format, refuse=True)
         assert cached == uncached
         assert uncached[0] == 1
