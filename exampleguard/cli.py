@@ -424,7 +424,6 @@ def _finish_report(
 
     ``inputs``: files the command read besides those of ``config`` and the report's examples.
     """
-    _retain(outcome)
     if outcome.unusable or outcome.report is None:
         _fail_with(outcome.unusable, summary=summary, view=view)
     _refuse_an_input(view.output, config, outcome.report, inputs)
@@ -973,17 +972,6 @@ def _plain_arguments(command: Any) -> None:
 def _no_type(ctx: Any) -> None:
     # Called as display_type_rich(ctx=...): an argument's metavar is its whole description.
     del ctx
-
-
-_RETAINED: list[object] = []
-
-
-def _retain(result: object) -> None:
-    """Keep the command's result alive to the end of the process (see :func:`entry_point`).
-
-    Only the latest is kept, so a program calling :func:`main` again and again holds one.
-    """
-    _RETAINED[:] = [result]
 
 
 def entry_point() -> NoReturn:
