@@ -103,7 +103,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return  # the controller did, before its workers started
     root = Path(__file__).resolve().parent.parent
     for folder in (root / "exampleguard", root / "sandbox", root / "tests" / "fixtures" / "apps"):
-        compileall.compile_dir(folder, quiet=1)
+        # quiet=2: a checkout it may not write runs as before, compiling in each process.
+        compileall.compile_dir(folder, quiet=2)
 
 
 _PREFIX = "exampleguard-tests-"
