@@ -14,18 +14,26 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-# The suite stays fast and deterministic (the same examples on every run, so a red CI always
-# reproduces); `--hypothesis-profile=long` (or `--run-slow` for the marked fuzz tests) runs far
-# more examples, drawn at random, to find new ones.
+# The suite stays fast and draws from a fixed seed. The examples are not quite the same on every
+# run: Hypothesis mixes in constants read from the source of the local modules loaded so far
+# (about one draw in twenty), and what a worker has loaded depends on the files it ran before.
+# So a failure prints its `@reproduce_failure` line, which replays that case anywhere.
+# `--hypothesis-profile=long` (or `--run-slow` for the marked fuzz tests) runs far more
+# examples, drawn at random, to find new ones.
 settings.register_profile(
     "default",
     max_examples=200,
     deadline=None,
     derandomize=True,
+    print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
-    "long", max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck)
+    "long",
+    max_examples=20_000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=list(HealthCheck),
 )
 settings.load_profile("default")
 
