@@ -38,7 +38,6 @@ the before/after comparison of a change.
 from __future__ import annotations
 
 import argparse
-import compileall
 import functools
 import gc
 import json
@@ -61,6 +60,8 @@ REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(REPO)]
 
 from catalogs import PROGRAM, click_application, write_catalog  # noqa: E402 - after the path
+
+from tests.support.project import compile_bytecode  # noqa: E402 - after the path
 
 # (key, what is measured, target ratio, what the ratio is against)
 ROWS = [
@@ -758,19 +759,6 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def compile_bytecode(*checkouts: Path) -> None:
-    """Write the bytecode of exampleguard's own modules, as an installation has it.
-
-    An installed package comes with its bytecode, and an interpreter that may write it caches
-    it on the first run; under ``PYTHONDONTWRITEBYTECODE`` an editable checkout has none, and
-    every measured process would compile exampleguard's sources again (about a third of a small
-    run's start-up), a cost no installed copy pays.
-    """
-    for checkout in (REPO, *checkouts):
-        for package in ("exampleguard", "sandbox"):
-            compileall.compile_dir(checkout / package, quiet=1)
-
-
 GROUPS = ("catalog", "own", "verdict")
 """The groups of rows ``--only`` selects: catalog-only (1-3), own catalog (4-6), verdict (7)."""
 
@@ -810,7 +798,8 @@ def main(argv: list[str] | None = None) -> int:
     before = options.before.resolve() if options.before is not None else None
     if before is not None and not (before / "exampleguard" / "__init__.py").is_file():
         parser.error(f"--before: {before} is not a checkout of exampleguard")
-    compile_bytecode(*([before] if before is not None else []))
+    for checkout in (REPO, *([before] if before is not None else [])):
+        compile_bytecode(checkout)
     with tempfile.TemporaryDirectory(prefix="exampleguard-bench-") as name:
         scratch = Path(name)
         report: dict[str, Any] = {
